@@ -1,0 +1,111 @@
+"""The function-calling agent: one turn, at least one tool call, possibly several.
+
+The agent renders the *current* docs of the tools it is handed at every call, so an optimizer
+that edits a :class:`~modules.tool_docs.DocumentedTool` changes the very next prompt. Output is
+constrained with a JSON schema (small local models write calls as text and get them wrong
+without one); a reply that still is not a call comes back as a failure with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+
+from modules.call_parsing import parse_reply
+from modules.tool_docs import DocumentedTool
+from otbench.calls import ToolCall
+
+FUNCTION_CALLING_INSTRUCTIONS = """\
+You answer a user's request by calling tools. Every reply must call at least one tool; replying \
+without a call is never allowed. Use a tool whose documentation fits the request. When a tool is \
+undocumented or you are unsure what it does, make your best guess and call it with plausible \
+arguments: trying is how its behaviour is learned. Give every argument the request implies, \
+with values taken from the request, and call several tools (or one tool several times) when the \
+request needs several results."""
+
+_REPLY_FORMAT = (
+    'Reply with JSON only: {"calls": [{"name": "<tool name>", "arguments": {"<parameter>": <value>}}]}'
+)
+
+
+def call_schema(tool_names: list[str]) -> dict[str, Any]:
+    """JSON schema for a reply: a non-empty list of calls to the named tools."""
+    return {
+        "type": "object",
+        "properties": {
+            "calls": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "enum": tool_names}, "arguments": {"type": "object"}},
+                    "required": ["name", "arguments"],
+                },
+            }
+        },
+        "required": ["calls"],
+    }
+
+
+def render_tools(tools: list[DocumentedTool]) -> str:
+    """One compact JSON line per tool, in OpenAI's tools format (what chat models are trained on)."""
+    return "\n".join(json.dumps(tool.openai_schema(), ensure_ascii=False) for tool in tools)
+
+
+@dataclass(frozen=True)
+class AgentReply:
+    """The raw text, the calls read from it (None if unreadable) and the reason when unreadable."""
+
+    raw: str
+    calls: list[ToolCall] | None
+    error: str | None = None
+    messages: list[dict[str, str]] = field(default_factory=list)
+
+
+class FunctionCallingAgent(dspy.Module):
+    """One-turn tool caller that works with the embedded model and with hosted litellm models."""
+
+    def __init__(
+        self, *, instructions: str = FUNCTION_CALLING_INSTRUCTIONS, max_tokens: int = 400,
+        constrain_output: bool = True,
+    ) -> None:
+        super().__init__()
+        self.instructions = instructions
+        self.max_tokens = max_tokens
+        self.constrain_output = constrain_output
+        self.lm: dspy.LM | None = None
+
+    def messages(self, question: str, tools: list[DocumentedTool]) -> list[dict[str, str]]:
+        user = f"Tools:\n{render_tools(tools)}\n\nRequest: {question}\n\n{_REPLY_FORMAT}"
+        return [{"role": "system", "content": self.instructions}, {"role": "user", "content": user}]
+
+    def forward(self, question: str, tools: list[DocumentedTool], **lm_kwargs: Any) -> AgentReply:
+        lm = self.lm or dspy.settings.lm
+        if lm is None:
+            raise RuntimeError("no LM configured: dspy.configure(lm=...) or set agent.lm")
+        messages = self.messages(question, tools)
+        request: dict[str, Any] = {"max_tokens": self.max_tokens, **lm_kwargs}
+        if self.constrain_output:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "tool_calls", "schema": call_schema([t.name for t in tools])},
+            }
+        outputs = lm(messages=messages, **request)
+        raw = _output_text(outputs[0]) if outputs else ""
+        parsed = parse_reply(raw)
+        return AgentReply(raw=raw, calls=parsed.calls, error=parsed.error, messages=messages)
+
+
+def _output_text(output: Any) -> str:
+    """DSPy returns strings, or dicts with ``text`` when a provider adds reasoning or tool calls."""
+    if isinstance(output, dict):
+        if output.get("tool_calls"):
+            return json.dumps({"calls": [
+                {"name": c.get("function", {}).get("name"), "arguments": c.get("function", {}).get("arguments")}
+                for c in output["tool_calls"]
+            ]})
+        return str(output.get("text") or "")
+    return str(output or "")

@@ -1,0 +1,274 @@
+"""Tool documentation as DSPy state.
+
+A :class:`DocumentedTool` holds what an agent is shown about one tool: its shown name, a
+description (the signature's instructions), a parameter schema, per-parameter descriptions (the
+signature's input-field descriptions) and what it returns (the output field's description).
+Because it is a DSPy ``Parameter`` and a :class:`Toolbox` is a ``dspy.Module``, learned docs
+save and load with ``Module.save`` / ``Module.load`` like any other DSPy state, and optimizers
+edit them by editing signatures.
+
+The parameter schema (names, types, which are required) comes from the environment's opacity
+setting and is never optimized; only descriptions are. ``parameters=None`` means "undocumented":
+the agent is told nothing about arguments (BFCL's names_only and names_desc settings).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dspy
+from dspy.predict.parameter import Parameter
+from dspy.signatures.signature import _default_instructions
+
+from otbench.errors import UserError
+
+DOCS_FORMAT = "otbench.docs/1"
+_RESULT_FIELD = "result"
+
+# JSON-schema type names for OpenAI tool schemas; environments may use BFCL's richer names.
+_OPENAI_TYPES = {
+    "integer": "integer",
+    "int": "integer",
+    "float": "number",
+    "number": "number",
+    "string": "string",
+    "str": "string",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "array": "array",
+    "list": "array",
+    "tuple": "array",
+    "dict": "object",
+    "object": "object",
+}
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One parameter of the shown schema: its name, a type name, and whether it is required."""
+
+    name: str
+    type: str = "any"
+    required: bool = True
+
+
+def _field_name(parameter: str) -> str:
+    """The signature field for a parameter; names that clash with Signature internals get a ``_`` suffix."""
+    return f"{parameter}_" if hasattr(dspy.Signature, parameter) or parameter in {"instructions", "fields"} else parameter
+
+
+def _make_signature(
+    description: str, parameters: tuple[ParameterSpec, ...], descriptions: dict[str, str], returns: str
+) -> type[dspy.Signature]:
+    fields: dict[str, Any] = {
+        _field_name(p.name): (Any, dspy.InputField(desc=descriptions.get(p.name, ""))) for p in parameters
+    }
+    fields[_RESULT_FIELD] = (Any, dspy.OutputField(desc=returns))
+    return dspy.make_signature(fields, description)
+
+
+class DocumentedTool(Parameter):
+    """The documentation of one tool as the agent sees it, held in a DSPy signature."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        description: str = "",
+        parameters: Iterable[ParameterSpec] | None = None,
+        parameter_descriptions: dict[str, str] | None = None,
+        returns: str = "",
+    ) -> None:
+        self.name = name
+        self.parameters: tuple[ParameterSpec, ...] | None = None if parameters is None else tuple(parameters)
+        self.signature = _make_signature(
+            description, self.parameters or (), parameter_descriptions or {}, returns
+        )
+
+    # -- what the agent sees -------------------------------------------------------------------
+    @property
+    def description(self) -> str:
+        # DSPy fills an empty instruction with generated boilerplate; a blank doc must stay blank.
+        text = self.signature.instructions
+        return "" if text == _default_instructions(self.signature) else text
+
+    @property
+    def returns(self) -> str:
+        return self.signature.output_fields[_RESULT_FIELD].json_schema_extra["desc"]
+
+    @property
+    def parameter_descriptions(self) -> dict[str, str]:
+        fields = self.signature.input_fields
+        return {p.name: fields[_field_name(p.name)].json_schema_extra["desc"] for p in self.parameters or ()}
+
+    def with_docs(
+        self, *, description: str | None = None, parameter_descriptions: dict[str, str] | None = None,
+        returns: str | None = None,
+    ) -> None:
+        """Edit the documentation in place; unknown parameter names are ignored (the schema is fixed)."""
+        signature = self.signature
+        if description is not None:
+            signature = signature.with_instructions(description)
+        for parameter, text in (parameter_descriptions or {}).items():
+            if self.parameters and any(p.name == parameter for p in self.parameters):
+                signature = signature.with_updated_fields(_field_name(parameter), desc=text)
+        if returns is not None:
+            signature = signature.with_updated_fields(_RESULT_FIELD, desc=returns)
+        self.signature = signature
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool in OpenAI's ``tools`` format; ``parameters`` is left out when undocumented."""
+        function: dict[str, Any] = {"name": self.name, "description": self.description}
+        if self.returns:
+            function["description"] = f"{self.description} Returns: {self.returns}".strip()
+        if self.parameters is not None:
+            descriptions = self.parameter_descriptions
+            properties: dict[str, Any] = {}
+            for p in self.parameters:
+                prop: dict[str, Any] = {}
+                if p.type in _OPENAI_TYPES:
+                    prop["type"] = _OPENAI_TYPES[p.type]
+                if descriptions.get(p.name):
+                    prop["description"] = descriptions[p.name]
+                properties[p.name] = prop
+            function["parameters"] = {
+                "type": "object",
+                "properties": properties,
+                "required": [p.name for p in self.parameters if p.required],
+            }
+        return {"type": "function", "function": function}
+
+    # -- plain data ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Code-free form for export: everything the agent is shown."""
+        descriptions = self.parameter_descriptions
+        return {
+            "name": self.name,
+            "description": self.description,
+            "returns": self.returns,
+            "parameters": None
+            if self.parameters is None
+            else [
+                {"name": p.name, "type": p.type, "required": p.required, "description": descriptions[p.name]}
+                for p in self.parameters
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DocumentedTool:
+        raw = data.get("parameters")
+        parameters = None if raw is None else [
+            ParameterSpec(p["name"], p.get("type", "any"), bool(p.get("required", True))) for p in raw
+        ]
+        return cls(
+            str(data["name"]),
+            description=str(data.get("description", "")),
+            parameters=parameters,
+            parameter_descriptions={p["name"]: str(p.get("description", "")) for p in raw or []},
+            returns=str(data.get("returns", "")),
+        )
+
+    # -- DSPy state ----------------------------------------------------------------------------
+    def dump_state(self, json_mode: bool = True) -> dict[str, Any]:
+        return {"name": self.name, "signature": self.signature.dump_state()}
+
+    def load_state(self, state: dict[str, Any]) -> DocumentedTool:
+        self.signature = self.signature.load_state(state["signature"])
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> DocumentedTool:
+        twin = copy.copy(self)
+        memo[id(self)] = twin
+        return twin
+
+    def __repr__(self) -> str:
+        return f"DocumentedTool({self.name!r}, description={self.description!r})"
+
+
+def tool_key(toolset: str, name: str) -> str:
+    """State key of a tool: tools of different toolsets (one per BFCL test) never share docs."""
+    return f"{toolset}::{name}"
+
+
+class Toolbox(dspy.Module):
+    """All documented tools of a run, grouped in toolsets.
+
+    BFCL gives every test its own toolset (learning on one test never leaks into another);
+    Chess and BrowseComp have one shared toolset. Save/load with DSPy's ``save``/``load``, or
+    with :meth:`to_json`/:meth:`from_json` for a code-free file other agents can read.
+    """
+
+    def __init__(self, tools: dict[str, list[DocumentedTool]] | None = None, *, meta: dict[str, Any] | None = None):
+        super().__init__()
+        self.tools: dict[str, DocumentedTool] = {}
+        self.meta: dict[str, Any] = dict(meta or {})
+        for toolset, members in (tools or {}).items():
+            for tool in members:
+                self.tools[tool_key(toolset, tool.name)] = tool
+
+    def toolset_ids(self) -> list[str]:
+        return list(dict.fromkeys(key.split("::", 1)[0] for key in self.tools))
+
+    def toolset(self, toolset: str) -> list[DocumentedTool]:
+        prefix = f"{toolset}::"
+        return [tool for key, tool in self.tools.items() if key.startswith(prefix)]
+
+    def get(self, toolset: str, name: str) -> DocumentedTool | None:
+        return self.tools.get(tool_key(toolset, name))
+
+    def __iter__(self) -> Iterator[tuple[str, DocumentedTool]]:
+        for key, tool in self.tools.items():
+            yield key.split("::", 1)[0], tool
+
+    def docs_fingerprint(self, toolset: str) -> str:
+        """A stable text of a toolset's docs: equal fingerprints mean the agent sees the same thing."""
+        return json.dumps([tool.to_dict() for tool in self.toolset(toolset)], sort_keys=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": DOCS_FORMAT,
+            "meta": self.meta,
+            "toolsets": {ts: [tool.to_dict() for tool in self.toolset(ts)] for ts in self.toolset_ids()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Toolbox:
+        if data.get("format") != DOCS_FORMAT:
+            raise UserError(f"not an otbench docs file (expected format {DOCS_FORMAT!r})")
+        return cls(
+            {ts: [DocumentedTool.from_dict(t) for t in tools] for ts, tools in data["toolsets"].items()},
+            meta=data.get("meta", {}),
+        )
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=2))
+        return path
+
+    def adopt_docs(self, learned: Toolbox) -> int:
+        """Copy descriptions from ``learned`` onto matching tools here; returns how many tools matched.
+
+        The schema stays this toolbox's own: a docs file learned in one setting can be tried in
+        another without smuggling in parameter names the setting hides.
+        """
+        matched = 0
+        for key, tool in self.tools.items():
+            source = learned.tools.get(key)
+            if source is None:
+                continue
+            tool.with_docs(
+                description=source.description,
+                parameter_descriptions=source.parameter_descriptions,
+                returns=source.returns,
+            )
+            matched += 1
+        return matched
+
+    def forward(self, toolset: str) -> list[DocumentedTool]:
+        """A toolbox is called for the current docs of one toolset."""
+        return self.toolset(toolset)

@@ -1,0 +1,72 @@
+"""Shared command-line plumbing: LM and tracking options, one-line errors, exit codes.
+
+A user mistake (:class:`~otbench.errors.UserError`, a bad option) prints one line and exits 2;
+Ctrl-C exits 130 after the command's own cleanup has kept finished work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+from otbench.errors import UserError
+from otbench.llm.session import EMBEDDED, LMOptions
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr (and exit 2), not a usage dump."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -> None:
+    group = parser.add_argument_group("language models")
+    group.add_argument("--lm", default=EMBEDDED,
+                       help="agent model: 'embedded' (local Qwen2.5-Coder-1.5B, default) or a litellm model string")
+    if editor:
+        group.add_argument("--editor-lm", default=None, help="editor model (default: same as --lm)")
+    group.add_argument("--embedded-model", default="qwen-1.5b", help="embedded weights: qwen-1.5b or qwen-0.5b")
+    group.add_argument("--gguf", type=Path, default=None, help="serve this local GGUF file instead of the embedded model")
+    group.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the embedded model")
+    group.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    group.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
+
+
+def add_tracking_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("tracking")
+    group.add_argument("--mlruns", type=Path, default=None, help="local MLflow store directory (default ./mlruns)")
+    group.add_argument("--tracking-uri", default=None, help="an MLflow tracking server to log to instead")
+
+
+def lm_options(args: argparse.Namespace, *, slots: int = 1) -> LMOptions:
+    return LMOptions(
+        lm=args.lm, editor_lm=getattr(args, "editor_lm", None), embedded_model=args.embedded_model, gguf=args.gguf,
+        threads=args.threads, slots=slots, temperature=args.temperature, cache=not args.no_cache,
+    )
+
+
+def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> NoReturn:
+    """Run a command's ``main`` and turn user errors and Ctrl-C into clean exits."""
+    try:
+        code = main(argv)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        code = 2
+    except KeyboardInterrupt:
+        print("interrupted: finished work was kept", file=sys.stderr)
+        code = 130
+    sys.exit(code)

@@ -1,0 +1,58 @@
+"""Read learned docs from a file or an MLflow run and apply them to a toolbox.
+
+Accepted: an otbench docs file (``Toolbox.write``), a DSPy state file (``Toolbox.save``), or
+``runs:/RUN_ID`` (the final docs an optimize run logged).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from modules.tool_docs import DOCS_FORMAT, Toolbox
+from otbench.errors import UserError
+
+RUN_DOCS_ARTIFACT = "docs/final_docs.json"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise UserError(f"--docs {path}: no such file")
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UserError(f"--docs {path}: not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise UserError(f"--docs {path}: expected a JSON object")
+    return data
+
+
+def _download_run_docs(spec: str) -> Path:
+    import mlflow
+
+    run_id = spec.removeprefix("runs:/").strip("/").split("/")[0]
+    try:
+        return Path(mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{RUN_DOCS_ARTIFACT}"))
+    except Exception as exc:  # noqa: BLE001 - MLflow raises several types for a missing run or file
+        raise UserError(f"--docs {spec}: no final docs in that run ({type(exc).__name__})") from exc
+
+
+def apply_docs(toolbox: Toolbox, spec: str) -> int:
+    """Copy the learned descriptions in ``spec`` onto ``toolbox``; returns the number of tools matched."""
+    data = _read_json(_download_run_docs(spec) if spec.startswith("runs:/") else Path(spec))
+    if data.get("format") == DOCS_FORMAT:
+        matched = toolbox.adopt_docs(Toolbox.from_json(data))
+    else:  # DSPy state: {"tools['toolset::name']": {"signature": ...}}
+        matched = 0
+        for key, tool in toolbox.tools.items():
+            state = data.get(f"tools['{key}']")
+            if isinstance(state, dict) and "signature" in state:
+                try:
+                    tool.load_state(state)
+                except (KeyError, TypeError, ValueError, IndexError) as exc:
+                    raise UserError(f"--docs {spec}: malformed DSPy state for {key}") from exc
+                matched += 1
+    if matched == 0:
+        raise UserError(f"--docs {spec}: none of its tools belong to this environment and setting")
+    return matched

@@ -1,0 +1,39 @@
+"""The one small interface through which optimizers and the evaluation harness see environments."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from modules.tool_docs import Toolbox
+from otbench.trajectory import Trajectory
+
+
+class Task(Protocol):
+    """Anything with an id; environments keep their own task types."""
+
+    id: str
+
+
+class Agent(Protocol):
+    """Anything an environment can run on a task (the LLM agent or a reference agent)."""
+
+    def __call__(self, **kwargs: Any) -> Any: ...
+
+
+class Environment(Protocol):
+    """An environment: tasks, their initial and gold docs, and a way to run an agent on a task."""
+
+    name: str
+    primary_metric: str
+
+    def tasks(self, split: str = "test") -> list[Any]:
+        """Tasks of a split (BFCL has only ``test``: it learns per test, at test time)."""
+
+    def toolbox(self, setting: str | None = None) -> Toolbox:
+        """Fresh docs for every task's toolset under ``setting`` (default: the env's own)."""
+
+    def rollout(self, agent: Agent, toolbox: Toolbox, task: Any) -> Trajectory:
+        """Run ``agent`` on ``task`` with ``toolbox``'s current docs, execute its calls, score it."""
+
+    def summarise(self, trajectories: list[Trajectory]) -> dict[str, float]:
+        """Aggregate metrics (means) over trajectories, with ``n``."""

@@ -1,0 +1,126 @@
+"""BFCL-Opaque: BFCL's executable tests with their tools' documentation degraded.
+
+Every test is its own toolset (test-time learning per instance). Calls execute in a sandbox
+under the names the agent saw, and are scored with E, P and A against the gold calls, whose
+outputs come from executing them with the same functions.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from evals.bfcl_metrics import TestScore, score_test, summarise
+from modules.tool_docs import Toolbox
+from otbench.calls import CallResult, ToolCall
+from otbench.envs.base import Agent
+from otbench.envs.bfcl.data import DEFAULT_CATEGORIES, BfclTest, load_tests
+from otbench.envs.bfcl.gold import parse_call
+from otbench.envs.bfcl.opacity import SETTINGS, documented_tools, shown_names
+from otbench.errors import UserError
+from otbench.sandbox import CallSandbox
+from otbench.trajectory import Trajectory
+
+FUNCTION_REGISTRY = "otbench.envs.bfcl.functions:FUNCTIONS"
+
+
+class BfclEnvironment:
+    """BFCL-Opaque under one documentation setting.
+
+    ``call_timeout`` bounds every execution (seconds); ``workers`` is the number of sandbox
+    processes, one per concurrent rollout. Close it (or use ``with``) to stop the workers.
+    """
+
+    name = "bfcl"
+    primary_metric = "E"
+
+    def __init__(
+        self, *, setting: str = "names_only", categories: tuple[str, ...] = DEFAULT_CATEGORIES,
+        tests: list[BfclTest] | None = None, call_timeout: float = 5.0, workers: int = 1,
+    ) -> None:
+        if setting not in SETTINGS:
+            raise UserError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
+        self.setting = setting
+        self._tests = tests if tests is not None else load_tests(categories)
+        self._by_id = {test.id: test for test in self._tests}
+        self.sandbox = CallSandbox(FUNCTION_REGISTRY, timeout=call_timeout, workers=workers)
+        self._gold_outputs: dict[str, list[Any]] = {}
+        self._gold_lock = threading.Lock()
+
+    # -- the Environment interface -------------------------------------------------------------
+    def tasks(self, split: str = "test") -> list[BfclTest]:
+        if split != "test":
+            raise UserError("BFCL-Opaque has only a test split: it learns per test, at test time")
+        return list(self._tests)
+
+    def toolbox(self, setting: str | None = None) -> Toolbox:
+        chosen = setting or self.setting
+        return Toolbox(
+            {test.id: documented_tools(test.functions, chosen) for test in self._tests},
+            meta={"env": self.name, "setting": chosen},
+        )
+
+    def rollout(self, agent: Agent, toolbox: Toolbox, task: BfclTest) -> Trajectory:
+        reply = agent(question=task.question, tools=toolbox.toolset(task.id))
+        to_real = shown_names(task.functions, self.setting)
+        steps = [self._execute(call, to_real) for call in reply.calls or []]
+        real_calls = None if reply.calls is None else [
+            ToolCall(to_real.get(call.name, call.name), call.arguments) for call in reply.calls
+        ]
+        score = self.score(task, real_calls, steps)
+        return Trajectory(
+            task_id=task.id, toolset=task.id, question=task.question, steps=steps, reply=reply.raw,
+            parse_error=reply.error, metrics={"E": score.E, "P": score.P, "A": score.A}, success=score.E == 1.0,
+        )
+
+    def summarise(self, trajectories: list[Trajectory]) -> dict[str, float]:
+        return summarise([TestScore(**{k: t.metrics[k] for k in ("E", "P", "A")}) for t in trajectories])
+
+    # -- BFCL specifics ------------------------------------------------------------------------
+    def gold_calls(self, task: BfclTest) -> list[ToolCall]:
+        return [parse_call(text) for text in task.ground_truth]
+
+    def oracle_calls(self, task: BfclTest) -> list[ToolCall]:
+        """The gold calls under the names this setting shows (what a perfect agent would emit)."""
+        to_shown = {real: shown for shown, real in shown_names(task.functions, self.setting).items()}
+        return [ToolCall(to_shown[call.name], call.arguments) for call in self.gold_calls(task)]
+
+    def gold_outputs(self, task: BfclTest) -> list[Any]:
+        with self._gold_lock:
+            cached = self._gold_outputs.get(task.id)
+        if cached is None:
+            cached = []
+            for call in self.gold_calls(task):
+                ok, output = self.sandbox.call(call.name, call.name, call.arguments)
+                if not ok:
+                    raise RuntimeError(f"{task.id}: gold call {call.name} failed: {output}")
+                cached.append(output)
+            with self._gold_lock:
+                self._gold_outputs[task.id] = cached
+        return cached
+
+    def score(self, task: BfclTest, real_calls: list[ToolCall] | None, steps: list[CallResult]) -> TestScore:
+        return score_test(
+            model_calls=real_calls,
+            model_results=steps,
+            gold_calls=self.gold_calls(task),
+            gold_outputs=self.gold_outputs(task),
+            result_types=task.result_types,
+            schemas={f["name"]: f for f in task.functions},
+        )
+
+    def _execute(self, call: ToolCall, to_real: dict[str, str]) -> CallResult:
+        real = to_real.get(call.name)
+        if real is None:
+            return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
+        ok, value = self.sandbox.call(real, call.name, call.arguments)
+        return CallResult(call, True, output=value) if ok else CallResult(call, False, error=value)
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def __enter__(self) -> BfclEnvironment:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,54 @@
+"""The four documentation settings of BFCL-Opaque (REFERENCE.md), applied per test.
+
+Each test gets its own copy of its tools, renamed ``function_1..N`` in the order the test lists
+them (except in ``gold``), so learning on one test never leaks into another.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modules.tool_docs import DocumentedTool, ParameterSpec
+from otbench.errors import UserError
+
+SETTINGS = ("gold", "names_only", "names_desc", "names_params")
+
+
+def shown_names(functions: tuple[dict[str, Any], ...], setting: str) -> dict[str, str]:
+    """Map shown name -> real function name for one test."""
+    if setting == "gold":
+        return {f["name"]: f["name"] for f in functions}
+    return {f"function_{index}": f["name"] for index, f in enumerate(functions, start=1)}
+
+
+def _parameters(function: dict[str, Any]) -> list[ParameterSpec]:
+    schema = function.get("parameters", {})
+    required = set(schema.get("required", []))
+    return [
+        ParameterSpec(name, str(spec.get("type", "any")), name in required)
+        for name, spec in schema.get("properties", {}).items()
+    ]
+
+
+def documented_tools(functions: tuple[dict[str, Any], ...], setting: str) -> list[DocumentedTool]:
+    """The docs an agent sees for one test's functions under ``setting``."""
+    if setting not in SETTINGS:
+        raise UserError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
+    tools = []
+    for shown, function in zip(shown_names(functions, setting), functions, strict=True):
+        properties = function.get("parameters", {}).get("properties", {})
+        if setting == "gold":
+            tool = DocumentedTool(
+                shown,
+                description=function.get("description", ""),
+                parameters=_parameters(function),
+                parameter_descriptions={name: spec.get("description", "") for name, spec in properties.items()},
+            )
+        elif setting == "names_only":
+            tool = DocumentedTool(shown)
+        elif setting == "names_desc":
+            tool = DocumentedTool(shown, description=function.get("description", ""))
+        else:  # names_params: names and types kept, every description blanked
+            tool = DocumentedTool(shown, parameters=_parameters(function))
+        tools.append(tool)
+    return tools

@@ -1,0 +1,120 @@
+"""``python -m otbench.evaluate``: score an agent on an environment and log one MLflow run.
+
+Reference agents bound the metrics: ``--agent oracle`` emits the gold calls (must score 1.0),
+``--agent null`` calls nothing (must score 0). ``--docs`` swaps in learned documentation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from contextlib import ExitStack
+from typing import Any
+
+from evals.harness import RolloutsInterrupted, run_rollouts
+from modules.agent import FunctionCallingAgent
+from modules.reference_agents import NullAgent, OracleAgent
+from otbench import tracking
+from otbench.cli import (OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int,
+                         run_main)
+from otbench.docs_io import apply_docs
+from otbench.envs.registry import add_environment_arguments, make_environment
+from otbench.errors import UserError
+from otbench.llm.metering import TokenLedger
+from otbench.llm.session import open_lms
+from otbench.report import format_table
+from otbench.trajectory import Trajectory
+
+AGENTS = ("llm", "oracle", "null")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m otbench.evaluate", description=__doc__.splitlines()[0])
+    add_environment_arguments(parser)
+    parser.add_argument("--agent", default="llm", help="llm (default), oracle or null")
+    parser.add_argument("--docs", default=None, help="learned docs: a file, or runs:/RUN_ID of an optimize run")
+    parser.add_argument("--limit", type=positive_int, default=None, help="evaluate the first N tasks only")
+    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_lm_arguments(parser)
+    add_tracking_arguments(parser)
+    return parser
+
+
+def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
+    if kind == "oracle":
+        answers = {task.question: env.oracle_calls(task) for task in tasks}
+        return OracleAgent(lambda question: answers[question])
+    if kind == "null":
+        return NullAgent()
+    return FunctionCallingAgent()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.agent not in AGENTS:
+        raise UserError(f"unknown agent {args.agent!r}; choose from {', '.join(AGENTS)}")
+    uses_lm = args.agent == "llm"
+    tracking.configure(args.tracking_uri, directory=args.mlruns)
+    ledger = TokenLedger()
+    with ExitStack() as stack:
+        env = stack.enter_context(make_environment(args, workers=args.num_threads))
+        tasks = env.tasks()[: args.limit]
+        toolbox = env.toolbox()
+        docs_matched = apply_docs(toolbox, args.docs) if args.docs else 0
+        agent = _agent(args.agent, env, tasks)
+        if uses_lm:
+            agent.lm = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger))["agent"]
+        tags = {"command": "evaluate", "env": env.name, "setting": getattr(env, "setting", ""),
+                "agent": args.agent, "lm": args.lm if uses_lm else "-", "optimizer": "docs" if args.docs else "base"}
+        params = {**tags, "limit": args.limit or len(tasks), "docs": args.docs or "", "docs_matched": docs_matched,
+                  "num_threads": args.num_threads}
+        started = time.perf_counter()
+        with tracking.tracked_run(f"evaluate-{env.name}-{tags['setting']}-{args.agent}", tags=tags, params=params) as run:
+            try:
+                trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=args.num_threads,
+                                            description="evaluate", progress=not args.quiet)
+            except RolloutsInterrupted as stop:
+                _log_results(env, stop.finished, ledger, time.perf_counter() - started)
+                if isinstance(stop.cause, (KeyboardInterrupt, UserError)):
+                    raise stop.cause from None
+                raise UserError(f"evaluation stopped after {len(stop.finished)} tasks: {stop}") from stop.cause
+            summary = _log_results(env, trajectories, ledger, time.perf_counter() - started)
+        summary["run_id"] = run.info.run_id
+    _print(summary, ledger, as_json=args.json)
+    return 0
+
+
+def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float) -> dict[str, Any]:
+    """Log metrics, tokens and per-task results to the active run; returns the summary."""
+    import mlflow
+
+    summary: dict[str, Any] = dict(env.summarise(trajectories)) if trajectories else {"n": 0}
+    summary["seconds"] = round(seconds, 2)
+    tokens = ledger.flat_metrics()
+    summary.update(tokens)
+    mlflow.log_metrics({k: float(v) for k, v in summary.items() if isinstance(v, (int, float))})
+    mlflow.log_dict({"tokens_by_phase": ledger.snapshot()}, "tokens.json")
+    mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), "trajectories.jsonl")
+    if trajectories:
+        tracking.log_table([{"task_id": t.task_id, **t.metrics, "calls": len(t.steps),
+                             "parse_error": t.parse_error or ""} for t in trajectories], "per_task.json")
+    return summary
+
+
+def _print(summary: dict[str, Any], ledger: TokenLedger, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({**summary, "tokens_by_phase": ledger.snapshot()}))
+        return
+    metrics = {k: v for k, v in summary.items() if k in ("E", "P", "A", "n")}
+    print(format_table([metrics]), file=sys.stdout)
+    rows = [{"phase": phase, **row} for phase, row in ledger.snapshot().items()]
+    print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls"]))
+    print(f"seconds: {summary['seconds']}   MLflow run: {summary['run_id']}")
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,1 @@
+"""LLM plumbing: the embedded model's weights and server, and token-metered DSPy LMs."""

@@ -1,0 +1,112 @@
+"""Token accounting by phase (agent, editor, exploration).
+
+Every LM a run builds is a :class:`MeteredLM` bound to one phase and one shared
+:class:`TokenLedger`. DSPy reports billed usage to ``settings.usage_tracker`` only for calls that
+were not served from its cache, so cached replays count as calls but cost no tokens: the ledger
+shows what a run paid, and how much caching saved.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import dspy
+
+PHASES = ("agent", "editor", "exploration")
+
+
+@dataclass
+class PhaseUsage:
+    """Totals for one phase; ``calls`` includes cache hits, ``paid_calls`` does not."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    paid_calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class TokenLedger:
+    """Thread-safe per-phase token totals for one run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._phases: dict[str, PhaseUsage] = {}
+
+    def record_call(self, phase: str) -> None:
+        with self._lock:
+            self._phases.setdefault(phase, PhaseUsage()).calls += 1
+
+    def record_usage(self, phase: str, usage: dict[str, Any]) -> None:
+        with self._lock:
+            totals = self._phases.setdefault(phase, PhaseUsage())
+            totals.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            totals.completion_tokens += int(usage.get("completion_tokens") or 0)
+            totals.paid_calls += 1
+
+    def phase(self, name: str) -> PhaseUsage:
+        with self._lock:
+            found = self._phases.get(name, PhaseUsage())
+            return PhaseUsage(found.prompt_tokens, found.completion_tokens, found.calls, found.paid_calls)
+
+    def snapshot(self) -> dict[str, dict[str, int]]:
+        """Plain totals by phase plus an ``all`` row, for printing and MLflow metrics."""
+        with self._lock:
+            rows = {
+                name: {
+                    "prompt_tokens": usage.prompt_tokens,
+                    "completion_tokens": usage.completion_tokens,
+                    "total_tokens": usage.total_tokens,
+                    "calls": usage.calls,
+                    "paid_calls": usage.paid_calls,
+                }
+                for name, usage in sorted(self._phases.items())
+            }
+        rows["all"] = {key: sum(row[key] for row in rows.values()) for key in
+                       ("prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls")}
+        return rows
+
+    def flat_metrics(self) -> dict[str, int]:
+        """``tokens_agent_total`` style keys, one level deep, as MLflow wants them."""
+        return {
+            f"tokens_{phase}_{key.removesuffix('_tokens')}": value
+            for phase, row in self.snapshot().items()
+            for key, value in row.items()
+            if key.endswith("_tokens")
+        }
+
+
+class _PhaseUsageSink:
+    """The object DSPy calls ``add_usage`` on for every billed (non-cached) LM response."""
+
+    def __init__(self, ledger: TokenLedger, phase: str) -> None:
+        self._ledger = ledger
+        self._phase = phase
+
+    def add_usage(self, model: str, usage: dict[str, Any]) -> None:
+        self._ledger.record_usage(self._phase, usage or {})
+
+
+class MeteredLM(dspy.LM):
+    """A ``dspy.LM`` whose calls are charged to one phase of a :class:`TokenLedger`."""
+
+    def __init__(self, model: str, *, ledger: TokenLedger, phase: str, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        self.ledger = ledger
+        self.phase = phase
+
+    def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
+        self.ledger.record_call(self.phase)
+        with dspy.context(usage_tracker=_PhaseUsageSink(self.ledger, self.phase)):
+            return super().__call__(prompt, messages=messages, **kwargs)
+
+    def for_phase(self, phase: str) -> MeteredLM:
+        """The same model and settings, charged to another phase."""
+        twin = self.copy()
+        twin.phase = phase
+        return twin

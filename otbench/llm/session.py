@@ -1,0 +1,88 @@
+"""Build the LMs a command needs: the embedded model by default, any litellm model on request.
+
+The embedded server is started only when some role uses it, shared by all roles, and stopped
+when the command ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from otbench.errors import UserError
+from otbench.llm.metering import MeteredLM, TokenLedger
+from otbench.llm.server import EmbeddedServer, ServerSettings
+from otbench.llm.weights import EMBEDDED_MODELS, check_gguf_file, ensure_gguf
+
+EMBEDDED = "embedded"
+
+
+@dataclass(frozen=True)
+class LMOptions:
+    """What the user chose: ``lm``/``editor_lm`` are ``embedded`` or a litellm model string."""
+
+    lm: str = EMBEDDED
+    editor_lm: str | None = None
+    embedded_model: str = "qwen-1.5b"
+    gguf: Path | None = None
+    threads: int | None = None
+    slots: int = 1
+    context_per_slot: int = 4096
+    temperature: float = 0.0
+    cache: bool = True
+
+
+def check_hosted_model(model: str) -> None:
+    """Fail early, on one line, for a model litellm cannot route or whose API key is missing."""
+    import litellm
+
+    try:
+        litellm.get_llm_provider(model)
+    except Exception as exc:  # noqa: BLE001 - litellm raises several types for an unroutable name
+        raise UserError(f"unknown model {model!r}: use 'embedded' or a litellm model such as openai/gpt-5-mini") from exc
+    missing = litellm.validate_environment(model).get("missing_keys") or []
+    if missing:
+        raise UserError(f"model {model!r} needs {', '.join(missing)} in the environment")
+
+
+def _embedded_identity(options: LMOptions) -> tuple[Path, str]:
+    """The GGUF path and a model name that keys DSPy's cache to these exact weights."""
+    if options.gguf is not None:
+        path = check_gguf_file(options.gguf)
+        stat = path.stat()
+        digest = hashlib.sha256(f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:12]
+        return path, f"gguf-{path.stem}-{digest}"
+    if options.embedded_model not in EMBEDDED_MODELS:
+        raise UserError(f"unknown embedded model {options.embedded_model!r}; choose from {', '.join(EMBEDDED_MODELS)}")
+    model = EMBEDDED_MODELS[options.embedded_model]
+    return ensure_gguf(model), model.name
+
+
+@contextmanager
+def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = ("agent",)) -> Iterator[dict[str, MeteredLM]]:
+    """Yield one :class:`MeteredLM` per phase; ``editor`` and ``exploration`` use ``editor_lm``."""
+    choice = {phase: (options.editor_lm or options.lm) if phase != "agent" else options.lm for phase in phases}
+    for model in set(choice.values()) - {EMBEDDED}:
+        check_hosted_model(model)
+    with ExitStack() as stack:
+        embedded: dict[str, Any] = {}
+        if EMBEDDED in choice.values():
+            path, name = _embedded_identity(options)
+            threads = {"threads": options.threads} if options.threads else {}
+            settings = ServerSettings(path, slots=options.slots, context_per_slot=options.context_per_slot, **threads)
+            url = stack.enter_context(EmbeddedServer(settings))
+            # repeat_penalty: at temperature 0 the small Qwen models can loop until max_tokens.
+            embedded = {"model": f"openai/{name}", "api_base": f"{url}/v1", "api_key": "local",
+                        "repeat_penalty": 1.15, "num_retries": 0}
+        lms = {}
+        for phase, model in choice.items():
+            kwargs: dict[str, Any] = dict(embedded) if model == EMBEDDED else {"model": model}
+            lms[phase] = MeteredLM(
+                kwargs.pop("model"), ledger=ledger, phase=phase, temperature=options.temperature,
+                max_tokens=1024, cache=options.cache, **kwargs,
+            )
+        yield lms

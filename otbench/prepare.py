@@ -1,0 +1,22 @@
+"""``python -m otbench.prepare``: fetch what runs need offline, once (BFCL data, model file)."""
+
+from __future__ import annotations
+
+import argparse
+
+from otbench.cli import OneLineParser, run_main
+from otbench.envs.bfcl.data import wheel_path
+from otbench.llm.weights import EMBEDDED_MODELS, ensure_gguf
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser: argparse.ArgumentParser = OneLineParser(prog="python -m otbench.prepare", description=__doc__)
+    parser.add_argument("--embedded-model", default="qwen-1.5b", choices=sorted(EMBEDDED_MODELS))
+    args = parser.parse_args(argv)
+    print(f"BFCL data: {wheel_path()}")
+    print(f"embedded model: {ensure_gguf(EMBEDDED_MODELS[args.embedded_model])} (sha256 verified)")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,65 @@
+"""What happened when an agent met a task: the record optimizers read and metrics score.
+
+It is deliberately environment-neutral (a question, steps of call and result, an outcome and
+metrics), so an optimizer sees every environment through the same shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from otbench.calls import CallResult
+
+_MAX_PREVIEW = 600
+
+
+def preview(value: Any, limit: int = _MAX_PREVIEW) -> str:
+    """A bounded one-line rendering of a tool output for prompts and logs.
+
+    Huge integers are summarised: CPython refuses to print ints of more than 4300 digits.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
+        return f"<integer with about {int(value.bit_length() * 0.30103)} digits>"
+    try:
+        text = repr(value)
+    except ValueError:
+        text = f"<{type(value).__name__} too large to print>"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+@dataclass
+class Trajectory:
+    """One attempt at one task.
+
+    ``steps`` are the executed calls under the names the agent saw; ``reply`` is the raw model
+    text; ``parse_error`` says why a reply held no readable call; ``metrics`` are the
+    environment's scores; ``success`` is the outcome bit an editor may be given.
+    """
+
+    task_id: str
+    toolset: str
+    question: str
+    steps: list[CallResult] = field(default_factory=list)
+    reply: str = ""
+    parse_error: str | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    success: bool = False
+    feedback: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "toolset": self.toolset,
+            "question": self.question,
+            "steps": [
+                {"call": step.call.to_dict(), "ok": step.ok,
+                 "output": preview(step.output) if step.ok else None, "error": step.error}
+                for step in self.steps
+            ],
+            "reply": self.reply,
+            "parse_error": self.parse_error,
+            "metrics": self.metrics,
+            "success": self.success,
+            "feedback": self.feedback,
+        }

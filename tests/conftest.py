@@ -1,0 +1,11 @@
+"""Test isolation: every test logs to a temporary MLflow store, and DSPy never caches to disk."""
+
+import dspy
+import pytest
+
+dspy.configure_cache(enable_disk_cache=False)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_mlruns(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path_factory.getbasetemp() / "mlruns"))

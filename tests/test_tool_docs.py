@@ -1,0 +1,60 @@
+import json
+
+from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+
+
+def _toolbox() -> Toolbox:
+    return Toolbox({
+        "t1": [DocumentedTool("function_1", parameters=[ParameterSpec("n", "integer"),
+                                                        ParameterSpec("json", "string", required=False)]),
+               DocumentedTool("function_2")],
+        "t2": [DocumentedTool("function_1", description="Adds two numbers.")],
+    })
+
+
+def test_blank_docs_stay_blank_and_edits_reach_signatures():
+    tool = _toolbox().get("t1", "function_1")
+    assert tool.description == "" and tool.parameter_descriptions == {"n": "", "json": ""}
+    tool.with_docs(description="Computes n!.", parameter_descriptions={"n": "a count", "ghost": "ignored"},
+                   returns="an integer")
+    assert tool.signature.instructions == "Computes n!."
+    assert tool.parameter_descriptions == {"n": "a count", "json": ""}
+    assert tool.returns == "an integer"
+
+
+def test_toolsets_are_separate():
+    box = _toolbox()
+    box.get("t1", "function_1").with_docs(description="changed")
+    assert box.get("t2", "function_1").description == "Adds two numbers."
+    assert [t.name for t in box.toolset("t1")] == ["function_1", "function_2"]
+    assert box.toolset_ids() == ["t1", "t2"]
+
+
+def test_dspy_save_and_load_round_trip(tmp_path):
+    box = _toolbox()
+    box.get("t1", "function_1").with_docs(description="Computes n!.", parameter_descriptions={"json": "payload"})
+    path = tmp_path / "state.json"
+    box.save(str(path))
+    fresh = _toolbox()
+    fresh.load(str(path))
+    assert fresh.get("t1", "function_1").to_dict() == box.get("t1", "function_1").to_dict()
+    assert fresh.get("t1", "function_2").description == ""
+
+
+def test_code_free_json_round_trip_and_adoption_keeps_the_schema():
+    box = _toolbox()
+    box.get("t1", "function_1").with_docs(description="Computes n!.", parameter_descriptions={"n": "a count"})
+    data = json.loads(json.dumps(box.to_json()))
+    assert Toolbox.from_json(data).to_json() == box.to_json()
+    target = Toolbox({"t1": [DocumentedTool("function_1")]})  # names_only: no parameters shown
+    assert target.adopt_docs(Toolbox.from_json(data)) == 1
+    assert target.get("t1", "function_1").description == "Computes n!."
+    assert target.get("t1", "function_1").parameters is None
+
+
+def test_openai_export_leaves_out_undocumented_parameters():
+    box = _toolbox()
+    spec = box.get("t1", "function_1").openai_schema()["function"]
+    assert spec["parameters"] == {"type": "object", "properties": {"n": {"type": "integer"}, "json": {"type": "string"}},
+                                  "required": ["n"]}
+    assert "parameters" not in box.get("t1", "function_2").openai_schema()["function"]
