@@ -205,7 +205,10 @@ def call_ast_score(gold: ToolCall, model: ToolCall, schemas: dict[str, dict]) ->
        (:func:`same_type`); 0 for the wrong function; 1 when the gold call has no arguments;
     4. schema compliant: structure valid, no hallucinated arguments and type correctness 1;
     5. no hallucinated arguments: every argument name is a property of the CALLED function's
-       schema (a function nobody offered has no properties).
+       schema (a function nobody offered has no properties). When the model called the gold
+       function, the gold call's own argument names count as known too: BFCL's data has gold
+       calls that pass a parameter its schema omits (``book_room(price=...)`` in
+       exec_multiple_45), and emitting the gold call must never count as hallucinating.
 
     A wrong function called with valid structure and its own real parameters (or none) thus scores
     exactly 0.6: format, structure and no-hallucination are 1, types and schema 0. The same 0.6
@@ -214,8 +217,10 @@ def call_ast_score(gold: ToolCall, model: ToolCall, schemas: dict[str, dict]) ->
     """
     if not (isinstance(model.name, str) and model.name and isinstance(model.arguments, dict)):
         return 1 / 5
-    properties = schemas.get(model.name, {}).get("parameters", {}).get("properties", {})
-    no_hallucination = set(model.arguments) <= set(properties)
+    known = set(schemas.get(model.name, {}).get("parameters", {}).get("properties", {}))
+    if model.name == gold.name:
+        known |= set(gold.arguments)
+    no_hallucination = set(model.arguments) <= known
     types_right = _type_correctness(gold, model)
     schema_compliant = no_hallucination and types_right == 1.0
     return (1.0 + 1.0 + types_right + float(schema_compliant) + float(no_hallucination)) / 5

@@ -15,6 +15,7 @@ from typing import Any
 import dspy
 
 from modules.call_parsing import parse_reply
+from modules.lm_output import first_text
 from modules.tool_docs import DocumentedTool
 from otbench.calls import ToolCall
 
@@ -94,18 +95,7 @@ class FunctionCallingAgent(dspy.Module):
                 "json_schema": {"name": "tool_calls", "schema": call_schema([t.name for t in tools])},
             }
         outputs = lm(messages=messages, **request)
-        raw = _output_text(outputs[0]) if outputs else ""
+        raw = first_text(outputs)
         parsed = parse_reply(raw)
         return AgentReply(raw=raw, calls=parsed.calls, error=parsed.error, messages=messages)
 
-
-def _output_text(output: Any) -> str:
-    """DSPy returns strings, or dicts with ``text`` when a provider adds reasoning or tool calls."""
-    if isinstance(output, dict):
-        if output.get("tool_calls"):
-            return json.dumps({"calls": [
-                {"name": c.get("function", {}).get("name"), "arguments": c.get("function", {}).get("arguments")}
-                for c in output["tool_calls"]
-            ]})
-        return str(output.get("text") or "")
-    return str(output or "")

@@ -13,17 +13,19 @@ import time
 from contextlib import ExitStack
 from typing import Any
 
-from evals.harness import RolloutsInterrupted, run_rollouts
+from evals.harness import run_rollouts
 from modules.agent import FunctionCallingAgent
 from modules.reference_agents import NullAgent, OracleAgent
 from otbench import tracking
 from otbench.cli import (OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int,
                          run_main)
 from otbench.docs_io import apply_docs
+from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, make_environment
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import open_lms
+from otbench.parallel import MapInterrupted
 from otbench.report import format_table
 from otbench.trajectory import Trajectory
 
@@ -35,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_environment_arguments(parser)
     parser.add_argument("--agent", default="llm", help="llm (default), oracle or null")
     parser.add_argument("--docs", default=None, help="learned docs: a file, or runs:/RUN_ID of an optimize run")
-    parser.add_argument("--limit", type=positive_int, default=None, help="evaluate the first N tasks only")
+    parser.add_argument("--limit", type=positive_int, default=None, help="evaluate a seeded sample of N tasks")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ledger = TokenLedger()
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(args, workers=args.num_threads))
-        tasks = env.tasks()[: args.limit]
+        tasks = sample_tasks(env.tasks(), args.limit, args.seed)
         toolbox = env.toolbox()
         docs_matched = apply_docs(toolbox, args.docs) if args.docs else 0
         agent = _agent(args.agent, env, tasks)
@@ -70,18 +73,19 @@ def main(argv: list[str] | None = None) -> int:
             agent.lm = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger))["agent"]
         tags = {"command": "evaluate", "env": env.name, "setting": getattr(env, "setting", ""),
                 "agent": args.agent, "lm": args.lm if uses_lm else "-", "optimizer": "docs" if args.docs else "base"}
-        params = {**tags, "limit": args.limit or len(tasks), "docs": args.docs or "", "docs_matched": docs_matched,
+        params = {**tags, "limit": args.limit or len(tasks), "seed": args.seed, "docs": args.docs or "", "docs_matched": docs_matched,
                   "num_threads": args.num_threads}
         started = time.perf_counter()
         with tracking.tracked_run(f"evaluate-{env.name}-{tags['setting']}-{args.agent}", tags=tags, params=params) as run:
             try:
                 trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=args.num_threads,
                                             description="evaluate", progress=not args.quiet)
-            except RolloutsInterrupted as stop:
-                _log_results(env, stop.finished, ledger, time.perf_counter() - started)
+            except MapInterrupted as stop:
+                finished = [stop.finished[i] for i in sorted(stop.finished)]
+                _log_results(env, finished, ledger, time.perf_counter() - started)
                 if isinstance(stop.cause, (KeyboardInterrupt, UserError)):
                     raise stop.cause from None
-                raise UserError(f"evaluation stopped after {len(stop.finished)} tasks: {stop}") from stop.cause
+                raise UserError(f"evaluation stopped after {len(finished)} tasks: {stop}") from stop.cause
             summary = _log_results(env, trajectories, ledger, time.perf_counter() - started)
         summary["run_id"] = run.info.run_id
     _print(summary, ledger, as_json=args.json)

@@ -12,15 +12,19 @@ learns parameter names from when the docs hide them.
 from __future__ import annotations
 
 import importlib
-import multiprocessing
+import os
+import pickle
 import queue
 import resource
+import select
+import struct
+import subprocess
+import sys
 import types
 from collections.abc import Callable
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import IO, Any
 
-_SPAWN = multiprocessing.get_context("spawn")
+_HEADER = struct.Struct("!Q")
 
 
 def _renamed(function: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -37,43 +41,85 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:500]}" if text else type(exc).__name__
 
 
-def _worker(registry: str, memory_limit_bytes: int, conn: Connection) -> None:
-    """Child loop: receive ``(function, shown_name, arguments)``, answer ``(ok, output_or_error)``."""
+def _write_frame(stream: IO[bytes], value: Any) -> None:
+    payload = pickle.dumps(value)
+    stream.write(_HEADER.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def _read_exact(stream: IO[bytes], size: int) -> bytes:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = stream.read(remaining)
+        if not chunk:
+            raise EOFError("worker closed its pipe")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_frame(stream: IO[bytes]) -> Any:
+    (size,) = _HEADER.unpack(_read_exact(stream, _HEADER.size))
+    return pickle.loads(_read_exact(stream, size))
+
+
+def serve(registry: str, memory_limit_bytes: int) -> None:
+    """Worker loop on stdin/stdout: ``(function, shown_name, arguments)`` in, ``(ok, value)`` out.
+
+    Frames are pickles exchanged only between this package's own processes; model output
+    reaches a worker as plain JSON-derived data (dicts, lists, numbers, strings).
+    """
     if memory_limit_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))
     module_name, attribute = registry.split(":")
     functions: dict[str, Callable[..., Any]] = getattr(importlib.import_module(module_name), attribute)
+    requests, replies = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a function that prints must not corrupt the reply stream
     while True:
         try:
-            request = conn.recv()
+            function_name, shown_name, arguments = _read_frame(requests)
         except EOFError:
             return
-        function_name, shown_name, arguments = request
         try:
             if not isinstance(arguments, dict):
-                raise TypeError(f"{shown_name}() arguments must be an object of named arguments, got {type(arguments).__name__}")
+                raise TypeError(f"{shown_name}() arguments must be an object of named arguments, "
+                                f"got {type(arguments).__name__}")
             result: tuple[bool, Any] = (True, _renamed(functions[function_name], shown_name)(**arguments))
         except MemoryError:
             result = (False, "MemoryError: the call ran out of memory")
         except Exception as exc:  # noqa: BLE001 - any failure of the function is the call's result
             result = (False, _one_line(exc))
         try:
-            conn.send(result)
+            payload = pickle.dumps(result)
         except Exception as exc:  # noqa: BLE001 - an output that cannot be sent back is a failed call
-            conn.send((False, f"the output could not be returned: {_one_line(exc)}"))
+            payload = pickle.dumps((False, f"the output could not be returned: {_one_line(exc)}"))
+        replies.write(_HEADER.pack(len(payload)) + payload)
+        replies.flush()
 
 
 class _Worker:
+    """A ``python -m otbench.sandbox`` child: independent of the caller's ``__main__``."""
+
     def __init__(self, registry: str, memory_limit_bytes: int) -> None:
-        self.conn, child = _SPAWN.Pipe()
-        self.process = _SPAWN.Process(target=_worker, args=(registry, memory_limit_bytes, child), daemon=True)
-        self.process.start()
-        child.close()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "otbench.sandbox", registry, str(memory_limit_bytes)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+        )
+
+    def request(self, message: Any, timeout: float) -> Any:
+        """Send one call; the reply, or None when none came within ``timeout`` seconds."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        _write_frame(self.process.stdin, message)
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        return _read_frame(self.process.stdout) if ready else None
 
     def kill(self) -> None:
         self.process.kill()
-        self.process.join(timeout=5)
-        self.conn.close()
+        self.process.wait(timeout=5)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
 
 
 class CallSandbox:
@@ -108,13 +154,12 @@ class CallSandbox:
             self._start()
         worker = self._idle.get()
         try:
-            worker.conn.send((function, shown_name, arguments))
-            if worker.conn.poll(self.timeout):
-                result = worker.conn.recv()
+            result = worker.request((function, shown_name, arguments), self.timeout)
+            if result is not None:
                 self._idle.put(worker)
                 return result
             outcome = (False, f"TimeoutError: {shown_name}() did not return within {self.timeout:g} s")
-        except (EOFError, OSError, BrokenPipeError):
+        except (EOFError, OSError):
             outcome = (False, f"RuntimeError: {shown_name}() crashed its worker process")
         worker.kill()
         self._all.remove(worker)
@@ -133,3 +178,7 @@ class CallSandbox:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], int(sys.argv[2]))

@@ -67,3 +67,44 @@ def log_table(rows: list[dict[str, Any]], artifact_file: str) -> None:
     import pandas as pd
 
     mlflow.log_table(pd.DataFrame(rows), artifact_file=artifact_file)
+
+
+class MlflowIterationTracker:
+    """Logs every optimizer iteration to the active MLflow run.
+
+    Per step: the optimizer's metrics plus cumulative tokens by phase; as artefacts, the docs
+    evaluated at that step, the trajectories, the editor exchanges; and ``checkpoint.json``
+    (overwritten) from which ``--resume`` continues.
+    """
+
+    def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None) -> None:
+        self.ledger = ledger
+        self.extra_checkpoint = extra_checkpoint or {}
+        self.steps_logged: list[int] = []
+
+    def log_iteration(self, record: Any) -> None:
+        import mlflow
+
+        folder = f"iterations/step_{record.step:02d}"
+        mlflow.log_metrics({**{k: float(v) for k, v in record.metrics.items()},
+                            **{k: float(v) for k, v in self.ledger.flat_metrics().items()}}, step=record.step)
+        mlflow.log_dict(record.toolbox.to_json(), f"{folder}/docs.json")
+        mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in record.trajectories) + "\n",
+                        f"{folder}/trajectories.jsonl")
+        mlflow.log_text("\n".join(json.dumps(e.to_dict()) for e in record.exchanges) + "\n", f"{folder}/editor.jsonl")
+        mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, "tokens": self.ledger.snapshot()},
+                        "checkpoint.json")
+        self.steps_logged.append(record.step)
+
+
+def load_checkpoint(run_id: str) -> dict[str, Any]:
+    """The last finished iteration of an optimize run, for ``--resume``."""
+    import mlflow
+
+    from otbench.errors import UserError
+
+    try:
+        path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/checkpoint.json")
+    except Exception as exc:  # noqa: BLE001 - MLflow raises several types for a missing run or artefact
+        raise UserError(f"--resume {run_id}: no checkpoint in that run (did it finish an iteration?)") from exc
+    return json.loads(Path(path).read_text())

@@ -320,3 +320,11 @@ def test_pairing_is_optimal_against_brute_force():
         best = max(totals, default=0.0)
         total = m._best_pairing_total(range(n_gold), range(n_model), lambda g, mo: table[g][mo])
         assert total == pytest.approx(best)
+
+
+def test_a_gold_argument_missing_from_the_schema_is_not_a_hallucination():
+    # exec_multiple_45: the gold book_room call passes price, which its schema does not list.
+    schema = {"book_room": {"name": "book_room", "parameters": {"properties": {"room_type": {}, "customer_id": {}}}}}
+    gold = ToolCall("book_room", {"room_type": "deluxe", "price": 1000, "customer_id": "123"})
+    assert m.ast_accuracy([gold], [gold], schema) == 1.0
+    assert m.ast_accuracy([ToolCall("book_room", {"room_type": "deluxe", "ghost": 1})], [gold], schema) < 1.0

@@ -37,3 +37,18 @@ class Environment(Protocol):
 
     def summarise(self, trajectories: list[Trajectory]) -> dict[str, float]:
         """Aggregate metrics (means) over trajectories, with ``n``."""
+
+
+def sample_tasks(tasks: list[Any], limit: int | None, seed: int) -> list[Any]:
+    """A seeded subset of ``limit`` tasks in their original order (all of them without a limit).
+
+    A seeded sample instead of the first N keeps small runs representative (BFCL's file order
+    puts every simple test before every multiple-function test); every command uses this
+    function, so runs with equal ``--limit`` and ``--seed`` compare on the same tasks.
+    """
+    import random
+
+    if limit is None or limit >= len(tasks):
+        return list(tasks)
+    chosen = set(random.Random(seed).sample(range(len(tasks)), limit))
+    return [task for index, task in enumerate(tasks) if index in chosen]

@@ -9,6 +9,7 @@ shows what a run paid, and how much caching saved.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ class PhaseUsage:
     completion_tokens: int = 0
     calls: int = 0
     paid_calls: int = 0
+    seconds: float = 0.0
 
     @property
     def total_tokens(self) -> int:
@@ -38,9 +40,11 @@ class TokenLedger:
         self._lock = threading.Lock()
         self._phases: dict[str, PhaseUsage] = {}
 
-    def record_call(self, phase: str) -> None:
+    def record_call(self, phase: str, seconds: float) -> None:
         with self._lock:
-            self._phases.setdefault(phase, PhaseUsage()).calls += 1
+            totals = self._phases.setdefault(phase, PhaseUsage())
+            totals.calls += 1
+            totals.seconds += seconds
 
     def record_usage(self, phase: str, usage: dict[str, Any]) -> None:
         with self._lock:
@@ -52,9 +56,17 @@ class TokenLedger:
     def phase(self, name: str) -> PhaseUsage:
         with self._lock:
             found = self._phases.get(name, PhaseUsage())
-            return PhaseUsage(found.prompt_tokens, found.completion_tokens, found.calls, found.paid_calls)
+            return PhaseUsage(found.prompt_tokens, found.completion_tokens, found.calls, found.paid_calls, found.seconds)
 
-    def snapshot(self) -> dict[str, dict[str, int]]:
+    def restore(self, snapshot: dict[str, dict[str, float]]) -> None:
+        """Continue counting from a :meth:`snapshot` (a resumed run keeps its earlier spend)."""
+        with self._lock:
+            for phase, row in snapshot.items():
+                if phase != "all":
+                    self._phases[phase] = PhaseUsage(int(row["prompt_tokens"]), int(row["completion_tokens"]),
+                                                     int(row["calls"]), int(row["paid_calls"]), float(row["seconds"]))
+
+    def snapshot(self) -> dict[str, dict[str, float]]:
         """Plain totals by phase plus an ``all`` row, for printing and MLflow metrics."""
         with self._lock:
             rows = {
@@ -64,11 +76,12 @@ class TokenLedger:
                     "total_tokens": usage.total_tokens,
                     "calls": usage.calls,
                     "paid_calls": usage.paid_calls,
+                    "seconds": round(usage.seconds, 3),
                 }
                 for name, usage in sorted(self._phases.items())
             }
         rows["all"] = {key: sum(row[key] for row in rows.values()) for key in
-                       ("prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls")}
+                       ("prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls", "seconds")}
         return rows
 
     def flat_metrics(self) -> dict[str, int]:
@@ -101,9 +114,12 @@ class MeteredLM(dspy.LM):
         self.phase = phase
 
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
-        self.ledger.record_call(self.phase)
-        with dspy.context(usage_tracker=_PhaseUsageSink(self.ledger, self.phase)):
-            return super().__call__(prompt, messages=messages, **kwargs)
+        started = time.perf_counter()
+        try:
+            with dspy.context(usage_tracker=_PhaseUsageSink(self.ledger, self.phase)):
+                return super().__call__(prompt, messages=messages, **kwargs)
+        finally:
+            self.ledger.record_call(self.phase, time.perf_counter() - started)
 
     def for_phase(self, phase: str) -> MeteredLM:
         """The same model and settings, charged to another phase."""

@@ -1,0 +1,164 @@
+"""The editor: an LLM that reads what happened when tools were used and rewrites their docs.
+
+Three jobs, as ToolObserver needs them: revise docs from one attempt (online mode), propose docs
+from a mini-batch of attempts with their outcome signal, and merge the batch proposals into a
+consensus (offline mode). Replies are JSON constrained by a schema and parsed as untrusted data.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import dspy
+
+from modules.lm_output import first_text
+from modules.tool_docs import DocumentedTool
+from otbench.trajectory import Trajectory, preview
+
+EDITOR_ROLE = """\
+You maintain the documentation of tools that an AI assistant calls. You study how the tools \
+actually behaved when they were used and write documentation that lets the next caller use \
+each tool correctly on the first try. State only what the evidence shows or clearly implies."""
+
+REVISE_TASK = """\
+Update the documentation of the tools called above where it is missing, wrong or incomplete.
+- Only tools that were called above may be updated; leave out tools that were not called.
+- Leave out a tool whose documentation is already accurate: it was called the way it documents \
+and its result is what the request needed.
+- Error messages are evidence: they reveal parameter names, types and which are required.
+- Each new description is 1-2 sentences saying what the tool does, each input (name, type, \
+meaning), what it returns, and how to call it.
+- If nothing needs to change, reply with an empty list of updates."""
+
+BATCH_TASK = """\
+Compare how the tools behaved across these attempts and which tool choices led to good or bad \
+outcomes. For each tool you have evidence about, write a description (1-3 sentences) of what it \
+does, when it is the best choice and when to avoid it compared with the other tools, citing the \
+evidence (for example how often it helped or failed, and in which situations)."""
+
+MERGE_TASK = """\
+Each candidate above was written from a different batch of attempts, so single candidates may \
+be noisy. For every tool with at least one candidate, write one final description (1-3 \
+sentences) that keeps the behaviours several batches agree on and drops claims that only one \
+batch makes or that others contradict. Keep the comparisons between tools that hold up."""
+
+_REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
+
+
+def updates_schema(tool_names: list[str]) -> dict[str, Any]:
+    """JSON schema of an editor reply; descriptions are bounded so a looping model stops."""
+    return {
+        "type": "object",
+        "properties": {
+            "updates": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "enum": tool_names},
+                                   "description": {"type": "string", "minLength": 1, "maxLength": 700}},
+                    "required": ["name", "description"],
+                },
+            }
+        },
+        "required": ["updates"],
+    }
+
+
+def render_docs(tools: list[DocumentedTool]) -> str:
+    return "\n".join(json.dumps(tool.to_dict(), ensure_ascii=False) for tool in tools)
+
+
+def render_attempt(trajectory: Trajectory, *, show_outcome: bool) -> str:
+    """An attempt as the editor reads it: request, each call with its result, optionally the outcome."""
+    lines = [f"Request: {trajectory.question}"]
+    if not trajectory.steps:
+        lines.append(f"No tool was called ({trajectory.parse_error or 'no call'}).")
+    for number, step in enumerate(trajectory.steps, start=1):
+        arguments = json.dumps(step.call.arguments, ensure_ascii=False, default=str)
+        result = f"returned {preview(step.output, 300)}" if step.ok else f"failed: {step.error}"
+        lines.append(f"Call {number}: {step.call.name}({arguments}) {result}")
+    if show_outcome:
+        lines.append(f"Outcome: {'success' if trajectory.success else 'failure'}")
+        if trajectory.feedback:
+            lines.append(f"Feedback: {trajectory.feedback}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class EditorExchange:
+    """One editor call, kept for the run's artefacts: what it was asked and what it proposed."""
+
+    job: str
+    prompt: str
+    reply: str
+    updates: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"job": self.job, "prompt": self.prompt, "reply": self.reply, "updates": self.updates}
+
+
+def parse_updates(text: str, allowed: set[str]) -> dict[str, str]:
+    """``{tool: description}`` from an editor reply; unknown tools, blanks and junk are dropped."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        start, end = text.find("{"), text.rfind("}")
+        try:
+            data = json.loads(text[start : end + 1]) if 0 <= start < end else {}
+        except (ValueError, RecursionError):
+            return {}
+    items = data.get("updates", []) if isinstance(data, dict) else []
+    updates = {}
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("name") in allowed and isinstance(item.get("description"), str):
+            description = " ".join(item["description"].split())
+            if description:
+                updates[item["name"]] = description
+    return updates
+
+
+class DocEditor(dspy.Module):
+    """Asks the editor LM for documentation updates. ``lm`` is charged to the editor phase."""
+
+    def __init__(self, *, max_tokens: int = 700) -> None:
+        super().__init__()
+        self.max_tokens = max_tokens
+        self.lm: dspy.LM | None = None
+
+    def _ask(self, job: str, prompt: str, tool_names: list[str], **lm_kwargs: Any) -> EditorExchange:
+        lm = self.lm or dspy.settings.lm
+        messages = [{"role": "system", "content": EDITOR_ROLE}, {"role": "user", "content": f"{prompt}\n\n{_REPLY}"}]
+        response_format = {"type": "json_schema",
+                           "json_schema": {"name": "doc_updates", "schema": updates_schema(tool_names)}}
+        outputs = lm(messages=messages, max_tokens=self.max_tokens, response_format=response_format, **lm_kwargs)
+        reply = first_text(outputs)
+        return EditorExchange(job, prompt, reply, parse_updates(reply, set(tool_names)))
+
+    def revise(self, tools: list[DocumentedTool], trajectory: Trajectory, *, show_outcome: bool) -> EditorExchange:
+        """Online mode: updates for the tools called in one attempt (empty when nothing was called)."""
+        called = sorted({step.call.name for step in trajectory.steps} & {tool.name for tool in tools})
+        prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
+                  f"What happened:\n{render_attempt(trajectory, show_outcome=show_outcome)}\n\n{REVISE_TASK}")
+        if not called:
+            return EditorExchange("revise", prompt, "", {})
+        return self._ask("revise", prompt, called)
+
+    def analyse_batch(self, tools: list[DocumentedTool], batch: list[Trajectory]) -> EditorExchange:
+        """Offline mode: candidate docs from one mini-batch, with each attempt's outcome signal."""
+        attempts = "\n\n".join(f"Attempt {i}:\n{render_attempt(t, show_outcome=True)}" for i, t in enumerate(batch, 1))
+        prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
+                  f"{len(batch)} attempts by an agent using these tools:\n\n{attempts}\n\n{BATCH_TASK}")
+        return self._ask("batch", prompt, [tool.name for tool in tools])
+
+    def merge(self, tools: list[DocumentedTool], proposals: list[dict[str, str]]) -> EditorExchange:
+        """Offline mode: consensus of the batch proposals."""
+        candidates = "\n\n".join(
+            f"Batch {i}:\n" + "\n".join(f"- {name}: {text}" for name, text in sorted(proposal.items()))
+            for i, proposal in enumerate(proposals, 1) if proposal
+        )
+        prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
+                  f"Candidate descriptions:\n\n{candidates}\n\n{MERGE_TASK}")
+        names = sorted({name for proposal in proposals for name in proposal})
+        return self._ask("merge", prompt, names)

@@ -1,0 +1,176 @@
+"""``python -m otbench.optimize --optimizer toolobserver``: learn tool docs, tracked in MLflow.
+
+With no other argument: BFCL-Opaque, names_only, the embedded model, a 10-test sample, online
+ToolObserver. Every iteration is logged (metrics by step, docs, trajectories, editor exchanges)
+with a checkpoint, so an interrupted run continues with ``--resume RUN_ID``. The final docs are
+written as an otbench docs file and as DSPy state, locally and as run artefacts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from modules.agent import FunctionCallingAgent
+from modules.editor import DocEditor
+from modules.program import ToolAgentProgram
+from optimizers.toolobserver import MODES, ToolObserver
+from otbench import tracking
+from otbench.cli import (OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int,
+                         run_main)
+from otbench.docs_io import RUN_DOCS_ARTIFACT
+from otbench.envs.base import sample_tasks
+from otbench.envs.registry import add_environment_arguments, make_environment
+from otbench.errors import UserError
+from otbench.llm.metering import TokenLedger
+from otbench.llm.session import open_lms
+from otbench.parallel import MapInterrupted
+from otbench.report import format_table
+
+OPTIMIZERS = ("toolobserver",)
+DEFAULT_LIMIT = 10
+# Options that define what a run computes; a resumed run takes them from its checkpoint.
+_RUN_DEFINING = ("env", "setting", "parallel", "call_timeout", "limit", "seed", "iterations", "batch_size", "mode",
+                 "oracle_feedback", "lm", "editor_lm", "embedded_model", "gguf", "temperature", "optimizer")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m otbench.optimize", description=__doc__.splitlines()[0])
+    parser.add_argument("--optimizer", default="toolobserver", help=f"one of: {', '.join(OPTIMIZERS)}")
+    add_environment_arguments(parser)
+    parser.add_argument("--mode", default=None, help="toolobserver mode: online (BFCL default) or offline")
+    parser.add_argument("--limit", type=positive_int, default=DEFAULT_LIMIT,
+                        help=f"optimize on a seeded sample of N tasks (default {DEFAULT_LIMIT})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
+    parser.add_argument("--iterations", type=positive_int, default=None,
+                        help="max editor iterations (default: 10 online, 3 offline)")
+    parser.add_argument("--batch-size", type=positive_int, default=10, help="offline mini-batch size (default 10)")
+    parser.add_argument("--oracle-feedback", action="store_true",
+                        help="online: show the editor whether each attempt succeeded (off in the paper)")
+    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
+    parser.add_argument("--resume", default=None, metavar="RUN_ID", help="continue an interrupted run")
+    parser.add_argument("--out", type=Path, default=Path("learned_docs"), help="where final docs are written")
+    parser.add_argument("--json", action="store_true", help="print the final summary as one JSON object")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_lm_arguments(parser, editor=True)
+    add_tracking_arguments(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    tracking.configure(args.tracking_uri, directory=args.mlruns)
+    checkpoint: dict[str, Any] = {}
+    if args.resume:
+        checkpoint = tracking.load_checkpoint(args.resume)
+        for name in _RUN_DEFINING:
+            setattr(args, name, checkpoint["args"][name])
+    if args.optimizer not in OPTIMIZERS:
+        raise UserError(f"unknown optimizer {args.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
+    mode = args.mode or ("online" if args.env == "bfcl" else "offline")
+    if mode not in MODES:
+        raise UserError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    args.mode = mode
+
+    ledger = TokenLedger()
+    if checkpoint:
+        ledger.restore(checkpoint["tokens"])
+    started = time.perf_counter()
+    with ExitStack() as stack:
+        env = stack.enter_context(make_environment(args, workers=args.num_threads))
+        online = mode == "online"
+        trainset = sample_tasks(env.tasks("test" if online else "train"), args.limit, args.seed)
+        toolbox = env.toolbox()
+        if checkpoint:
+            toolbox.adopt_docs(type(toolbox).from_json(checkpoint["docs"]))
+        lms = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger, ("agent", "editor")))
+        agent, editor = FunctionCallingAgent(), DocEditor()
+        agent.lm, editor.lm = lms["agent"], lms["editor"]
+        program = ToolAgentProgram(toolbox, agent)
+        saved_args = {name: getattr(args, name) for name in _RUN_DEFINING}
+        saved_args["gguf"] = str(args.gguf) if args.gguf else None
+        tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args})
+        optimizer = ToolObserver(env=env, editor=editor, mode=mode, max_iterations=args.iterations,
+                                 batch_size=args.batch_size, oracle_feedback=args.oracle_feedback,
+                                 num_threads=args.num_threads, tracker=tracker, progress=not args.quiet)
+        tags = {"command": "optimize", "optimizer": args.optimizer, "mode": mode, "env": env.name,
+                "setting": getattr(env, "setting", ""), "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
+                "seed": args.seed}
+        run = stack.enter_context(_run(args.resume, tags, {**saved_args, "n_tasks": len(trainset)}))
+        try:
+            optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
+        except MapInterrupted as stop:
+            hint = f"finished iterations are kept; continue with --resume {run.info.run_id}"
+            if isinstance(stop.cause, KeyboardInterrupt):
+                raise KeyboardInterrupt(hint) from None
+            raise UserError(f"optimization stopped ({stop}); {hint}") from stop.cause
+        summary = _finish(args, env, program, optimizer, ledger, run.info.run_id, time.perf_counter() - started)
+    _print(summary, as_json=args.json)
+    return 0
+
+
+def _run(resume: str | None, tags: dict[str, Any], params: dict[str, Any]) -> Any:
+    import mlflow
+
+    if resume:
+        return mlflow.start_run(run_id=resume)
+    return tracking.tracked_run(f"optimize-{tags['optimizer']}-{tags['env']}-{tags['setting']}", tags=tags,
+                                params=params)
+
+
+def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optimizer: ToolObserver,
+            ledger: TokenLedger, run_id: str, seconds: float) -> dict[str, Any]:
+    """Save final docs, log the summary table and return the summary."""
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient()
+    history = {key: client.get_metric_history(run_id, key) for key in (env.primary_metric, "P", "A")}
+    before = {key: values[0].value for key, values in history.items() if values}
+    after = {key: sorted(values, key=lambda m: m.step)[-1].value for key, values in history.items() if values}
+    if optimizer.final_trajectories:
+        after = {k: v for k, v in env.summarise(optimizer.final_trajectories).items() if k != "n"}
+    out = args.out / run_id
+    out.mkdir(parents=True, exist_ok=True)
+    program.toolbox.write(out / "final_docs.json")
+    program.toolbox.save(str(out / "final_state.json"))
+    mlflow.log_artifact(str(out / "final_docs.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
+    mlflow.log_artifact(str(out / "final_state.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
+    rounds = list(optimizer.editor_rounds.values())
+    tokens = ledger.snapshot()
+    llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
+    summary = {
+        "run_id": run_id, "optimizer": args.optimizer, "env": env.name, "setting": getattr(env, "setting", ""),
+        "mode": args.mode, "n": len(optimizer.final_trajectories), "before": before, "after": after,
+        "mean_editor_iterations": round(sum(rounds) / len(rounds), 2) if rounds else 0.0,
+        "steps": len(mlflow.tracking.MlflowClient().get_metric_history(run_id, "docs_changed")),
+        "tokens_by_phase": tokens, "seconds": round(seconds, 1),
+        "share_of_time_outside_llm": round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
+        "docs": str(out / "final_docs.json"),
+    }
+    mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} |
+                       {"mean_editor_iterations": summary["mean_editor_iterations"], "seconds": seconds})
+    rows = [{"docs": "before", **before}, {"docs": "after", **after}]
+    tracking.log_table(rows, "summary_table.json")
+    mlflow.log_dict(summary, "summary.json")
+    return summary
+
+
+def _print(summary: dict[str, Any], *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(summary))
+        return
+    print(format_table([{"docs": "before", **summary["before"]}, {"docs": "after", **summary["after"]}]))
+    rows = [{"phase": phase, **row} for phase, row in summary["tokens_by_phase"].items()]
+    print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
+                              "seconds"]))
+    print(f"mean editor iterations: {summary['mean_editor_iterations']}   seconds: {summary['seconds']}   "
+          f"outside LLM calls: {summary['share_of_time_outside_llm']:.1%}")
+    print(f"final docs: {summary['docs']}   MLflow run: {summary['run_id']}")
+
+
+if __name__ == "__main__":
+    run_main(main)
