@@ -32,8 +32,16 @@ _REPLY_FORMAT = (
 )
 
 
+# Argument names must look like parameter names: without this a small model writes prose as keys.
+_ARGUMENT_NAME = {"pattern": "^[A-Za-z_][A-Za-z0-9_]{0,39}$"}
+
+
 def call_schema(tool_names: list[str]) -> dict[str, Any]:
-    """JSON schema for a reply: a non-empty list of calls to the named tools."""
+    """JSON schema for a reply: a non-empty list of calls to the named tools.
+
+    Argument names are constrained to identifiers but not to the documented parameters: which
+    names an agent uses is part of what the metrics measure (hallucinated parameters).
+    """
     return {
         "type": "object",
         "properties": {
@@ -42,12 +50,17 @@ def call_schema(tool_names: list[str]) -> dict[str, Any]:
                 "minItems": 1,
                 "items": {
                     "type": "object",
-                    "properties": {"name": {"type": "string", "enum": tool_names}, "arguments": {"type": "object"}},
+                    "properties": {
+                        "name": {"type": "string", "enum": tool_names},
+                        "arguments": {"type": "object", "propertyNames": _ARGUMENT_NAME},
+                    },
                     "required": ["name", "arguments"],
+                    "additionalProperties": False,
                 },
             }
         },
         "required": ["calls"],
+        "additionalProperties": False,
     }
 
 
@@ -70,7 +83,7 @@ class FunctionCallingAgent(dspy.Module):
     """One-turn tool caller that works with the embedded model and with hosted litellm models."""
 
     def __init__(
-        self, *, instructions: str = FUNCTION_CALLING_INSTRUCTIONS, max_tokens: int = 400,
+        self, *, instructions: str = FUNCTION_CALLING_INSTRUCTIONS, max_tokens: int = 256,
         constrain_output: bool = True,
     ) -> None:
         super().__init__()
