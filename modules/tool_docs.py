@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -268,6 +268,25 @@ class Toolbox(dspy.Module):
             )
             matched += 1
         return matched
+
+    def as_dspy_tools(self, toolset: str, functions: dict[str, Callable[..., Any]]) -> list[dspy.Tool]:
+        """``dspy.Tool`` objects carrying the learned docs, for a downstream agent (e.g. ``dspy.ReAct``).
+
+        ``functions`` maps each shown tool name to the callable that implements it.
+        """
+        tools = []
+        for tool in self.toolset(toolset):
+            if tool.name not in functions:
+                raise UserError(f"no implementation given for tool {tool.name!r}")
+            schema = tool.openai_schema()["function"]
+            tools.append(dspy.Tool(functions[tool.name], name=tool.name, desc=schema["description"],
+                                   args=schema.get("parameters", {}).get("properties")))
+        return tools
+
+    @classmethod
+    def read(cls, path: str | Path) -> Toolbox:
+        """Read an otbench docs file (what ``optimize`` writes as ``final_docs.json``)."""
+        return cls.from_json(json.loads(Path(path).read_text()))
 
     def forward(self, toolset: str) -> list[DocumentedTool]:
         """A toolbox is called for the current docs of one toolset."""

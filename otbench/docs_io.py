@@ -38,9 +38,21 @@ def _download_run_docs(spec: str) -> Path:
         raise UserError(f"--docs {spec}: no final docs in that run ({type(exc).__name__})") from exc
 
 
+def _read_spec(spec: str) -> dict[str, Any]:
+    return _read_json(_download_run_docs(spec) if spec.startswith("runs:/") else Path(spec))
+
+
+def load_docs(spec: str) -> Toolbox:
+    """An otbench docs file (or a run's final docs) as a :class:`Toolbox`."""
+    data = _read_spec(spec)
+    if data.get("format") != DOCS_FORMAT:
+        raise UserError(f"{spec}: not an otbench docs file (use the final_docs.json an optimize run writes)")
+    return Toolbox.from_json(data)
+
+
 def apply_docs(toolbox: Toolbox, spec: str) -> int:
     """Copy the learned descriptions in ``spec`` onto ``toolbox``; returns the number of tools matched."""
-    data = _read_json(_download_run_docs(spec) if spec.startswith("runs:/") else Path(spec))
+    data = _read_spec(spec)
     if data.get("format") == DOCS_FORMAT:
         matched = toolbox.adopt_docs(Toolbox.from_json(data))
     else:  # DSPy state: {"tools['toolset::name']": {"signature": ...}}

@@ -21,7 +21,7 @@ from otbench.cli import (OneLineParser, add_lm_arguments, add_tracking_arguments
                          run_main)
 from otbench.docs_io import apply_docs
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import add_environment_arguments, make_environment
+from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import open_lms
@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.agent not in AGENTS:
         raise UserError(f"unknown agent {args.agent!r}; choose from {', '.join(AGENTS)}")
+    check_environment_arguments(args)
     uses_lm = args.agent == "llm"
     tracking.configure(args.tracking_uri, directory=args.mlruns)
     ledger = TokenLedger()

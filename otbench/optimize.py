@@ -24,7 +24,7 @@ from otbench.cli import (OneLineParser, add_lm_arguments, add_tracking_arguments
                          run_main)
 from otbench.docs_io import RUN_DOCS_ARTIFACT
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import add_environment_arguments, make_environment
+from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import open_lms
@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if mode not in MODES:
         raise UserError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     args.mode = mode
+    check_environment_arguments(args)
 
     ledger = TokenLedger()
     if checkpoint:

@@ -8,6 +8,7 @@ store is ``mlruns/mlflow.db`` with artefacts in ``mlruns/artifacts``. ``--tracki
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +32,8 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
     """Point MLflow at the chosen store and experiment; returns the tracking URI in use."""
     import mlflow
 
+    for noisy in ("mlflow", "alembic"):  # schema-migration chatter would break one-line errors
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     artifact_root = None
     if not uri:

@@ -19,6 +19,17 @@ def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--call-timeout", type=float, default=5.0, help="seconds a tool call may run")
 
 
+def check_environment_arguments(args: argparse.Namespace) -> None:
+    """Refuse unknown names before anything slow (data, model, MLflow store) is touched."""
+    if args.env not in ENVIRONMENTS:
+        raise UserError(f"unknown environment {args.env!r}; choose from {', '.join(ENVIRONMENTS)}")
+    if args.env == "bfcl":
+        from otbench.envs.bfcl.opacity import SETTINGS
+
+        if args.setting not in SETTINGS:
+            raise UserError(f"unknown setting {args.setting!r}; choose from {', '.join(SETTINGS)}")
+
+
 def make_environment(args: argparse.Namespace, *, workers: int = 1):  # noqa: ANN201 - an Environment
     """The environment ``args.env`` names, configured from ``args``."""
     if args.env == "bfcl":

@@ -1,0 +1,52 @@
+"""``python -m otbench.ui``: the MLflow UI over otbench's store, on 127.0.0.1.
+
+NOTES.md: on an offline machine ``mlflow ui`` deadlocks unless litellm is told to use its local
+cost map, and the job-execution feature must be off; both are set here. Ctrl-C stops the server
+and its workers.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from otbench.cli import OneLineParser, positive_int, run_main
+from otbench.tracking import store_uris
+
+
+def server_command(directory: Path | None, port: int) -> list[str]:
+    backend, artifacts = store_uris(directory)
+    return [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", backend, "--default-artifact-root", artifacts,
+            "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
+
+
+def server_environment() -> dict[str, str]:
+    return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+            "MLFLOW_DISABLE_TELEMETRY": "true"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = OneLineParser(prog="python -m otbench.ui", description=__doc__.splitlines()[0])
+    parser.add_argument("--mlruns", type=Path, default=None, help="MLflow store directory (default ./mlruns)")
+    parser.add_argument("--port", type=positive_int, default=5000, help="port on 127.0.0.1 (default 5000)")
+    args = parser.parse_args(argv)
+    process = subprocess.Popen(server_command(args.mlruns, args.port), env=server_environment(), start_new_session=True)
+    print(f"MLflow UI on http://127.0.0.1:{args.port} (ready in about 20 s); Ctrl-C stops it", file=sys.stderr)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        print("MLflow UI stopped", file=sys.stderr)
+        return 0
+
+
+if __name__ == "__main__":
+    run_main(main)
