@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -220,14 +220,6 @@ class Toolbox(dspy.Module):
 
     def get(self, toolset: str, name: str) -> DocumentedTool | None:
         return self.tools.get(tool_key(toolset, name))
-
-    def __iter__(self) -> Iterator[tuple[str, DocumentedTool]]:
-        for key, tool in self.tools.items():
-            yield key.split("::", 1)[0], tool
-
-    def docs_fingerprint(self, toolset: str) -> str:
-        """A stable text of a toolset's docs: equal fingerprints mean the agent sees the same thing."""
-        return json.dumps([tool.to_dict() for tool in self.toolset(toolset)], sort_keys=True)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -17,6 +17,7 @@ from typing import Any
 
 from dspy.teleprompt import Teleprompter
 
+from evals.harness import run_rollouts
 from modules.editor import DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
 from optimizers.base import (IterationRecord, IterationTracker, NoTracking, apply_updates, checkpoint_trajectory,
@@ -136,5 +137,5 @@ class ToolObserver(Teleprompter):
             self.final_trajectories = trajectories
 
     def _rollouts(self, student: ToolAgentProgram, tasks: list[Any], description: str) -> list[Trajectory]:
-        return parallel_map(lambda task: self.env.rollout(student.agent, student.toolbox, task), tasks,
-                            num_threads=self.num_threads, description=description, progress=self.progress)
+        return run_rollouts(self.env, student.agent, student.toolbox, tasks, num_threads=self.num_threads,
+                            description=description, progress=self.progress)

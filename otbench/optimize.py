@@ -129,11 +129,13 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
     import mlflow
 
     client = mlflow.tracking.MlflowClient()
-    history = {key: client.get_metric_history(run_id, key) for key in (env.primary_metric, "P", "A")}
-    before = {key: values[0].value for key, values in history.items() if values}
-    after = {key: sorted(values, key=lambda m: m.step)[-1].value for key, values in history.items() if values}
+    history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
+               for key in (env.primary_metric, "P", "A", "docs_changed")}
+    before = {key: values[0].value for key, values in history.items() if values and key != "docs_changed"}
     if optimizer.final_trajectories:
         after = {k: v for k, v in env.summarise(optimizer.final_trajectories).items() if k != "n"}
+    else:  # a resumed run with nothing left to do: its last logged step is final
+        after = {key: values[-1].value for key, values in history.items() if values and key != "docs_changed"}
     out = args.out / run_id
     out.mkdir(parents=True, exist_ok=True)
     program.toolbox.write(out / "final_docs.json")
@@ -147,7 +149,7 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
         "run_id": run_id, "optimizer": args.optimizer, "env": env.name, "setting": getattr(env, "setting", ""),
         "mode": args.mode, "n": len(optimizer.final_trajectories), "before": before, "after": after,
         "mean_editor_iterations": round(sum(rounds) / len(rounds), 2) if rounds else 0.0,
-        "steps": len(mlflow.tracking.MlflowClient().get_metric_history(run_id, "docs_changed")),
+        "steps": len(history["docs_changed"]),
         "tokens_by_phase": tokens, "seconds": round(seconds, 1),
         "share_of_time_outside_llm": round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
         "docs": str(out / "final_docs.json"),

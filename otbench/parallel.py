@@ -27,7 +27,7 @@ class MapInterrupted(Exception):
 
 def parallel_map(
     function: Callable[[Item], Result], items: Sequence[Item], *, num_threads: int = 1, description: str = "",
-    progress: bool = True, on_done: Callable[[Result], None] | None = None,
+    progress: bool = True,
 ) -> list[Result]:
     """Results in item order; :class:`MapInterrupted` (with the finished ones) on any failure."""
     results: dict[int, Result] = {}
@@ -37,8 +37,6 @@ def parallel_map(
         futures = {pool.submit(function, item): index for index, item in enumerate(items)}
         for future in as_completed(futures):
             results[futures[future]] = future.result()
-            if on_done is not None:
-                on_done(results[futures[future]])
             bar.update(1)
     except BaseException as exc:
         pool.shutdown(wait=False, cancel_futures=True)

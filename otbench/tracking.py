@@ -52,15 +52,15 @@ def _scalar(value: Any) -> str:
 
 @contextmanager
 def tracked_run(name: str, *, tags: dict[str, Any], params: dict[str, Any]) -> Iterator[Any]:
-    """A run that ends FAILED (keeping what it logged) if the block raises or is interrupted."""
+    """A run that ends FAILED if the block raises, KILLED on Ctrl-C, keeping what it logged."""
     import mlflow
 
     with mlflow.start_run(run_name=name, tags={k: _scalar(v) for k, v in tags.items()}) as run:
         mlflow.log_params({k: _scalar(v)[:500] for k, v in params.items()})
         try:
             yield run
-        except BaseException:
-            mlflow.end_run(status="KILLED")
+        except BaseException as exc:
+            mlflow.end_run(status="KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
             raise
 
 
@@ -83,7 +83,6 @@ class MlflowIterationTracker:
     def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None) -> None:
         self.ledger = ledger
         self.extra_checkpoint = extra_checkpoint or {}
-        self.steps_logged: list[int] = []
 
     def log_iteration(self, record: Any) -> None:
         import mlflow
@@ -97,7 +96,6 @@ class MlflowIterationTracker:
         mlflow.log_text("\n".join(json.dumps(e.to_dict()) for e in record.exchanges) + "\n", f"{folder}/editor.jsonl")
         mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, "tokens": self.ledger.snapshot()},
                         "checkpoint.json")
-        self.steps_logged.append(record.step)
 
 
 def load_checkpoint(run_id: str) -> dict[str, Any]:

@@ -8,12 +8,6 @@ from modules.tool_docs import Toolbox
 from otbench.trajectory import Trajectory
 
 
-class Task(Protocol):
-    """Anything with an id; environments keep their own task types."""
-
-    id: str
-
-
 class Agent(Protocol):
     """Anything an environment can run on a task (the LLM agent or a reference agent)."""
 

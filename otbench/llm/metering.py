@@ -15,9 +15,6 @@ from typing import Any
 
 import dspy
 
-PHASES = ("agent", "editor", "exploration")
-
-
 @dataclass
 class PhaseUsage:
     """Totals for one phase; ``calls`` includes cache hits, ``paid_calls`` does not."""
