@@ -19,13 +19,11 @@ _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100,
 
 
 def bench_oracle() -> dict[str, float]:
-    from modules.reference_agents import OracleAgent
     from otbench.envs.bfcl.env import BfclEnvironment
 
     with BfclEnvironment(setting="names_only") as env:
         tasks = env.tasks()
-        answers = {task.question: env.oracle_calls(task) for task in tasks}
-        agent, toolbox = OracleAgent(lambda q: answers[q]), env.toolbox()
+        agent, toolbox = env.oracle_agent(tasks), env.toolbox()
         env.sandbox.call("math_gcd", "warmup", {"a": 1, "b": 1})  # worker start is not scoring
         started = time.perf_counter()
         trajectories = [env.rollout(agent, toolbox, task) for task in tasks]

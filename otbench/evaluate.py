@@ -15,7 +15,7 @@ from typing import Any
 
 from evals.harness import run_rollouts
 from modules.agent import FunctionCallingAgent
-from modules.reference_agents import NullAgent, OracleAgent
+from modules.reference_agents import NullAgent
 from otbench import tracking
 from otbench.cli import (OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int,
                          run_main)
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m otbench.evaluate", description=__doc__.splitlines()[0])
     add_environment_arguments(parser)
     parser.add_argument("--agent", default="llm", help="llm (default), oracle or null")
-    parser.add_argument("--docs", default=None, help="learned docs: a file, or runs:/RUN_ID of an optimize run")
+    parser.add_argument("--docs", default=None, help="docs to use: a file, runs:/RUN_ID of an optimize run, or gold (the true docs)")
     parser.add_argument("--limit", type=positive_int, default=None, help="evaluate a seeded sample of N tasks")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
@@ -49,11 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
     if kind == "oracle":
-        answers = {task.question: env.oracle_calls(task) for task in tasks}
-        return OracleAgent(lambda question: answers[question])
+        return env.oracle_agent(tasks)
     if kind == "null":
         return NullAgent()
-    return FunctionCallingAgent()
+    return FunctionCallingAgent(instructions=env.agent_instructions)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,13 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(args, workers=args.num_threads))
         tasks = sample_tasks(env.tasks(), args.limit, args.seed)
-        toolbox = env.toolbox()
-        docs_matched = apply_docs(toolbox, args.docs) if args.docs else 0
+        toolbox = env.toolbox("gold" if args.docs == "gold" else None)
+        docs_matched = apply_docs(toolbox, args.docs) if args.docs not in (None, "gold") else 0
         agent = _agent(args.agent, env, tasks)
         if uses_lm:
             agent.lm = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger))["agent"]
-        tags = {"command": "evaluate", "env": env.name, "setting": getattr(env, "setting", ""),
-                "agent": args.agent, "lm": args.lm if uses_lm else "-", "optimizer": "docs" if args.docs else "base"}
+        tags = {"command": "evaluate", "env": env.name, "setting": env.setting,
+                "agent": args.agent, "lm": args.lm if uses_lm else "-", "optimizer": {None: "base", "gold": "gold"}.get(args.docs, "docs")}
         params = {**tags, "limit": args.limit or len(tasks), "seed": args.seed, "docs": args.docs or "", "docs_matched": docs_matched,
                   "num_threads": args.num_threads}
         started = time.perf_counter()
@@ -89,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise UserError(f"evaluation stopped after {len(finished)} tasks: {stop}") from stop.cause
             summary = _log_results(env, trajectories, ledger, time.perf_counter() - started)
         summary["run_id"] = run.info.run_id
-    _print(summary, ledger, as_json=args.json)
+    _print(summary, ledger, env.metric_names, as_json=args.json)
     return 0
 
 
@@ -110,11 +109,11 @@ def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, 
     return summary
 
 
-def _print(summary: dict[str, Any], ledger: TokenLedger, *, as_json: bool) -> None:
+def _print(summary: dict[str, Any], ledger: TokenLedger, metric_names: tuple[str, ...], *, as_json: bool) -> None:
     if as_json:
         print(json.dumps({**summary, "tokens_by_phase": ledger.snapshot()}))
         return
-    metrics = {k: v for k, v in summary.items() if k in ("E", "P", "A", "n")}
+    metrics = {k: summary[k] for k in (*metric_names, "n") if k in summary}
     print(format_table([metrics]), file=sys.stdout)
     rows = [{"phase": phase, **row} for phase, row in ledger.snapshot().items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls"]))

@@ -15,6 +15,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from evals.harness import run_rollouts
 from modules.agent import FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
@@ -34,7 +35,7 @@ from otbench.report import format_table
 OPTIMIZERS = ("toolobserver",)
 DEFAULT_LIMIT = 10
 # Options that define what a run computes; a resumed run takes them from its checkpoint.
-_RUN_DEFINING = ("env", "setting", "parallel", "call_timeout", "limit", "seed", "iterations", "batch_size", "mode",
+_RUN_DEFINING = ("env", "setting", "toolset", "test_limit", "parallel", "call_timeout", "limit", "seed", "iterations", "batch_size", "mode",
                  "oracle_feedback", "lm", "editor_lm", "embedded_model", "gguf", "temperature", "optimizer")
 
 
@@ -46,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=positive_int, default=DEFAULT_LIMIT,
                         help=f"optimize on a seeded sample of N tasks (default {DEFAULT_LIMIT})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
+    parser.add_argument("--test-limit", type=positive_int, default=DEFAULT_LIMIT,
+                        help=f"offline environments: score the learned docs on N test tasks (default {DEFAULT_LIMIT})")
     parser.add_argument("--iterations", type=positive_int, default=None,
                         help="max editor iterations (default: 10 online, 3 offline)")
     parser.add_argument("--batch-size", type=positive_int, default=10, help="offline mini-batch size (default 10)")
@@ -68,13 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume:
         checkpoint = tracking.load_checkpoint(args.resume)
         for name in _RUN_DEFINING:
-            setattr(args, name, checkpoint["args"][name])
+            setattr(args, name, checkpoint["args"].get(name, getattr(args, name)))
     if args.optimizer not in OPTIMIZERS:
         raise UserError(f"unknown optimizer {args.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
-    mode = args.mode or ("online" if args.env == "bfcl" else "offline")
-    if mode not in MODES:
-        raise UserError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
-    args.mode = mode
+    if args.mode is not None and args.mode not in MODES:
+        raise UserError(f"unknown mode {args.mode!r}; choose from {', '.join(MODES)}")
     check_environment_arguments(args)
 
     ledger = TokenLedger()
@@ -83,13 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(args, workers=args.num_threads))
-        online = mode == "online"
-        trainset = sample_tasks(env.tasks("test" if online else "train"), args.limit, args.seed)
+        mode = args.mode = args.mode or env.learning
+        if mode == "offline" and env.learning == "online":
+            raise UserError(f"{env.name} has no train split: its docs are learned per task, in online mode")
+        trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), args.limit, args.seed)
         toolbox = env.toolbox()
         if checkpoint:
             toolbox.adopt_docs(type(toolbox).from_json(checkpoint["docs"]))
         lms = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger, ("agent", "editor")))
-        agent, editor = FunctionCallingAgent(), DocEditor()
+        agent, editor = FunctionCallingAgent(instructions=env.agent_instructions), DocEditor()
         agent.lm, editor.lm = lms["agent"], lms["editor"]
         program = ToolAgentProgram(toolbox, agent)
         saved_args = {name: getattr(args, name) for name in _RUN_DEFINING}
@@ -99,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                                  batch_size=args.batch_size, oracle_feedback=args.oracle_feedback,
                                  num_threads=args.num_threads, tracker=tracker, progress=not args.quiet)
         tags = {"command": "optimize", "optimizer": args.optimizer, "mode": mode, "env": env.name,
-                "setting": getattr(env, "setting", ""), "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
+                "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
                 "seed": args.seed}
         run = stack.enter_context(_run(args.resume, tags, {**saved_args, "n_tasks": len(trainset)}))
         try:
@@ -109,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(stop.cause, KeyboardInterrupt):
                 raise KeyboardInterrupt(hint) from None
             raise UserError(f"optimization stopped ({stop}); {hint}") from stop.cause
-        summary = _finish(args, env, program, optimizer, ledger, run.info.run_id, time.perf_counter() - started)
+        test = _evaluate_on_test(args, env, program, optimizer) if env.learning == "offline" else None
+        summary = _finish(args, env, program, optimizer, ledger, run.info.run_id, time.perf_counter() - started,
+                          test)
     _print(summary, as_json=args.json)
     return 0
 
@@ -123,14 +128,28 @@ def _run(resume: str | None, tags: dict[str, Any], params: dict[str, Any]) -> An
                                 params=params)
 
 
+def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProgram,
+                      optimizer: ToolObserver) -> dict[str, float]:
+    """Offline learning is judged on held-out tasks: the learned docs on a seeded test sample."""
+    import mlflow
+
+    tasks = sample_tasks(env.tasks("test"), args.test_limit, args.seed)
+    trajectories = run_rollouts(env, program.agent, program.toolbox, tasks, num_threads=args.num_threads,
+                                description="test: learned docs", progress=not args.quiet)
+    metrics = env.summarise(trajectories)
+    mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
+    mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), "test_trajectories.jsonl")
+    return metrics
+
+
 def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optimizer: ToolObserver,
-            ledger: TokenLedger, run_id: str, seconds: float) -> dict[str, Any]:
+            ledger: TokenLedger, run_id: str, seconds: float, test: dict[str, float] | None) -> dict[str, Any]:
     """Save final docs, log the summary table and return the summary."""
     import mlflow
 
     client = mlflow.tracking.MlflowClient()
     history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
-               for key in (env.primary_metric, "P", "A", "docs_changed")}
+               for key in (*env.metric_names, "docs_changed")}
     before = {key: values[0].value for key, values in history.items() if values and key != "docs_changed"}
     if optimizer.final_trajectories:
         after = {k: v for k, v in env.summarise(optimizer.final_trajectories).items() if k != "n"}
@@ -146,8 +165,8 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
     tokens = ledger.snapshot()
     llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
     summary = {
-        "run_id": run_id, "optimizer": args.optimizer, "env": env.name, "setting": getattr(env, "setting", ""),
-        "mode": args.mode, "n": len(optimizer.final_trajectories), "before": before, "after": after,
+        "run_id": run_id, "optimizer": args.optimizer, "env": env.name, "setting": env.setting,
+        "mode": args.mode, "n": len(optimizer.final_trajectories), "before": before, "after": after, "test": test,
         "mean_editor_iterations": round(sum(rounds) / len(rounds), 2) if rounds else 0.0,
         "steps": len(history["docs_changed"]),
         "tokens_by_phase": tokens, "seconds": round(seconds, 1),
@@ -156,17 +175,23 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
     }
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} |
                        {"mean_editor_iterations": summary["mean_editor_iterations"], "seconds": seconds})
-    rows = [{"docs": "before", **before}, {"docs": "after", **after}]
-    tracking.log_table(rows, "summary_table.json")
+    tracking.log_table(_summary_rows(summary), "summary_table.json")
     mlflow.log_dict(summary, "summary.json")
     return summary
+
+
+def _summary_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = [{"docs": "before", **summary["before"]}, {"docs": "after", **summary["after"]}]
+    if summary["test"] is not None:
+        rows.append({"docs": "after, test split", **{k: v for k, v in summary["test"].items() if k != "n"}})
+    return rows
 
 
 def _print(summary: dict[str, Any], *, as_json: bool) -> None:
     if as_json:
         print(json.dumps(summary))
         return
-    print(format_table([{"docs": "before", **summary["before"]}, {"docs": "after", **summary["after"]}]))
+    print(format_table(_summary_rows(summary)))
     rows = [{"phase": phase, **row} for phase, row in summary["tokens_by_phase"].items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
                               "seconds"]))

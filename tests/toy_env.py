@@ -26,10 +26,14 @@ class ToyTask:
 
 class ToyEnvironment:
     name = "toy"
+    setting = "opaque"
     primary_metric = "E"
+    metric_names = ("E",)
+    agent_instructions = "Call the tool that answers the request."
 
     def __init__(self, n_tasks: int = 4, *, shared: bool = False) -> None:
         self.shared = shared
+        self.learning = "offline" if shared else "online"
         self._tasks = [ToyTask(f"t{i}", f"add {i + 2} and 3", i + 2, 3) for i in range(n_tasks)]
 
     def tasks(self, split: str = "test") -> list[ToyTask]:

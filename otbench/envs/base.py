@@ -1,4 +1,16 @@
-"""The one small interface through which optimizers and the evaluation harness see environments."""
+"""The one small interface through which optimizers and the evaluation harness see environments.
+
+Every environment follows the same contract, so the commands (evaluate, optimize, compare) and
+the optimizers never import an environment's own modules:
+
+- ``learning`` says how docs are learned. ``"online"``: each task has its own toolset and docs are
+  learned at test time, per task (BFCL). ``"offline"``: one toolset is shared by all tasks;
+  docs are learned on the ``train`` split and scored on the ``test`` split (Chess, BrowseComp).
+- ``toolbox(setting)`` builds fresh docs; the setting ``"gold"`` always means the true docs.
+- ``rollout`` runs an agent on one task (one turn or many: the environment drives the loop)
+  and returns a scored :class:`~otbench.trajectory.Trajectory`.
+- ``agent_instructions`` is the system prompt of the LLM agent in this environment.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +18,8 @@ from typing import Any, Protocol
 
 from modules.tool_docs import Toolbox
 from otbench.trajectory import Trajectory
+
+LEARNING_MODES = ("online", "offline")
 
 
 class Agent(Protocol):
@@ -15,22 +29,40 @@ class Agent(Protocol):
 
 
 class Environment(Protocol):
-    """An environment: tasks, their initial and gold docs, and a way to run an agent on a task."""
+    """An environment: tasks, their initial and gold docs, and a way to run an agent on a task.
+
+    ``setting`` names the configuration runs are grouped by in MLflow and in tables (BFCL's
+    documentation setting, the tool set of Chess or BrowseComp).
+    ``metric_names`` lists the metrics ``summarise`` reports, the primary one first; it is also
+    the column order of every table. Environments are context managers: leaving the ``with``
+    block stops whatever they started (sandboxes, engines).
+    """
 
     name: str
+    setting: str
     primary_metric: str
+    metric_names: tuple[str, ...]
+    learning: str
+    agent_instructions: str
 
     def tasks(self, split: str = "test") -> list[Any]:
-        """Tasks of a split (BFCL has only ``test``: it learns per test, at test time)."""
+        """Tasks of a split: ``test`` always; ``train`` too when ``learning`` is offline."""
 
     def toolbox(self, setting: str | None = None) -> Toolbox:
-        """Fresh docs for every task's toolset under ``setting`` (default: the env's own)."""
+        """Fresh docs for every toolset under ``setting`` (default: the env's own; ``gold``: true docs)."""
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: Any) -> Trajectory:
         """Run ``agent`` on ``task`` with ``toolbox``'s current docs, execute its calls, score it."""
 
     def summarise(self, trajectories: list[Trajectory]) -> dict[str, float]:
         """Aggregate metrics (means) over trajectories, with ``n``."""
+
+    def oracle_agent(self, tasks: list[Any]) -> Agent:
+        """An agent that acts optimally on ``tasks`` (it must score perfectly: a check of the metrics)."""
+
+    def __enter__(self) -> Environment: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
 
 
 def sample_tasks(tasks: list[Any], limit: int | None, seed: int) -> list[Any]:

@@ -11,6 +11,8 @@ import threading
 from typing import Any
 
 from evals.bfcl_metrics import TestScore, score_test, summarise
+from modules.agent import FUNCTION_CALLING_INSTRUCTIONS
+from modules.reference_agents import OracleAgent
 from modules.tool_docs import Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent
@@ -33,6 +35,9 @@ class BfclEnvironment:
 
     name = "bfcl"
     primary_metric = "E"
+    metric_names = ("E", "P", "A")
+    learning = "online"
+    agent_instructions = FUNCTION_CALLING_INSTRUCTIONS
 
     def __init__(
         self, *, setting: str = "names_only", categories: tuple[str, ...] = DEFAULT_CATEGORIES,
@@ -75,6 +80,10 @@ class BfclEnvironment:
 
     def summarise(self, trajectories: list[Trajectory]) -> dict[str, float]:
         return summarise([TestScore(**{k: t.metrics[k] for k in ("E", "P", "A")}) for t in trajectories])
+
+    def oracle_agent(self, tasks: list[BfclTest]) -> OracleAgent:
+        answers = {task.question: self.oracle_calls(task) for task in tasks}
+        return OracleAgent(lambda question: answers[question])
 
     # -- BFCL specifics ------------------------------------------------------------------------
     def gold_calls(self, task: BfclTest) -> list[ToolCall]:

@@ -1,0 +1,33 @@
+"""Command-line options of BFCL-Opaque (see :mod:`otbench.envs.registry`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from otbench.errors import UserError
+
+
+def add_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--setting", default="names_only",
+                       help="BFCL documentation setting: gold, names_only, names_desc, names_params")
+    group.add_argument("--parallel", action="store_true",
+                       help="BFCL: add the exec_parallel and exec_parallel_multiple categories")
+    group.add_argument("--call-timeout", type=float, default=5.0, help="BFCL: seconds a tool call may run")
+
+
+def check(args: argparse.Namespace) -> None:
+    from otbench.envs.bfcl.opacity import SETTINGS
+
+    if args.setting not in SETTINGS:
+        raise UserError(f"unknown setting {args.setting!r}; choose from {', '.join(SETTINGS)}")
+    if args.toolset is not None:
+        raise UserError("BFCL has one toolset per test; --toolset applies to chess and browsecomp")
+
+
+def build(args: argparse.Namespace, *, workers: int = 1):  # noqa: ANN201 - a BfclEnvironment
+    from otbench.envs.bfcl.data import ALL_CATEGORIES, DEFAULT_CATEGORIES
+    from otbench.envs.bfcl.env import BfclEnvironment
+
+    categories = ALL_CATEGORIES if args.parallel else DEFAULT_CATEGORIES
+    return BfclEnvironment(setting=args.setting, categories=categories, call_timeout=args.call_timeout,
+                           workers=workers)
