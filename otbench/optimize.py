@@ -35,6 +35,7 @@ from otbench.llm.metering import TokenLedger
 from otbench.llm.session import open_lms
 from otbench.parallel import MapInterrupted
 from otbench.report import format_table
+from otbench.sweep import add_sweep_arguments, check_sweep_arguments, print_sweep, run_sweep
 
 OPTIMIZERS = ("toolobserver", "play2prompt", "easytool")
 DEFAULT_LIMIT = 10
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
     parser.add_argument("--resume", default=None, metavar="RUN_ID", help="continue an interrupted run")
     parser.add_argument("--out", type=Path, default=Path("learned_docs"), help="where final docs are written")
+    add_sweep_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the final summary as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     add_lm_arguments(parser, editor=True)
@@ -91,32 +93,57 @@ def main(argv: list[str] | None = None) -> int:
         raise UserError(f"unknown mode {args.mode!r}; choose from {', '.join(MODES)}")
     check_environment_arguments(args)
 
+    if args.sweep and args.resume:
+        raise UserError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
+    if args.sweep:
+        check_sweep_arguments(args)
+
     ledger = TokenLedger()
     if checkpoint:
         ledger.restore(checkpoint["tokens"])
-    started = time.perf_counter()
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(args, workers=args.num_threads))
-        mode = args.mode = args.mode or env.learning
-        if mode == "offline" and env.learning == "online":
+        args.mode = args.mode or env.learning
+        if args.mode == "offline" and env.learning == "online":
             raise UserError(f"{env.name} has no train split: its docs are learned per task, in online mode")
-        trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), args.limit, args.seed)
-        toolbox = env.toolbox()
-        if checkpoint:
-            toolbox.adopt_docs(type(toolbox).from_json(checkpoint["docs"]))
         lms = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger,
                                            ("agent", "editor", "exploration")))
-        agent = FunctionCallingAgent(instructions=env.agent_instructions)
-        agent.lm = lms["agent"]
-        program = ToolAgentProgram(toolbox, agent)
-        saved_args = {name: getattr(args, name) for name in _RUN_DEFINING}
-        saved_args["gguf"] = str(args.gguf) if args.gguf else None
-        tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args})
-        optimizer = _build_optimizer(args, env, lms, tracker)
-        tags = {"command": "optimize", "optimizer": args.optimizer, "mode": mode, "env": env.name,
-                "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
-                "seed": args.seed}
-        run = stack.enter_context(_run(args.resume, tags, {**saved_args, "n_tasks": len(trainset)}))
+        if args.sweep:
+            sweep = run_sweep(args, env, lambda trial_args: optimize_once(trial_args, env, lms, ledger, nested=True))
+        else:
+            summary = optimize_once(args, env, lms, ledger, checkpoint)
+    if args.json:
+        print(json.dumps(sweep if args.sweep else summary))
+    elif args.sweep:
+        print_sweep(sweep)
+    else:
+        _print(summary)
+    return 0
+
+
+def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledger: TokenLedger,
+                  checkpoint: dict[str, Any] | None = None, *, nested: bool = False) -> dict[str, Any]:
+    """One optimizer run on fresh docs (or a checkpoint's), tracked as one MLflow run; its summary.
+
+    The environment and LM server are the caller's, so a sweep's trials share them.
+    """
+    started = time.perf_counter()
+    if not checkpoint:
+        ledger.restore({})
+    trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), args.limit, args.seed)
+    toolbox = env.toolbox()
+    if checkpoint:
+        toolbox.adopt_docs(type(toolbox).from_json(checkpoint["docs"]))
+    agent = FunctionCallingAgent(instructions=env.agent_instructions)
+    agent.lm = lms["agent"]
+    program = ToolAgentProgram(toolbox, agent)
+    saved_args = {name: getattr(args, name) for name in _RUN_DEFINING}
+    saved_args["gguf"] = str(args.gguf) if args.gguf else None
+    tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args})
+    optimizer = _build_optimizer(args, env, lms, tracker)
+    tags = {"command": "optimize", "optimizer": args.optimizer, "mode": args.mode, "env": env.name,
+            "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm, "seed": args.seed}
+    with _run(args.resume, tags, {**saved_args, "n_tasks": len(trainset)}, nested) as run:
         try:
             optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
         except MapInterrupted as stop:
@@ -124,11 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(stop.cause, KeyboardInterrupt):
                 raise KeyboardInterrupt(hint) from None
             raise UserError(f"optimization stopped ({stop}); {hint}") from stop.cause
-        test = _evaluate_on_test(args, env, program, optimizer) if env.learning == "offline" else None
-        summary = _finish(args, env, program, optimizer, ledger, run.info.run_id, time.perf_counter() - started,
-                          test)
-    _print(summary, as_json=args.json)
-    return 0
+        test = _evaluate_on_test(args, env, program) if env.learning == "offline" else None
+        return _finish(args, env, program, optimizer, ledger, run.info.run_id, time.perf_counter() - started, test)
 
 
 def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tracker: Any) -> DocOptimizer:
@@ -156,17 +180,16 @@ def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tr
                         oracle_feedback=args.oracle_feedback, **common)
 
 
-def _run(resume: str | None, tags: dict[str, Any], params: dict[str, Any]) -> Any:
+def _run(resume: str | None, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:
     import mlflow
 
     if resume:
         return mlflow.start_run(run_id=resume)
     return tracking.tracked_run(f"optimize-{tags['optimizer']}-{tags['env']}-{tags['setting']}", tags=tags,
-                                params=params)
+                                params=params, nested=nested)
 
 
-def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProgram,
-                      optimizer: DocOptimizer) -> dict[str, float]:
+def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProgram) -> dict[str, float]:
     """Offline learning is judged on held-out tasks: the learned docs on a seeded test sample."""
     import mlflow
 
@@ -226,10 +249,7 @@ def _summary_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _print(summary: dict[str, Any], *, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(summary))
-        return
+def _print(summary: dict[str, Any]) -> None:
     print(format_table(_summary_rows(summary)))
     rows = [{"phase": phase, **row} for phase, row in summary["tokens_by_phase"].items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",

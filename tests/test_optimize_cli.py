@@ -65,3 +65,36 @@ def test_every_optimizer_runs_logs_and_saves_docs(optimizer, phases, scripted_lm
     assert run.data.tags["optimizer"] == optimizer and run.info.status == "FINISHED"
     assert "final_E" in run.data.metrics
     assert (tmp_path / summary["run_id"] / "final_docs.json").exists()
+
+
+def _sweep(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        run_main(optimize.main, ["--limit", "1", "--json", "--quiet", *argv])
+    captured = capsys.readouterr()
+    return stop.value.code, captured.out, captured.err
+
+
+def test_a_sweep_runs_nested_trials_and_reports_the_best(scripted_lms, tmp_path, capsys):
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    code, out, err = _sweep(["--sweep", "2", "--storage", storage, "--study-name", "s", "--out", str(tmp_path)], capsys)
+    assert code == 0, err
+    sweep = json.loads(out)
+    assert [t["state"] for t in sweep["trials"]] == ["COMPLETE", "COMPLETE"]
+    assert {"iterations", "E", "tokens"} <= set(sweep["best"])
+    for trial in sweep["trials"]:
+        assert mlflow.get_run(trial["run_id"]).data.tags["mlflow.parentRunId"] == sweep["sweep_run_id"]
+    # A second worker joins the same study through the shared storage.
+    code, out, _ = _sweep(["--sweep", "1", "--storage", storage, "--study-name", "s", "--out", str(tmp_path)], capsys)
+    assert code == 0 and len(json.loads(out)["trials"]) == 3
+
+
+def test_a_sweep_stops_at_the_token_budget(scripted_lms, tmp_path, capsys):
+    code, out, err = _sweep(["--sweep", "5", "--token-budget", "1", "--out", str(tmp_path)], capsys)
+    assert code == 0, err
+    states = [t["state"] for t in json.loads(out)["trials"]]
+    assert states == ["COMPLETE"]
+
+
+def test_sweeping_an_optimizer_without_knobs_is_a_user_error(capsys):
+    code, _, err = _sweep(["--optimizer", "easytool", "--sweep", "2"], capsys)
+    assert code == 2 and "easytool has no knobs" in err
