@@ -1,0 +1,161 @@
+"""The comparison command: reuse of finished runs, missing rows run through the commands, the table."""
+
+import json
+from contextlib import contextmanager
+
+import mlflow
+import pytest
+
+from modules.tool_docs import DocumentedTool, Toolbox
+from otbench import compare, evaluate, optimize, tracking
+from otbench.cli import run_main
+from scripted_lm import scripted_lm
+
+AGENT_REPLY = json.dumps({"calls": [{"name": "function_1", "arguments": {}}]})
+EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
+
+
+def _run(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        run_main(compare.main, argv)
+    captured = capsys.readouterr()
+    return stop.value.code, captured.out, captured.err
+
+
+@pytest.fixture()
+def scripted_models(monkeypatch):
+    """evaluate and optimize get scripted LMs instead of a served model; counts the sessions opened."""
+    sessions = []
+
+    @contextmanager
+    def open_scripted(options, ledger, phases=("agent",)):
+        sessions.append(phases)
+        replies = {"agent": AGENT_REPLY, "editor": EDITOR_REPLY}
+        yield {phase: scripted_lm(lambda messages, phase=phase: replies[phase], ledger=ledger, phase=phase)
+               for phase in phases}
+
+    monkeypatch.setattr(evaluate, "open_lms", open_scripted)
+    monkeypatch.setattr(optimize, "open_lms", open_scripted)
+    return sessions
+
+
+def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, capsys):
+    argv = ["--limit", "2", "--seed", "101", "--optimizers", "toolobserver", "--plots", str(tmp_path), "--json",
+            "--quiet"]
+    code, out, _ = _run(argv, capsys)
+    first = json.loads(out)
+    assert code == 0 and [row["row"] for row in first["rows"]] == ["base", "gold", "+TO"]
+    assert [row["run"] for row in first["rows"]] == ["ran", "ran", "ran"] and len(scripted_models) == 3
+    assert first["metrics"] == ["E", "P", "A"] and first["learning"] == "online"
+    for row in first["rows"]:
+        assert set(row) >= {"E", "P", "A", "tokens", "docs_sem", "docs_lex", "run_id"} and row["tokens"] > 0
+    gold, learned = first["rows"][1], first["rows"][2]
+    assert mlflow.get_run(gold["run_id"]).data.tags["setting"] == "gold"
+    assert gold["docs_sem"] == pytest.approx(1.0) and gold["docs_lex"] == pytest.approx(1.0)
+    assert first["rows"][0]["docs_sem"] == 0.0 and learned["docs_sem"] > 0.0  # names_only base docs are blank
+
+    code, out, _ = _run(argv, capsys)
+    second = json.loads(out)
+    assert [row["run"] for row in second["rows"]] == ["reused"] * 3 and len(scripted_models) == 3
+    assert [row["run_id"] for row in second["rows"]] == [row["run_id"] for row in first["rows"]]
+    artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(second["run_id"])}
+    assert {"comparison.json", "comparison.csv", "comparison.md", "plots"} <= artifacts
+    assert all(path.endswith(".png") and (tmp_path / path.rsplit("/", 1)[1]).is_file() for path in second["plots"])
+
+
+def _log_run(tags, params, metrics, *, status="FINISHED", artifacts=None, history=None):
+    """A run shaped like the ones evaluate and optimize log."""
+    tracking.configure()
+    with mlflow.start_run(tags=tags) as run:
+        mlflow.log_params(params)
+        mlflow.log_metrics(metrics)
+        for step, value in enumerate(history or []):
+            mlflow.log_metric("E", value, step=step)
+        for path, content in (artifacts or {}).items():
+            mlflow.log_text(content, path)
+    if status != "FINISHED":
+        mlflow.MlflowClient().set_terminated(run.info.run_id, status=status)
+    return run.info.run_id
+
+
+def _prelogged_comparison(seed):
+    """Finished base, gold and ToolObserver runs for BFCL names_only on 3 tasks, plus decoys that must not match."""
+    trajectories = "\n".join(json.dumps({"task_id": t, "toolset": t}) for t in ("exec_simple_0", "exec_simple_1"))
+    evaluate_tags = {"command": "evaluate", "env": "bfcl", "agent": "llm", "lm": "embedded", "optimizer": "base"}
+    params = {"limit": "3", "seed": str(seed)}
+    base = _log_run({**evaluate_tags, "setting": "names_only"}, params,
+                    {"E": 0.0, "P": 0.0, "A": 0.6, "tokens_all_total": 1000}, artifacts={"trajectories.jsonl": trajectories})
+    gold = _log_run({**evaluate_tags, "setting": "gold"}, params, {"E": 1.0, "P": 0.9, "A": 0.95, "tokens_all_total": 1500},
+                    artifacts={"trajectories.jsonl": trajectories})
+    learned = Toolbox({"exec_simple_0": [DocumentedTool("function_1", description="Calculates the binomial probability.")],
+                       "exec_simple_1": [DocumentedTool("function_1", description="Something else entirely.")]})
+    optimize_tags = {"command": "optimize", "optimizer": "toolobserver", "mode": "online", "env": "bfcl",
+                     "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": str(seed)}
+    optimize_params = {**params, "iterations": "null", "batch_size": "10", "oracle_feedback": "false"}
+    summary = json.dumps({"tokens_by_phase": {"all": {"total_tokens": 9000}}})
+
+    def optimize_run(metrics, **kwargs):
+        return _log_run(optimize_tags, kwargs.pop("params", optimize_params), metrics, history=[0.0, 0.5, 0.5],
+                        artifacts={"summary.json": summary, "docs/final_docs.json": json.dumps(learned.to_json())},
+                        **kwargs)
+
+    chosen = optimize_run({"final_E": 0.5, "final_P": 0.4, "final_A": 0.8})
+    optimize_run({"final_E": 0.9, "final_P": 0.9, "final_A": 0.9}, status="FAILED")
+    optimize_run({"final_E": 0.8, "final_P": 0.8, "final_A": 0.8}, params={**optimize_params, "oracle_feedback": "true"})
+    optimize_run({"final_E": 0.7, "final_P": 0.7, "final_A": 0.7}, params={**optimize_params, "limit": "4"})
+    return {"base": base, "gold": gold, "+TO": chosen}
+
+
+def test_finished_runs_with_the_same_definition_are_reused_without_running_anything(monkeypatch, tmp_path, capsys):
+    expected = _prelogged_comparison(seed=202)
+    monkeypatch.setattr(compare, "_COMMANDS", {})  # running any command would fail the test
+    code, out, _ = _run(["--limit", "3", "--seed", "202", "--optimizers", "toolobserver", "--plots", str(tmp_path),
+                         "--json"], capsys)
+    rows = {row["row"]: row for row in json.loads(out)["rows"]}
+    assert code == 0 and {label: row["run_id"] for label, row in rows.items()} == expected
+    assert (rows["+TO"]["E"], rows["+TO"]["P"], rows["+TO"]["A"], rows["+TO"]["tokens"]) == (0.5, 0.4, 0.8, 9000)
+    assert (rows["base"]["A"], rows["base"]["tokens"], rows["gold"]["tokens"]) == (0.6, 1000, 1500)
+    assert 0.0 < rows["+TO"]["docs_sem"] < 1.0 and 0.0 < rows["+TO"]["docs_lex"] < 1.0
+    assert rows["gold"]["docs_sem"] == pytest.approx(1.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bfcl-names_only-E-by-iteration.png",
+                                                         "bfcl-names_only-E-vs-tokens.png"]
+
+
+def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
+    _prelogged_comparison(seed=303)
+    monkeypatch.setattr(compare, "_COMMANDS", {})
+    code, out, _ = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
+                        capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[1].split()[:8] == ["row", "E", "P", "A", "tokens", "docs_sem", "docs_lex", "run"]
+    assert [line.split()[0] for line in lines[3:6]] == ["base", "gold", "+TO"]
+
+
+def test_the_optimizer_rows_follow_the_optimize_command(monkeypatch):
+    monkeypatch.setattr(optimize, "OPTIMIZERS", ("toolobserver", "newcomer"))
+    parser = compare.build_parser()
+    args = parser.parse_args([])
+
+    class Env:
+        name, setting, learning = "bfcl", "names_only", "online"
+
+    plans = compare.plan_rows(parser, args, Env())
+    assert [plan.label for plan in plans] == ["base", "gold", "+TO", "+newcomer"]
+    assert plans[1].argv[plans[1].argv.index("--setting") + 1] == "gold"
+    Env.learning = "offline"
+    gold = compare.plan_rows(parser, parser.parse_args(["--test-limit", "7"]), Env())[1]
+    assert "--docs" in gold.argv and gold.tags["optimizer"] == "gold" and gold.params["limit"] == "7"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--optimizers", "toolobserver,magic"], "unknown optimizer 'magic'"),
+        (["--env", "atari"], "unknown environment 'atari'"),
+        (["--setting", "names_everything"], "unknown setting 'names_everything'"),
+        (["--limit", "0"], "expected a number >= 1"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
+    code, out, err = _run(argv, capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
