@@ -6,7 +6,7 @@ cost (optimization + evaluation), and how close its docs are to the gold docs (T
 
 Every row is an MLflow run of ``evaluate`` (base, gold) or ``optimize`` (optimizer rows). A
 finished run with the same definition is reused; a missing one is run here through the command's
-own ``main``. Online environments (BFCL) evaluate while they learn, so an optimize run's final
+own ``main``, all of them sharing one embedded model server. Online environments (BFCL) evaluate while they learn, so an optimize run's final
 metrics are its row; offline environments learn on the train split, so the row is the learned
 docs scored on the test split (``test_*`` metrics), and base and gold are evaluated on the same
 test sample. The table is printed, logged as a ``compare`` run (table, CSV, markdown, plots).
@@ -27,6 +27,7 @@ from otbench import evaluate, optimize, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
 from otbench.errors import UserError
+from otbench.llm.session import one_embedded_server
 from otbench.report import format_table
 
 # Row labels of the paper's tables; an optimizer not listed here is shown as "+name".
@@ -313,10 +314,11 @@ def main(argv: list[str] | None = None) -> int:
         plans = plan_rows(parser, args, env)
         runs: dict[str, Any] = {}
         reused: dict[str, bool] = {}
-        for plan in plans:
-            found = find_run(plan)
-            reused[plan.label] = found is not None
-            runs[plan.label] = found or run_missing(plan)
+        with one_embedded_server():  # missing runs share one model server instead of loading it each
+            for plan in plans:
+                found = find_run(plan)
+                reused[plan.label] = found is not None
+                runs[plan.label] = found or run_missing(plan)
         fidelity = docs_fidelity(plans, runs, env)
         rows = [{"row": plan.label, **row_results(plan, runs[plan.label], env),
                  "docs_sem": round(fidelity[plan.label].semantic, 4), "docs_lex": round(fidelity[plan.label].lexical, 4),

@@ -39,7 +39,8 @@ def scripted_models(monkeypatch):
     return sessions
 
 
-def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, capsys):
+def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # optimize writes learned_docs/ in the working directory
     argv = ["--limit", "2", "--seed", "101", "--optimizers", "toolobserver", "--plots", str(tmp_path), "--json",
             "--quiet"]
     code, out, _ = _run(argv, capsys)
