@@ -287,14 +287,17 @@ def markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
 
 def log_comparison(args: argparse.Namespace, env: Any, rows: list[dict[str, Any]], columns: list[str],
                    plots: list[Path]) -> str:
-    """A ``compare`` run holding the table (JSON table, CSV, markdown) and the plots; returns its id."""
+    """A ``compare`` run holding the table (JSON table, CSV, markdown) and the plots; returns its id.
+
+    Its ``run_ids`` parameter lists the rows' runs, so ``otbench.ui_check`` can open them side by side.
+    """
     import mlflow
     import pandas as pd
 
     tags = {"command": "compare", "env": env.name, "setting": env.setting, "lm": args.lm,
             "editor_lm": args.editor_lm or args.lm, "seed": args.seed}
     params = {"limit": args.limit, "test_limit": args.test_limit, "optimizers": args.optimizers,
-              "rows": ",".join(row["row"] for row in rows)}
+              "rows": ",".join(row["row"] for row in rows), "run_ids": ",".join(row["run_id"] for row in rows)}
     with tracking.tracked_run(f"compare-{env.name}-{env.setting}", tags=tags, params=params) as run:
         tracking.log_table(rows, "comparison.json")
         mlflow.log_text(pd.DataFrame(rows, columns=columns).to_csv(index=False), "comparison.csv")
