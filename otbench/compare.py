@@ -119,18 +119,22 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
     own = vars(args)
     common = ["--seed", str(args.seed), "--num-threads", str(args.num_threads), "--json",
               *(["--quiet"] if args.quiet else []), *forwarded(parser, own, ("tracking",))]
-    lm_evaluate = forwarded(parser, own, ("language models",), skip={"editor_lm"})
+    # Runs started here never replay cached LM replies: a replay costs no tokens, and the step-0
+    # rollouts of an optimizer would replay the base evaluation, understating its tokens.
+    lm_evaluate = [*forwarded(parser, own, ("language models",), skip={"editor_lm", "no_cache"}), "--no-cache"]
+    lm_optimize = [*forwarded(parser, own, ("language models",), skip={"no_cache"}), "--no-cache"]
     lm_defining = defining_values(parser, own, ("language models",))
-    lm_defining.pop("editor_lm")
+    lm_defining.pop("editor_lm")  # optimize logs it as given, evaluate not at all: the tags compare it
+    # the environment and its setting are tags (an environment's setting need not be the --setting option)
+    env_defining = {k: v for k, v in defining_values(parser, own, ("environment",)).items() if k not in ("env", "setting")}
 
-    def evaluate_row(label: str, values: dict[str, Any], docs: list[str], optimizer_tag: str) -> RowPlan:
-        env_defining = defining_values(parser, values, ("environment",))
+    def evaluate_row(label: str, values: dict[str, Any], docs: list[str], setting: str, optimizer_tag: str) -> RowPlan:
         return RowPlan(
-            label=label, optimizer=label, command="evaluate",
+            label=label, optimizer=label, command="evaluate",  # base or gold
             argv=["--agent", "llm", "--limit", str(evaluated_on), *docs, *common,
                   *forwarded(parser, values, ("environment",)), *lm_evaluate],
-            tags={"command": "evaluate", "env": env.name, "setting": env_defining.get("setting", env.setting),
-                  "agent": "llm", "lm": args.lm, "optimizer": optimizer_tag},
+            tags={"command": "evaluate", "env": env.name, "setting": setting, "agent": "llm", "lm": args.lm,
+                  "optimizer": optimizer_tag},
             params={"limit": str(evaluated_on), "seed": str(args.seed)},
             if_logged={**env_defining, **lm_defining},
         )
@@ -138,10 +142,10 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
     if online:  # per-task docs are tied to the setting's tool names: the true docs are the gold setting
         if "setting" not in own:
             raise UserError(f"{env.name}: an online environment needs a --setting option for its gold row")
-        gold = evaluate_row("gold", {**own, "setting": "gold"}, [], "base")
+        gold = evaluate_row("gold", {**own, "setting": "gold"}, [], "gold", "base")
     else:  # shared tools keep their names: the true docs replace the setting's docs
-        gold = evaluate_row("gold", own, ["--docs", "gold"], "gold")
-    rows = [evaluate_row("base", own, [], "base"), gold]
+        gold = evaluate_row("gold", own, ["--docs", "gold"], env.setting, "gold")
+    rows = [evaluate_row("base", own, [], env.setting, "base"), gold]
 
     defaults = optimize.build_parser().parse_args([])
     for name in chosen_optimizers(args.optimizers):
@@ -149,13 +153,13 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
         rows.append(RowPlan(
             label=_ROW_LABELS.get(name, f"+{name}"), optimizer=name, command="optimize",
             argv=["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
-                  *forwarded(parser, own, ("environment", "language models"))],
+                  *forwarded(parser, own, ("environment",)), *lm_optimize],
             tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,
                   "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
                   "seed": str(args.seed)},
             params=params,
             # the paper's protocol: default iterations and batches, no success bits for the editor
-            if_logged={**defining_values(parser, own, ("environment",)), **lm_defining,
+            if_logged={**env_defining, **lm_defining,
                        "iterations": as_logged(defaults.iterations), "batch_size": as_logged(defaults.batch_size),
                        "oracle_feedback": "false"},
         ))
@@ -201,17 +205,24 @@ def run_missing(plan: RowPlan) -> Any:
 
 
 def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
-    """The metrics and total tokens of one row, read from its run."""
+    """The metrics, total tokens and cache-served LM calls of one row, read from its run.
+
+    Tokens come from the run's token ledger (optimize's summary includes the offline test
+    evaluation that follows its last step). A call served from DSPy's cache costs no tokens, so
+    ``cached_calls`` above 0 says the row's tokens understate what it would cost afresh.
+    """
     metrics = run.data.metrics
     if plan.command == "evaluate":
-        prefix, tokens = "", metrics.get("tokens_all_total", 0.0)
-    else:  # the summary's token totals include the offline test evaluation that follows the last step
+        prefix, ledger = "", _artifact_json(run.info.run_id, "tokens.json")
+    else:
         prefix = "final_" if env.learning == "online" else "test_"
-        tokens = _artifact_json(run.info.run_id, "summary.json")["tokens_by_phase"]["all"]["total_tokens"]
+        ledger = _artifact_json(run.info.run_id, "summary.json")
     missing = [name for name in env.metric_names if f"{prefix}{name}" not in metrics]
     if missing:
         raise UserError(f"run {run.info.run_id} ({plan.label}) has no {prefix}{missing[0]} metric")
-    return {name: metrics[f"{prefix}{name}"] for name in env.metric_names} | {"tokens": int(tokens)}
+    total = ledger["tokens_by_phase"]["all"]
+    return {name: metrics[f"{prefix}{name}"] for name in env.metric_names} | {
+        "tokens": int(total["total_tokens"]), "cached_calls": int(total["calls"] - total["paid_calls"])}
 
 
 def _artifact_json(run_id: str, path: str) -> Any:
@@ -258,7 +269,8 @@ def iteration_histories(plans: list[RowPlan], runs: dict[str, Any], metric: str)
     for plan in plans:
         if plan.command == "optimize":
             history = sorted(client.get_metric_history(runs[plan.label].info.run_id, metric), key=lambda m: m.step)
-            histories[plan.label] = [(m.step, m.value) for m in history]
+            if history:
+                histories[plan.label] = [(m.step, m.value) for m in history]
     return histories
 
 
@@ -323,11 +335,11 @@ def main(argv: list[str] | None = None) -> int:
                 reused[plan.label] = found is not None
                 runs[plan.label] = found or run_missing(plan)
         fidelity = docs_fidelity(plans, runs, env)
-        rows = [{"row": plan.label, **row_results(plan, runs[plan.label], env),
+        rows = [{"row": plan.label, "optimizer": plan.optimizer, **row_results(plan, runs[plan.label], env),
                  "docs_sem": round(fidelity[plan.label].semantic, 4), "docs_lex": round(fidelity[plan.label].lexical, 4),
                  "run": "reused" if reused[plan.label] else "ran", "run_id": runs[plan.label].info.run_id}
                 for plan in plans]
-        columns = ["row", *env.metric_names, "tokens", "docs_sem", "docs_lex", "run", "run_id"]
+        columns = ["row", *env.metric_names, "tokens", "cached_calls", "docs_sem", "docs_lex", "run", "run_id"]
         plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, args.plots)
         compare_run = log_comparison(args, env, rows, columns, plots)
         header = {"env": env.name, "setting": env.setting, "learning": env.learning, "metrics": list(env.metric_names)}
@@ -335,8 +347,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({**header, "limit": args.limit, "test_limit": args.test_limit, "seed": args.seed,
                           "rows": rows, "plots": [str(p) for p in plots], "run_id": compare_run}))
         return 0
-    print(f"{header['env']} / {header['setting']}: {', '.join(header['metrics'])}; tokens = optimization + evaluation; "
-          "docs_sem / docs_lex = similarity of the row's docs to the gold docs")
+    print(f"{header['env']} / {header['setting']}: {', '.join(header['metrics'])}; tokens = optimization + evaluation "
+          "(cached_calls cost none); docs_sem / docs_lex = similarity of the row's docs to the gold docs")
     print(format_table(rows, columns))
     print(f"plots: {', '.join(str(p) for p in plots)}   MLflow run: {compare_run}")
     return 0

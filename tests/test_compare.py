@@ -29,7 +29,7 @@ def scripted_models(monkeypatch):
 
     @contextmanager
     def open_scripted(options, ledger, phases=("agent",)):
-        sessions.append(phases)
+        sessions.append(options)
         replies = {"agent": AGENT_REPLY, "editor": EDITOR_REPLY}
         yield {phase: scripted_lm(lambda messages, phase=phase: replies[phase], ledger=ledger, phase=phase)
                for phase in phases}
@@ -47,6 +47,7 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
     first = json.loads(out)
     assert code == 0 and [row["row"] for row in first["rows"]] == ["base", "gold", "+TO"]
     assert [row["run"] for row in first["rows"]] == ["ran", "ran", "ran"] and len(scripted_models) == 3
+    assert not any(options.cache for options in scripted_models)  # tokens are paid, not replayed
     assert first["metrics"] == ["E", "P", "A"] and first["learning"] == "online"
     for row in first["rows"]:
         assert set(row) >= {"E", "P", "A", "tokens", "docs_sem", "docs_lex", "run_id"} and row["tokens"] > 0
@@ -79,21 +80,26 @@ def _log_run(tags, params, metrics, *, status="FINISHED", artifacts=None, histor
     return run.info.run_id
 
 
+def _ledger(total_tokens, *, calls, paid):
+    """The token artefact of a run (evaluate's tokens.json, the token part of optimize's summary.json)."""
+    return json.dumps({"tokens_by_phase": {"all": {"total_tokens": total_tokens, "calls": calls, "paid_calls": paid}}})
+
+
 def _prelogged_comparison(seed):
     """Finished base, gold and ToolObserver runs for BFCL names_only on 3 tasks, plus decoys that must not match."""
     trajectories = "\n".join(json.dumps({"task_id": t, "toolset": t}) for t in ("exec_simple_0", "exec_simple_1"))
     evaluate_tags = {"command": "evaluate", "env": "bfcl", "agent": "llm", "lm": "embedded", "optimizer": "base"}
     params = {"limit": "3", "seed": str(seed)}
-    base = _log_run({**evaluate_tags, "setting": "names_only"}, params,
-                    {"E": 0.0, "P": 0.0, "A": 0.6, "tokens_all_total": 1000}, artifacts={"trajectories.jsonl": trajectories})
-    gold = _log_run({**evaluate_tags, "setting": "gold"}, params, {"E": 1.0, "P": 0.9, "A": 0.95, "tokens_all_total": 1500},
-                    artifacts={"trajectories.jsonl": trajectories})
+    base = _log_run({**evaluate_tags, "setting": "names_only"}, params, {"E": 0.0, "P": 0.0, "A": 0.6},
+                    artifacts={"trajectories.jsonl": trajectories, "tokens.json": _ledger(1000, calls=3, paid=3)})
+    gold = _log_run({**evaluate_tags, "setting": "gold"}, params, {"E": 1.0, "P": 0.9, "A": 0.95},
+                    artifacts={"trajectories.jsonl": trajectories, "tokens.json": _ledger(1500, calls=3, paid=3)})
     learned = Toolbox({"exec_simple_0": [DocumentedTool("function_1", description="Calculates the binomial probability.")],
                        "exec_simple_1": [DocumentedTool("function_1", description="Something else entirely.")]})
     optimize_tags = {"command": "optimize", "optimizer": "toolobserver", "mode": "online", "env": "bfcl",
                      "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": str(seed)}
     optimize_params = {**params, "iterations": "null", "batch_size": "10", "oracle_feedback": "false"}
-    summary = json.dumps({"tokens_by_phase": {"all": {"total_tokens": 9000}}})
+    summary = _ledger(9000, calls=12, paid=10)
 
     def optimize_run(metrics, **kwargs):
         return _log_run(optimize_tags, kwargs.pop("params", optimize_params), metrics, history=[0.0, 0.5, 0.5],
@@ -116,6 +122,7 @@ def test_finished_runs_with_the_same_definition_are_reused_without_running_anyth
     assert code == 0 and {label: row["run_id"] for label, row in rows.items()} == expected
     assert (rows["+TO"]["E"], rows["+TO"]["P"], rows["+TO"]["A"], rows["+TO"]["tokens"]) == (0.5, 0.4, 0.8, 9000)
     assert (rows["base"]["A"], rows["base"]["tokens"], rows["gold"]["tokens"]) == (0.6, 1000, 1500)
+    assert (rows["base"]["cached_calls"], rows["+TO"]["cached_calls"]) == (0, 2)
     assert 0.0 < rows["+TO"]["docs_sem"] < 1.0 and 0.0 < rows["+TO"]["docs_lex"] < 1.0
     assert rows["gold"]["docs_sem"] == pytest.approx(1.0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bfcl-names_only-E-by-iteration.png",
@@ -128,7 +135,8 @@ def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     code, out, _ = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
                         capsys)
     lines = out.splitlines()
-    assert code == 0 and lines[1].split()[:8] == ["row", "E", "P", "A", "tokens", "docs_sem", "docs_lex", "run"]
+    assert code == 0 and lines[1].split()[:9] == ["row", "E", "P", "A", "tokens", "cached_calls", "docs_sem",
+                                                  "docs_lex", "run"]
     assert [line.split()[0] for line in lines[3:6]] == ["base", "gold", "+TO"]
 
 
