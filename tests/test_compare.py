@@ -1,6 +1,8 @@
 """The comparison command: reuse of finished runs, missing rows run through the commands, the table."""
 
 import json
+import sys
+import types
 from contextlib import contextmanager
 
 import mlflow
@@ -9,7 +11,9 @@ import pytest
 from modules.tool_docs import DocumentedTool, Toolbox
 from otbench import compare, evaluate, optimize, tracking
 from otbench.cli import run_main
+from otbench.envs import registry
 from scripted_lm import scripted_lm
+from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 AGENT_REPLY = json.dumps({"calls": [{"name": "function_1", "arguments": {}}]})
 EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
@@ -22,21 +26,54 @@ def _run(argv, capsys):
     return stop.value.code, captured.out, captured.err
 
 
-@pytest.fixture()
-def scripted_models(monkeypatch):
-    """evaluate and optimize get scripted LMs instead of a served model; counts the sessions opened."""
+def _script_models(monkeypatch, responders):
+    """evaluate and optimize get scripted LMs (a responder per phase); returns the LM options of each session."""
     sessions = []
 
     @contextmanager
     def open_scripted(options, ledger, phases=("agent",)):
         sessions.append(options)
-        replies = {"agent": AGENT_REPLY, "editor": EDITOR_REPLY}
-        yield {phase: scripted_lm(lambda messages, phase=phase: replies[phase], ledger=ledger, phase=phase)
-               for phase in phases}
+        yield {phase: scripted_lm(responders[phase], ledger=ledger, phase=phase) for phase in phases}
 
     monkeypatch.setattr(evaluate, "open_lms", open_scripted)
     monkeypatch.setattr(optimize, "open_lms", open_scripted)
     return sessions
+
+
+@pytest.fixture()
+def scripted_models(monkeypatch):
+    return _script_models(monkeypatch, {"agent": lambda messages: AGENT_REPLY, "editor": lambda messages: EDITOR_REPLY})
+
+
+class OfflineToy(ToyEnvironment):
+    """The toy environment with one shared toolset (offline learning) and true docs under ``gold``."""
+
+    def __init__(self) -> None:
+        super().__init__(6, shared=True)
+
+    def toolbox(self, setting=None):
+        toolbox = super().toolbox(setting)
+        if setting == "gold":
+            toolbox.get("shared", "function_1").with_docs(description="Adds a and b.")
+            toolbox.get("shared", "function_2").with_docs(description="Multiplies a and b.")
+        return toolbox
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return None
+
+
+@pytest.fixture()
+def offline_toy(monkeypatch):
+    """``--env toy`` builds :class:`OfflineToy`, through the registry like any environment."""
+    options = types.ModuleType("toy_options")
+    options.add_arguments = lambda group: None
+    options.check = lambda args: None
+    options.build = lambda args, workers=1: OfflineToy()
+    monkeypatch.setitem(sys.modules, "toy_options", options)
+    monkeypatch.setitem(registry._OPTION_MODULES, "toy", "toy_options")
 
 
 def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkeypatch, capsys):
@@ -63,6 +100,25 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
     artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(second["run_id"])}
     assert {"comparison.json", "comparison.csv", "comparison.md", "plots"} <= artifacts
     assert all(path.endswith(".png") and (tmp_path / path.rsplit("/", 1)[1]).is_file() for path in second["plots"])
+
+
+def test_offline_rows_are_scored_on_the_test_split_and_gold_swaps_in_the_true_docs(offline_toy, monkeypatch, tmp_path,
+                                                                                    capsys):
+    monkeypatch.chdir(tmp_path)
+    _script_models(monkeypatch, {"agent": docs_aware_agent_reply,
+                                 "editor": lambda messages: json.dumps({"updates": [
+                                     {"name": "function_1", "description": "Adds a and b."}]})})
+    code, out, _ = _run(["--env", "toy", "--limit", "4", "--test-limit", "3", "--optimizers", "toolobserver",
+                         "--plots", str(tmp_path), "--json", "--quiet"], capsys)
+    result = json.loads(out)
+    rows = {row["row"]: row for row in result["rows"]}
+    assert code == 0 and result["learning"] == "offline" and list(rows) == ["base", "gold", "+TO"]
+    assert (rows["base"]["E"], rows["gold"]["E"], rows["+TO"]["E"]) == (0.0, 1.0, 1.0)
+    assert mlflow.get_run(rows["gold"]["run_id"]).data.params["docs"] == "gold"
+    learned = mlflow.get_run(rows["+TO"]["run_id"]).data
+    assert learned.tags["mode"] == "offline" and learned.metrics["test_n"] == 3.0
+    assert (rows["base"]["docs_sem"], rows["gold"]["docs_sem"]) == (0.0, pytest.approx(1.0))
+    assert rows["+TO"]["docs_sem"] == pytest.approx(0.5)  # function_1 learned exactly, function_2 still blank
 
 
 def _log_run(tags, params, metrics, *, status="FINISHED", artifacts=None, history=None):
