@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,10 +280,13 @@ def write_plots(rows: list[dict[str, Any]], histories: dict[str, list[tuple[int,
     from otbench.plots import plot_metric_by_iteration, plot_metric_vs_tokens
 
     metric, name = env.primary_metric, f"{env.name}-{env.setting}"
-    split = "" if env.learning == "online" else " (train split)"
+    # offline optimizers log their iterations on the train split; the rows are scored on the test split
+    split, row_split = ("", "") if env.learning == "online" else (" (train split)", " (test split)")
     return [
         plot_metric_by_iteration(histories, metric, f"{name}: {metric} by iteration{split}",
-                                 directory / f"{name}-{metric}-by-iteration.png"),
+                                 directory / f"{name}-{metric}-by-iteration.png",
+                                 references={f"{row['row']}{row_split}": row[metric] for row in rows
+                                             if row["optimizer"] in ("base", "gold")}),
         plot_metric_vs_tokens({row["row"]: (row["tokens"], row[metric]) for row in rows}, metric,
                               f"{name}: {metric} vs tokens", directory / f"{name}-{metric}-vs-tokens.png"),
     ]
@@ -320,6 +324,7 @@ def log_comparison(args: argparse.Namespace, env: Any, rows: list[dict[str, Any]
 
 
 def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one bar per row's artefact is noise
     parser = build_parser()
     args = parser.parse_args(argv)
     chosen_optimizers(args.optimizers)

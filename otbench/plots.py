@@ -18,20 +18,26 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 
 
 def plot_metric_by_iteration(histories: dict[str, list[tuple[int, float]]], metric: str, title: str,
-                             path: Path) -> Path:
-    """Line per optimizer of ``metric`` by iteration step; ``histories`` maps a label to (step, value) pairs."""
+                             path: Path, references: dict[str, float] | None = None) -> Path:
+    """Line per optimizer of ``metric`` by iteration step; ``histories`` maps a label to (step, value) pairs.
+
+    ``references`` (e.g. base and gold docs) are drawn as dashed levels to read progress against.
+    """
     figure, axes = plt.subplots(figsize=(6, 4))
     for label, points in histories.items():
         steps = [step for step, _ in points]
         values = [value for _, value in points]
         axes.plot(steps, values, marker="o", label=label)
+    for index, (label, value) in enumerate((references or {}).items()):
+        axes.axhline(value, linestyle="--", linewidth=1, color=f"C{len(histories) + index}", label=label)
     axes.set_xlabel("iteration")
     axes.set_ylabel(metric)
     axes.set_title(title)
     axes.grid(alpha=0.3)
-    if histories:
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    _unit_scale(axes, [v for points in histories.values() for _, v in points] + list((references or {}).values()))
+    if histories or references:
         axes.legend()
-        axes.xaxis.get_major_locator().set_params(integer=True)
     return _save(figure, path)
 
 
@@ -45,7 +51,14 @@ def plot_metric_vs_tokens(points: dict[str, tuple[float, float]], metric: str, t
     axes.set_ylabel(metric)
     axes.set_title(title)
     axes.grid(alpha=0.3)
+    _unit_scale(axes, [value for _, value in points.values()])
     return _save(figure, path)
+
+
+def _unit_scale(axes: plt.Axes, values: list[float]) -> None:
+    """Rates and accuracies keep their whole 0..1 scale, so a flat 0 is not drawn as a zoomed-in line."""
+    if values and all(0.0 <= value <= 1.0 for value in values):
+        axes.set_ylim(-0.03, 1.03)
 
 
 def _save(figure: plt.Figure, path: Path) -> Path:
