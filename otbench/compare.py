@@ -6,10 +6,11 @@ cost (optimization + evaluation), and how close its docs are to the gold docs (T
 
 Every row is an MLflow run of ``evaluate`` (base, gold) or ``optimize`` (optimizer rows). A
 finished run with the same definition is reused; a missing one is run here through the command's
-own ``main``, all of them sharing one embedded model server. Online environments (BFCL) evaluate while they learn, so an optimize run's final
-metrics are its row; offline environments learn on the train split, so the row is the learned
-docs scored on the test split (``test_*`` metrics), and base and gold are evaluated on the same
-test sample. The table is printed, logged as a ``compare`` run (table, CSV, markdown, plots).
+own ``main``, all of them sharing one embedded model server. Online environments (BFCL) evaluate
+while they learn, so an optimize run's final metrics are its row; offline environments learn on
+the train split, so the row is the learned docs scored on the test split (``test_*`` metrics),
+and base and gold are evaluated on the same test sample. The table is printed and logged as a
+``compare`` run (table, CSV, markdown, plots).
 """
 
 from __future__ import annotations
