@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bars in missing runs")
     add_lm_arguments(parser, editor=True)
+    for action in _group_options(parser, "language models"):
+        if action.dest == "no_cache":  # accepted, but compare's runs never replay cached replies (see plan_rows)
+            action.help = argparse.SUPPRESS
     add_tracking_arguments(parser)
     return parser
 
