@@ -13,7 +13,7 @@ from typing import Any
 
 import dspy
 
-from modules.lm_output import first_text
+from modules.lm_output import ask_json, parse_json_object
 from modules.tool_docs import DocumentedTool
 from otbench.trajectory import Trajectory, preview
 
@@ -101,15 +101,8 @@ class EditorExchange:
 
 def parse_updates(text: str, allowed: set[str]) -> dict[str, str]:
     """``{tool: description}`` from an editor reply; unknown tools, blanks and junk are dropped."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        start, end = text.find("{"), text.rfind("}")
-        try:
-            data = json.loads(text[start : end + 1]) if 0 <= start < end else {}
-        except (ValueError, RecursionError):
-            return {}
-    items = data.get("updates", []) if isinstance(data, dict) else []
+    data = parse_json_object(text) or {}
+    items = data.get("updates", [])
     updates = {}
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and item.get("name") in allowed and isinstance(item.get("description"), str):
@@ -128,12 +121,8 @@ class DocEditor(dspy.Module):
         self.lm: dspy.LM | None = None
 
     def _ask(self, job: str, prompt: str, tool_names: list[str], **lm_kwargs: Any) -> EditorExchange:
-        lm = self.lm or dspy.settings.lm
-        messages = [{"role": "system", "content": EDITOR_ROLE}, {"role": "user", "content": f"{prompt}\n\n{_REPLY}"}]
-        response_format = {"type": "json_schema",
-                           "json_schema": {"name": "doc_updates", "schema": updates_schema(tool_names)}}
-        outputs = lm(messages=messages, max_tokens=self.max_tokens, response_format=response_format, **lm_kwargs)
-        reply = first_text(outputs)
+        reply, _ = ask_json(self.lm, system=EDITOR_ROLE, user=f"{prompt}\n\n{_REPLY}", schema=updates_schema(tool_names),
+                            schema_name="doc_updates", max_tokens=self.max_tokens, **lm_kwargs)
         return EditorExchange(job, prompt, reply, parse_updates(reply, set(tool_names)))
 
     def revise(self, tools: list[DocumentedTool], trajectory: Trajectory, *, show_outcome: bool) -> EditorExchange:

@@ -19,3 +19,36 @@ def first_text(outputs: list[Any] | None) -> str:
             ]})
         return str(output.get("text") or "")
     return str(output or "")
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in a model reply (whole text, else its outermost braces); None if there is none.
+
+    Model output is untrusted data: it is only ever parsed, never evaluated.
+    """
+    for candidate in (text, text[text.find("{") : text.rfind("}") + 1] if "{" in text else ""):
+        try:
+            data = json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+def ask_json(lm: Any, *, system: str, user: str, schema: dict[str, Any], schema_name: str, max_tokens: int,
+             **lm_kwargs: Any) -> tuple[str, dict[str, Any] | None]:
+    """One LM call whose reply is constrained to ``schema``; returns the raw text and the parsed object.
+
+    The schema constrains local models (which otherwise drift into prose); hosted models that
+    ignore it are still parsed leniently by :func:`parse_json_object`.
+    """
+    import dspy
+
+    lm = lm or dspy.settings.lm
+    if lm is None:
+        raise RuntimeError("no LM configured: dspy.configure(lm=...) or set the module's lm")
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    response_format = {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema}}
+    text = first_text(lm(messages=messages, max_tokens=max_tokens, response_format=response_format, **lm_kwargs))
+    return text, parse_json_object(text)

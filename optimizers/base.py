@@ -10,9 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from modules.editor import EditorExchange
+from dspy.teleprompt import Teleprompter
+
+from evals.harness import run_rollouts
+from modules.program import ToolAgentProgram
 from modules.tool_docs import Toolbox
+from otbench.envs.base import Environment
 from otbench.trajectory import Trajectory
+
+
+class Exchange(Protocol):
+    """One LLM exchange of an optimizer (editor, writer, explorer), kept as a run artefact."""
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -26,7 +36,7 @@ class IterationRecord:
     metrics: dict[str, float]
     toolbox: Toolbox
     trajectories: list[Trajectory] = field(default_factory=list)
-    exchanges: list[EditorExchange] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
     checkpoint: dict[str, Any] = field(default_factory=dict)
 
 
@@ -61,3 +71,34 @@ def checkpoint_trajectory(trajectory: Trajectory) -> dict[str, Any]:
 def restore_trajectory(data: dict[str, Any]) -> Trajectory:
     return Trajectory(task_id=data["task_id"], toolset=data["toolset"], question="", metrics=data["metrics"],
                       success=data["success"])
+
+
+class DocOptimizer(Teleprompter):
+    """What the documentation teleprompters share: the environment, the tracker, concurrency.
+
+    ``compile(student, trainset=..., resume=...)`` improves ``student.toolbox`` in place and
+    returns the student. Afterwards ``final_trajectories`` are the train tasks run with the final
+    docs (for online environments, the result), and ``editor_rounds`` counts editor rounds per
+    task when the optimizer works per task. ``evaluates_start_docs`` says whether its first
+    logged step scores the starting docs (a "before" figure comes free) or already new ones.
+    """
+
+    evaluates_start_docs = False
+
+    def __init__(self, *, env: Environment, num_threads: int = 1, tracker: IterationTracker | None = None,
+                 progress: bool = True) -> None:
+        super().__init__()
+        self.env = env
+        self.num_threads = num_threads
+        self.tracker = tracker or NoTracking()
+        self.progress = progress
+        self.final_trajectories: list[Trajectory] = []
+        self.editor_rounds: dict[str, int] = {}
+
+    def _rollouts(self, student: ToolAgentProgram, tasks: list[Any], description: str) -> list[Trajectory]:
+        return run_rollouts(self.env, student.agent, student.toolbox, tasks, num_threads=self.num_threads,
+                            description=description, progress=self.progress)
+
+    def _toolsets(self, tasks: list[Any]) -> list[str]:
+        """The toolsets the tasks use, each once, in task order."""
+        return list(dict.fromkeys(self.env.toolset_of(task) for task in tasks))

@@ -15,12 +15,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from dspy.teleprompt import Teleprompter
-
-from evals.harness import run_rollouts
 from modules.editor import DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
-from optimizers.base import (IterationRecord, IterationTracker, NoTracking, apply_updates, checkpoint_trajectory,
+from optimizers.base import (DocOptimizer, IterationRecord, IterationTracker, apply_updates, checkpoint_trajectory,
                              restore_trajectory)
 from otbench.envs.base import Environment
 from otbench.parallel import parallel_map
@@ -29,32 +26,28 @@ from otbench.trajectory import Trajectory
 MODES = ("online", "offline")
 
 
-class ToolObserver(Teleprompter):
+class ToolObserver(DocOptimizer):
     """Teleprompter that improves a :class:`ToolAgentProgram`'s tool docs from its own attempts.
 
     ``oracle_feedback`` (online) shows the editor whether each attempt succeeded, as the
     authors' released code did; the paper's online mode gives the editor no gold information.
     """
 
+    evaluates_start_docs = True
+
     def __init__(
         self, *, env: Environment, editor: DocEditor, mode: str = "online", max_iterations: int | None = None,
         batch_size: int = 10, oracle_feedback: bool = False, num_threads: int = 1,
         tracker: IterationTracker | None = None, progress: bool = True,
     ) -> None:
-        super().__init__()
+        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress)
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        self.env = env
         self.editor = editor
         self.mode = mode
         self.max_iterations = max_iterations if max_iterations is not None else (10 if mode == "online" else 3)
         self.batch_size = batch_size
         self.oracle_feedback = oracle_feedback
-        self.num_threads = num_threads
-        self.tracker = tracker or NoTracking()
-        self.progress = progress
-        self.final_trajectories: list[Trajectory] = []
-        self.editor_rounds: dict[str, int] = {}
 
     def compile(
         self, student: ToolAgentProgram, *, trainset: list[Any], teacher: Any = None, valset: list[Any] | None = None,
@@ -135,7 +128,3 @@ class ToolObserver(Teleprompter):
             checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json()}
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_explored, trajectories, exchanges, checkpoint))
             self.final_trajectories = trajectories
-
-    def _rollouts(self, student: ToolAgentProgram, tasks: list[Any], description: str) -> list[Trajectory]:
-        return run_rollouts(self.env, student.agent, student.toolbox, tasks, num_threads=self.num_threads,
-                            description=description, progress=self.progress)

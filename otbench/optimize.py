@@ -1,7 +1,8 @@
 """``python -m otbench.optimize --optimizer toolobserver``: learn tool docs, tracked in MLflow.
 
 With no other argument: BFCL-Opaque, names_only, the embedded model, a 10-test sample, online
-ToolObserver. Every iteration is logged (metrics by step, docs, trajectories, editor exchanges)
+ToolObserver; ``--optimizer play2prompt|easytool`` runs the competing baselines the same way,
+with the same tracking and token accounting. Every iteration is logged (metrics by step, docs, trajectories, editor exchanges)
 with a checkpoint, so an interrupted run continues with ``--resume RUN_ID``. The final docs are
 written as an otbench docs file and as DSPy state, locally and as run artefacts.
 """
@@ -19,6 +20,9 @@ from evals.harness import run_rollouts
 from modules.agent import FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
+from optimizers.base import DocOptimizer
+from optimizers.easytool import EasyTool, EasyToolWriter
+from optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
 from optimizers.toolobserver import MODES, ToolObserver
 from otbench import tracking
 from otbench.cli import (OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int,
@@ -31,12 +35,15 @@ from otbench.llm.metering import TokenLedger
 from otbench.llm.session import open_lms
 from otbench.parallel import MapInterrupted
 from otbench.report import format_table
+from otbench.sweep import add_sweep_arguments, check_sweep_arguments, print_sweep, run_sweep
 
-OPTIMIZERS = ("toolobserver",)
+OPTIMIZERS = ("toolobserver", "play2prompt", "easytool")
 DEFAULT_LIMIT = 10
 # Options that define what a run computes; a resumed run takes them from its checkpoint.
-_RUN_DEFINING = ("env", "setting", "toolset", "test_limit", "parallel", "call_timeout", "limit", "seed", "iterations", "batch_size", "mode",
-                 "oracle_feedback", "lm", "editor_lm", "embedded_model", "gguf", "temperature", "optimizer")
+_RUN_DEFINING = ("env", "setting", "toolset", "test_limit", "parallel", "call_timeout", "limit", "seed", "iterations",
+                 "batch_size", "mode", "oracle_feedback", "lm", "editor_lm", "embedded_model", "gguf", "temperature",
+                 "optimizer", "p2p_samples", "p2p_retries", "p2p_top_k", "p2p_beam_width", "p2p_expansions",
+                 "p2p_iterations")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,9 +61,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=positive_int, default=10, help="offline mini-batch size (default 10)")
     parser.add_argument("--oracle-feedback", action="store_true",
                         help="online: show the editor whether each attempt succeeded (off in the paper)")
+    group = parser.add_argument_group("play2prompt")
+    group.add_argument("--p2p-samples", type=positive_int, default=3, help="tool-play samples per tool (default 3)")
+    group.add_argument("--p2p-retries", type=int, default=2, help="retries after a failed call (default 2)")
+    group.add_argument("--p2p-top-k", type=positive_int, default=3, help="examples kept per tool (default 3)")
+    group.add_argument("--p2p-beam-width", type=positive_int, default=2, help="docs kept per round (default 2)")
+    group.add_argument("--p2p-expansions", type=positive_int, default=2, help="rewrites per beam doc (default 2)")
+    group.add_argument("--p2p-iterations", type=positive_int, default=1, help="beam rounds (default 1)")
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
     parser.add_argument("--resume", default=None, metavar="RUN_ID", help="continue an interrupted run")
     parser.add_argument("--out", type=Path, default=Path("learned_docs"), help="where final docs are written")
+    add_sweep_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the final summary as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     add_lm_arguments(parser, editor=True)
@@ -78,33 +93,57 @@ def main(argv: list[str] | None = None) -> int:
         raise UserError(f"unknown mode {args.mode!r}; choose from {', '.join(MODES)}")
     check_environment_arguments(args)
 
+    if args.sweep and args.resume:
+        raise UserError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
+    if args.sweep:
+        check_sweep_arguments(args)
+
     ledger = TokenLedger()
     if checkpoint:
         ledger.restore(checkpoint["tokens"])
-    started = time.perf_counter()
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(args, workers=args.num_threads))
-        mode = args.mode = args.mode or env.learning
-        if mode == "offline" and env.learning == "online":
+        args.mode = args.mode or env.learning
+        if args.mode == "offline" and env.learning == "online":
             raise UserError(f"{env.name} has no train split: its docs are learned per task, in online mode")
-        trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), args.limit, args.seed)
-        toolbox = env.toolbox()
-        if checkpoint:
-            toolbox.adopt_docs(type(toolbox).from_json(checkpoint["docs"]))
-        lms = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger, ("agent", "editor")))
-        agent, editor = FunctionCallingAgent(instructions=env.agent_instructions), DocEditor()
-        agent.lm, editor.lm = lms["agent"], lms["editor"]
-        program = ToolAgentProgram(toolbox, agent)
-        saved_args = {name: getattr(args, name) for name in _RUN_DEFINING}
-        saved_args["gguf"] = str(args.gguf) if args.gguf else None
-        tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args})
-        optimizer = ToolObserver(env=env, editor=editor, mode=mode, max_iterations=args.iterations,
-                                 batch_size=args.batch_size, oracle_feedback=args.oracle_feedback,
-                                 num_threads=args.num_threads, tracker=tracker, progress=not args.quiet)
-        tags = {"command": "optimize", "optimizer": args.optimizer, "mode": mode, "env": env.name,
-                "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
-                "seed": args.seed}
-        run = stack.enter_context(_run(args.resume, tags, {**saved_args, "n_tasks": len(trainset)}))
+        lms = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger,
+                                           ("agent", "editor", "exploration")))
+        if args.sweep:
+            sweep = run_sweep(args, env, lambda trial_args: optimize_once(trial_args, env, lms, ledger, nested=True))
+        else:
+            summary = optimize_once(args, env, lms, ledger, checkpoint)
+    if args.json:
+        print(json.dumps(sweep if args.sweep else summary))
+    elif args.sweep:
+        print_sweep(sweep)
+    else:
+        _print(summary)
+    return 0
+
+
+def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledger: TokenLedger,
+                  checkpoint: dict[str, Any] | None = None, *, nested: bool = False) -> dict[str, Any]:
+    """One optimizer run on fresh docs (or a checkpoint's), tracked as one MLflow run; its summary.
+
+    The environment and LM server are the caller's, so a sweep's trials share them.
+    """
+    started = time.perf_counter()
+    if not checkpoint:
+        ledger.restore({})
+    trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), args.limit, args.seed)
+    toolbox = env.toolbox()
+    if checkpoint:
+        toolbox.adopt_docs(type(toolbox).from_json(checkpoint["docs"]))
+    agent = FunctionCallingAgent(instructions=env.agent_instructions)
+    agent.lm = lms["agent"]
+    program = ToolAgentProgram(toolbox, agent)
+    saved_args = {name: getattr(args, name) for name in _RUN_DEFINING}
+    saved_args["gguf"] = str(args.gguf) if args.gguf else None
+    tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args})
+    optimizer = _build_optimizer(args, env, lms, tracker)
+    tags = {"command": "optimize", "optimizer": args.optimizer, "mode": args.mode, "env": env.name,
+            "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm, "seed": args.seed}
+    with _run(args.resume, tags, {**saved_args, "n_tasks": len(trainset)}, nested) as run:
         try:
             optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
         except MapInterrupted as stop:
@@ -112,24 +151,45 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(stop.cause, KeyboardInterrupt):
                 raise KeyboardInterrupt(hint) from None
             raise UserError(f"optimization stopped ({stop}); {hint}") from stop.cause
-        test = _evaluate_on_test(args, env, program, optimizer) if env.learning == "offline" else None
-        summary = _finish(args, env, program, optimizer, ledger, run.info.run_id, time.perf_counter() - started,
-                          test)
-    _print(summary, as_json=args.json)
-    return 0
+        test = _evaluate_on_test(args, env, program) if env.learning == "offline" else None
+        return _finish(args, env, program, optimizer, ledger, run.info.run_id, time.perf_counter() - started, test)
 
 
-def _run(resume: str | None, tags: dict[str, Any], params: dict[str, Any]) -> Any:
+def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tracker: Any) -> DocOptimizer:
+    """The teleprompter ``--optimizer`` names, with its LMs charged to the right phases.
+
+    Play2Prompt plays with tools and scores docs with the task agent before any task: those
+    calls are exploration, apart from its doc rewrites (editor) and the final scoring (agent).
+    """
+    common = {"env": env, "num_threads": args.num_threads, "tracker": tracker, "progress": not args.quiet}
+    if args.optimizer == "easytool":
+        writer = EasyToolWriter()
+        writer.lm = lms["editor"]
+        return EasyTool(writer=writer, **common)
+    if args.optimizer == "play2prompt":
+        player, refiner = ToolPlayer(), DocRefiner()
+        player.lm, refiner.lm = lms["exploration"], lms["editor"]
+        scorer = FunctionCallingAgent(instructions=env.agent_instructions)
+        scorer.lm = lms["agent"].for_phase("exploration")
+        return Play2Prompt(player=player, refiner=refiner, scorer=scorer, initial_samples=args.p2p_samples,
+                           retries=args.p2p_retries, top_k=args.p2p_top_k, beam_width=args.p2p_beam_width,
+                           expansions=args.p2p_expansions, iterations=args.p2p_iterations, **common)
+    editor = DocEditor()
+    editor.lm = lms["editor"]
+    return ToolObserver(editor=editor, mode=args.mode, max_iterations=args.iterations, batch_size=args.batch_size,
+                        oracle_feedback=args.oracle_feedback, **common)
+
+
+def _run(resume: str | None, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:
     import mlflow
 
     if resume:
         return mlflow.start_run(run_id=resume)
     return tracking.tracked_run(f"optimize-{tags['optimizer']}-{tags['env']}-{tags['setting']}", tags=tags,
-                                params=params)
+                                params=params, nested=nested)
 
 
-def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProgram,
-                      optimizer: ToolObserver) -> dict[str, float]:
+def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProgram) -> dict[str, float]:
     """Offline learning is judged on held-out tasks: the learned docs on a seeded test sample."""
     import mlflow
 
@@ -142,19 +202,20 @@ def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProg
     return metrics
 
 
-def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optimizer: ToolObserver,
+def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optimizer: DocOptimizer,
             ledger: TokenLedger, run_id: str, seconds: float, test: dict[str, float] | None) -> dict[str, Any]:
     """Save final docs, log the summary table and return the summary."""
     import mlflow
 
     client = mlflow.tracking.MlflowClient()
     history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
-               for key in (*env.metric_names, "docs_changed")}
-    before = {key: values[0].value for key, values in history.items() if values and key != "docs_changed"}
+               for key in (*env.metric_names, "docs_changed", "tokens_all_total")}
+    before = {key: values[0].value for key, values in history.items()
+              if values and key in env.metric_names and optimizer.evaluates_start_docs}
     if optimizer.final_trajectories:
         after = {k: v for k, v in env.summarise(optimizer.final_trajectories).items() if k != "n"}
     else:  # a resumed run with nothing left to do: its last logged step is final
-        after = {key: values[-1].value for key, values in history.items() if values and key != "docs_changed"}
+        after = {key: values[-1].value for key, values in history.items() if values and key in env.metric_names}
     out = args.out / run_id
     out.mkdir(parents=True, exist_ok=True)
     program.toolbox.write(out / "final_docs.json")
@@ -168,7 +229,7 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
         "run_id": run_id, "optimizer": args.optimizer, "env": env.name, "setting": env.setting,
         "mode": args.mode, "n": len(optimizer.final_trajectories), "before": before, "after": after, "test": test,
         "mean_editor_iterations": round(sum(rounds) / len(rounds), 2) if rounds else 0.0,
-        "steps": len(history["docs_changed"]),
+        "steps": len(history["tokens_all_total"]),
         "tokens_by_phase": tokens, "seconds": round(seconds, 1),
         "share_of_time_outside_llm": round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
         "docs": str(out / "final_docs.json"),
@@ -181,16 +242,14 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
 
 
 def _summary_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = [{"docs": "before", **summary["before"]}, {"docs": "after", **summary["after"]}]
+    rows = [{"docs": "before", **summary["before"]}] if summary["before"] else []
+    rows.append({"docs": "after", **summary["after"]})
     if summary["test"] is not None:
         rows.append({"docs": "after, test split", **{k: v for k, v in summary["test"].items() if k != "n"}})
     return rows
 
 
-def _print(summary: dict[str, Any], *, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(summary))
-        return
+def _print(summary: dict[str, Any]) -> None:
     print(format_table(_summary_rows(summary)))
     rows = [{"phase": phase, **row} for phase, row in summary["tokens_by_phase"].items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",

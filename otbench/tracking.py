@@ -51,11 +51,14 @@ def _scalar(value: Any) -> str:
 
 
 @contextmanager
-def tracked_run(name: str, *, tags: dict[str, Any], params: dict[str, Any]) -> Iterator[Any]:
-    """A run that ends FAILED if the block raises, KILLED on Ctrl-C, keeping what it logged."""
+def tracked_run(name: str, *, tags: dict[str, Any], params: dict[str, Any], nested: bool = False) -> Iterator[Any]:
+    """A run that ends FAILED if the block raises, KILLED on Ctrl-C, keeping what it logged.
+
+    ``nested`` makes it a child of the active run (a sweep's trials under the sweep).
+    """
     import mlflow
 
-    with mlflow.start_run(run_name=name, tags={k: _scalar(v) for k, v in tags.items()}) as run:
+    with mlflow.start_run(run_name=name, tags={k: _scalar(v) for k, v in tags.items()}, nested=nested) as run:
         mlflow.log_params({k: _scalar(v)[:500] for k, v in params.items()})
         try:
             yield run

@@ -5,9 +5,9 @@ import pytest
 from modules.agent import FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
-from optimizers.base import IterationRecord
 from optimizers.toolobserver import ToolObserver
 from otbench.llm.metering import TokenLedger
+from recorder import Recorder
 from scripted_lm import scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_reply
 
@@ -23,17 +23,6 @@ def endless_rewriter():
         return json.dumps({"updates": [{"name": name, "description": f"Some tool, version {next(counter)}."}]})
 
     return reply
-
-
-class Recorder:
-    def __init__(self, stop_after: int | None = None) -> None:
-        self.records: list[IterationRecord] = []
-        self.stop_after = stop_after
-
-    def log_iteration(self, record: IterationRecord) -> None:
-        self.records.append(record)
-        if self.stop_after is not None and record.step >= self.stop_after:
-            raise KeyboardInterrupt
 
 
 def _setup(env, editor_reply, *, ledger=None):

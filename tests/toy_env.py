@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
-from otbench.calls import CallResult
+from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
 
 IMPLEMENTATIONS = {"function_1": lambda a, b: a + b, "function_2": lambda a, b: a * b}
@@ -39,8 +39,14 @@ class ToyEnvironment:
     def tasks(self, split: str = "test") -> list[ToyTask]:
         return list(self._tasks)
 
-    def _toolset(self, task: ToyTask) -> str:
+    def toolset_of(self, task: ToyTask) -> str:
         return "shared" if self.shared else task.id
+
+    def execute(self, toolset: str, call: ToolCall) -> CallResult:
+        try:
+            return CallResult(call, True, output=IMPLEMENTATIONS[call.name](**call.arguments))
+        except (KeyError, TypeError) as error:
+            return CallResult(call, False, error=f"{type(error).__name__}: {error}")
 
     def toolbox(self, setting: str | None = None) -> Toolbox:
         def tools() -> list[DocumentedTool]:
@@ -50,10 +56,10 @@ class ToyEnvironment:
         return Toolbox({toolset: tools() for toolset in ids})
 
     def rollout(self, agent, toolbox: Toolbox, task: ToyTask) -> Trajectory:
-        reply = agent(question=task.question, tools=toolbox.toolset(self._toolset(task)))
-        steps = [CallResult(call, True, output=IMPLEMENTATIONS[call.name](**call.arguments)) for call in reply.calls or []]
-        success = any(step.output == task.a + task.b for step in steps)
-        return Trajectory(task_id=task.id, toolset=self._toolset(task), question=task.question, steps=steps,
+        reply = agent(question=task.question, tools=toolbox.toolset(self.toolset_of(task)))
+        steps = [self.execute(self.toolset_of(task), call) for call in reply.calls or []]
+        success = any(step.ok and step.output == task.a + task.b for step in steps)
+        return Trajectory(task_id=task.id, toolset=self.toolset_of(task), question=task.question, steps=steps,
                           reply=reply.raw, metrics={"E": float(success)}, success=success,
                           feedback=f"expected {task.a + task.b}")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from modules.tool_docs import Toolbox
+from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
 
 LEARNING_MODES = ("online", "offline")
@@ -50,6 +51,15 @@ class Environment(Protocol):
 
     def toolbox(self, setting: str | None = None) -> Toolbox:
         """Fresh docs for every toolset under ``setting`` (default: the env's own; ``gold``: true docs)."""
+
+    def toolset_of(self, task: Any) -> str:
+        """The id of the toolset ``task`` is played with (its own online, the shared one offline)."""
+
+    def execute(self, toolset: str, call: ToolCall) -> CallResult:
+        """Run one call of a tool of ``toolset`` under its shown name, outside any task.
+
+        Optimizers that explore tools one by one before any task (Play2Prompt) need this.
+        """
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: Any) -> Trajectory:
         """Run ``agent`` on ``task`` with ``toolbox``'s current docs, execute its calls, score it."""

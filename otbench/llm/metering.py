@@ -56,8 +56,9 @@ class TokenLedger:
             return PhaseUsage(found.prompt_tokens, found.completion_tokens, found.calls, found.paid_calls, found.seconds)
 
     def restore(self, snapshot: dict[str, dict[str, float]]) -> None:
-        """Continue counting from a :meth:`snapshot` (a resumed run keeps its earlier spend)."""
+        """Count on from a :meth:`snapshot` (a resumed run keeps its earlier spend); ``{}`` starts from zero."""
         with self._lock:
+            self._phases.clear()
             for phase, row in snapshot.items():
                 if phase != "all":
                     self._phases[phase] = PhaseUsage(int(row["prompt_tokens"]), int(row["completion_tokens"]),

@@ -65,6 +65,15 @@ class BfclEnvironment:
             meta={"env": self.name, "setting": chosen},
         )
 
+    def toolset_of(self, task: BfclTest) -> str:
+        return task.id
+
+    def execute(self, toolset: str, call: ToolCall) -> CallResult:
+        task = self._by_id.get(toolset)
+        if task is None:
+            raise KeyError(f"no BFCL test {toolset!r}")
+        return self._execute(call, shown_names(task.functions, self.setting))
+
     def rollout(self, agent: Agent, toolbox: Toolbox, task: BfclTest) -> Trajectory:
         reply = agent(question=task.question, tools=toolbox.toolset(task.id))
         to_real = shown_names(task.functions, self.setting)

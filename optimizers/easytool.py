@@ -1,0 +1,139 @@
+"""EasyTool baseline: rewrite each tool's documentation without ever running a tool.
+
+Two LLM calls per tool, as the method describes: first condense the current documentation to
+the tool's core purpose, then write a functional guideline (when to use the tool and an example
+of its parameters). The new description is the purpose followed by the guideline. Because no
+tool is executed, the rewrite can only restate or guess from what the docs already say, which is
+exactly what the benchmark sets out to show for opaque tools.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import dspy
+
+from modules.lm_output import ask_json
+from modules.program import ToolAgentProgram
+from modules.tool_docs import DocumentedTool
+from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
+from otbench.envs.base import Environment
+from otbench.parallel import parallel_map
+
+WRITER_ROLE = """\
+You write concise documentation for tools that an AI assistant calls. Work only from the \
+documentation you are given; you cannot run the tools."""
+
+CONDENSE_TASK = """\
+Condense this tool's documentation to its core purpose: one sentence saying what the tool does \
+and what it returns. Drop redundant detail. If the documentation says little, infer the most \
+likely purpose from the tool's name and parameters."""
+
+GUIDELINE_TASK = """\
+Write a functional guideline for this tool: a usage scenario (when an assistant should call it, \
+in one sentence) and an example call with plausible parameter values."""
+
+_CONDENSE_SCHEMA = {
+    "type": "object",
+    "properties": {"purpose": {"type": "string", "minLength": 1, "maxLength": 400}},
+    "required": ["purpose"],
+}
+_GUIDELINE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "scenario": {"type": "string", "minLength": 1, "maxLength": 400},
+        "example_arguments": {"type": "object"},
+    },
+    "required": ["scenario", "example_arguments"],
+}
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """The two exchanges of one tool's rewrite and the description they produce ('' if unusable)."""
+
+    toolset: str
+    tool: str
+    condense_reply: str
+    guideline_reply: str
+    description: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"job": "easytool", "toolset": self.toolset, "tool": self.tool, "condense": self.condense_reply,
+                "guideline": self.guideline_reply, "description": self.description}
+
+    @property
+    def updates(self) -> dict[str, str]:
+        return {self.tool: self.description} if self.description else {}
+
+
+class EasyToolWriter(dspy.Module):
+    """The two calls per tool; ``lm`` is charged to the editor phase."""
+
+    def __init__(self, *, max_tokens: int = 300) -> None:
+        super().__init__()
+        self.max_tokens = max_tokens
+        self.lm: dspy.LM | None = None
+
+    def rewrite(self, toolset: str, tool: DocumentedTool) -> Rewrite:
+        docs = json.dumps(tool.to_dict(), ensure_ascii=False)
+        condense_reply, condensed = ask_json(
+            self.lm, system=WRITER_ROLE, user=f"Tool documentation:\n{docs}\n\n{CONDENSE_TASK}\n\n"
+            'Reply with JSON only: {"purpose": "<one sentence>"}', schema=_CONDENSE_SCHEMA,
+            schema_name="purpose", max_tokens=self.max_tokens)
+        purpose = " ".join(str((condensed or {}).get("purpose", "")).split())
+        guideline_reply, guideline = ask_json(
+            self.lm, system=WRITER_ROLE, user=f"Tool documentation:\n{docs}\n\nCore purpose: {purpose or '(unknown)'}"
+            f"\n\n{GUIDELINE_TASK}\n\n"
+            'Reply with JSON only: {"scenario": "<when to use it>", "example_arguments": {"<parameter>": <value>}}',
+            schema=_GUIDELINE_SCHEMA, schema_name="guideline", max_tokens=self.max_tokens)
+        return Rewrite(toolset, tool.name, condense_reply, guideline_reply,
+                       compose_description(tool.name, purpose, guideline or {}))
+
+
+def compose_description(name: str, purpose: str, guideline: dict[str, Any]) -> str:
+    """Purpose, scenario and example call as one description; parts the model left out are skipped."""
+    parts = [purpose] if purpose else []
+    scenario = " ".join(str(guideline.get("scenario", "")).split())
+    if scenario:
+        parts.append(f"Use it when: {scenario}")
+    example = guideline.get("example_arguments")
+    if isinstance(example, dict) and example:
+        parts.append(f"Example: {name}({json.dumps(example, ensure_ascii=False, default=str)})")
+    return " ".join(parts)
+
+
+class EasyTool(DocOptimizer):
+    """Teleprompter: condense and add guidelines to every tool of the train tasks' toolsets, then score them.
+
+    One iteration only (nothing is learned from use); the logged step evaluates the new docs.
+    """
+
+    def __init__(self, *, env: Environment, writer: EasyToolWriter, num_threads: int = 1,
+                 tracker: IterationTracker | None = None, progress: bool = True) -> None:
+        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress)
+        self.writer = writer
+
+    def compile(self, student: ToolAgentProgram, *, trainset: list[Any], teacher: Any = None,
+                valset: list[Any] | None = None, resume: dict[str, Any] | None = None,
+                **kwargs: Any) -> ToolAgentProgram:
+        """Rewrite the docs of every tool the train tasks use, then score them on the train tasks.
+
+        A ``resume`` checkpoint means the single step already finished: nothing is left to do.
+        (An interrupted rewrite is simply rerun; the LM cache makes finished calls free.)
+        """
+        if resume:
+            return student
+        jobs = [(toolset, tool) for toolset in self._toolsets(trainset) for tool in student.toolbox.toolset(toolset)]
+        rewrites = parallel_map(lambda job: self.writer.rewrite(*job), jobs, num_threads=self.num_threads,
+                                description="easytool: rewrite", progress=self.progress)
+        changed = sum(apply_updates(student.toolbox, r.toolset, r.updates) for r in rewrites)
+        trajectories = self._rollouts(student, trainset, "easytool: evaluate")
+        metrics = {**self.env.summarise(trajectories), "docs_changed": float(changed)}
+        checkpoint = {"next_step": 1, "docs": student.toolbox.to_json()}
+        self.tracker.log_iteration(IterationRecord(0, metrics, student.toolbox.deepcopy(), trajectories, rewrites,
+                                                   checkpoint))
+        self.final_trajectories = trajectories
+        return student

@@ -1,0 +1,136 @@
+"""``optimize --sweep N``: tune an optimizer's knobs with optuna under a token budget.
+
+Each trial is a full optimize run, nested under one sweep run in MLflow, scored by the
+environment's primary metric (the test split's for offline environments). Trials stop once
+the study has spent ``--token-budget`` tokens. The best trial is the highest score, the
+cheaper one on a tie.
+
+Scale-out uses existing engines: ``--storage`` is an optuna RDB URL that workers on several
+machines share (each runs the same command and joins the study by name), and
+``--tracking-uri`` points every worker at one MLflow server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from otbench import tracking
+from otbench.cli import positive_int
+from otbench.errors import UserError
+from otbench.report import format_table
+
+Space = Callable[[Any, argparse.Namespace], dict[str, Any]]
+
+
+def _toolobserver_space(trial: Any, args: argparse.Namespace) -> dict[str, Any]:
+    if args.mode == "offline":
+        return {"iterations": trial.suggest_int("iterations", 1, 5), "batch_size": trial.suggest_int("batch_size", 5, 20)}
+    return {"iterations": trial.suggest_int("iterations", 1, 10)}
+
+
+def _play2prompt_space(trial: Any, args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "p2p_samples": trial.suggest_int("p2p_samples", 1, 4),
+        "p2p_retries": trial.suggest_int("p2p_retries", 0, 3),
+        "p2p_top_k": trial.suggest_int("p2p_top_k", 1, 4),
+        "p2p_beam_width": trial.suggest_int("p2p_beam_width", 1, 3),
+        "p2p_expansions": trial.suggest_int("p2p_expansions", 1, 3),
+        "p2p_iterations": trial.suggest_int("p2p_iterations", 1, 3),
+    }
+
+
+SEARCH_SPACES: dict[str, Space] = {"toolobserver": _toolobserver_space, "play2prompt": _play2prompt_space}
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("sweep")
+    group.add_argument("--sweep", type=positive_int, default=None, metavar="N",
+                       help="tune the optimizer's knobs with N optuna trials")
+    group.add_argument("--token-budget", type=positive_int, default=500_000,
+                       help="stop starting trials once the study has spent this many tokens (default 500000)")
+    group.add_argument("--storage", default=None,
+                       help="optuna RDB storage URL shared by sweep workers (default: in memory)")
+    group.add_argument("--study-name", default=None, help="optuna study to create or join")
+
+
+def check_sweep_arguments(args: argparse.Namespace) -> None:
+    if args.optimizer not in SEARCH_SPACES:
+        raise UserError(f"{args.optimizer} has no knobs to sweep; sweep one of: {', '.join(SEARCH_SPACES)}")
+
+
+def _score(summary: dict[str, Any], metric: str) -> float:
+    results = summary["test"] if summary.get("test") else summary["after"]
+    return float(results[metric])
+
+
+def _tokens(summary: dict[str, Any]) -> int:
+    return int(summary["tokens_by_phase"].get("all", {}).get("total_tokens", 0))
+
+
+def run_sweep(args: argparse.Namespace, env: Any, optimize: Callable[[argparse.Namespace], dict[str, Any]]) -> dict[str, Any]:
+    """Run the trials (``optimize`` runs one configuration) and return the sweep's summary."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    name = args.study_name or f"otbench-{args.optimizer}-{env.name}-{env.setting}-{args.lm}"
+    try:
+        study = optuna.create_study(study_name=name, storage=args.storage, direction="maximize", load_if_exists=True,
+                                    sampler=optuna.samplers.TPESampler(seed=args.seed))
+    except (ValueError, ImportError, optuna.exceptions.OptunaError) as error:
+        raise UserError(f"--storage {args.storage}: {error}".splitlines()[0]) from error
+    space = SEARCH_SPACES[args.optimizer]
+
+    def spent() -> int:
+        return sum(int(t.user_attrs.get("tokens", 0)) for t in study.get_trials(deepcopy=False))
+
+    def objective(trial: Any) -> float:
+        if spent() >= args.token_budget:
+            study.stop()
+            raise optuna.TrialPruned("token budget spent")
+        trial_args = copy.copy(args)
+        for key, value in space(trial, args).items():
+            setattr(trial_args, key, value)
+        summary = optimize(trial_args)
+        trial.set_user_attr("tokens", _tokens(summary))
+        trial.set_user_attr("run_id", summary["run_id"])
+        return _score(summary, env.primary_metric)
+
+    def stop_when_spent(study: Any, trial: Any) -> None:
+        if spent() >= args.token_budget:
+            study.stop()
+
+    tags = {"command": "sweep", "optimizer": args.optimizer, "env": env.name, "setting": env.setting, "lm": args.lm,
+            "study": name}
+    params = {"trials": args.sweep, "token_budget": args.token_budget, "storage": args.storage or "memory"}
+    with tracking.tracked_run(f"sweep-{args.optimizer}-{env.name}-{env.setting}", tags=tags, params=params) as run:
+        study.optimize(objective, n_trials=args.sweep, callbacks=[stop_when_spent])
+        rows = _trial_rows(study, env.primary_metric)
+        if not any(row["state"] == "COMPLETE" for row in rows):
+            raise UserError("no sweep trial finished within the token budget; raise --token-budget")
+        best = max((row for row in rows if row["state"] == "COMPLETE"),
+                   key=lambda row: (row[env.primary_metric], -row["tokens"]))
+        tracking.log_table(rows, "sweep_trials.json")
+        import mlflow
+
+        mlflow.log_metrics({f"best_{env.primary_metric}": best[env.primary_metric], "tokens_spent": spent()})
+        mlflow.log_dict(best, "best_configuration.json")
+        return {"sweep_run_id": run.info.run_id, "study": name, "trials": rows, "best": best, "tokens_spent": spent()}
+
+
+def _trial_rows(study: Any, metric: str) -> list[dict[str, Any]]:
+    return [
+        {"trial": t.number, "state": t.state.name, metric: t.value if t.value is not None else float("nan"),
+         "tokens": int(t.user_attrs.get("tokens", 0)), "run_id": t.user_attrs.get("run_id", ""), **t.params}
+        for t in study.get_trials(deepcopy=False)
+    ]
+
+
+def print_sweep(summary: dict[str, Any]) -> None:
+    print(format_table(summary["trials"]))
+    best = summary["best"]
+    knobs = {k: v for k, v in best.items() if k not in ("trial", "state", "run_id")}
+    print(f"best trial {best['trial']}: {knobs}   MLflow run: {best['run_id']}")
+    print(f"tokens spent: {summary['tokens_spent']}   sweep run: {summary['sweep_run_id']}   study: {summary['study']}")

@@ -1,0 +1,76 @@
+import json
+
+from modules.agent import FunctionCallingAgent
+from modules.program import ToolAgentProgram
+from optimizers.easytool import EasyTool, EasyToolWriter, compose_description
+from otbench.llm.metering import TokenLedger
+from recorder import Recorder
+from scripted_lm import scripted_lm
+from toy_env import ToyEnvironment, docs_aware_agent_reply
+
+
+def writer_reply(messages):
+    """Condense: guess the purpose from the name; guideline: a scenario and example arguments."""
+    content = messages[-1]["content"]
+    if "Condense" in content:
+        adds = '"name": "function_1"' in content
+        return json.dumps({"purpose": "Adds a and b." if adds else "Multiplies a and b."})
+    return json.dumps({"scenario": "the user needs this result", "example_arguments": {"a": 1, "b": 2}})
+
+
+def _setup(env):
+    ledger = TokenLedger()
+    agent, writer = FunctionCallingAgent(), EasyToolWriter()
+    agent.lm = scripted_lm(docs_aware_agent_reply, ledger=ledger, phase="agent")
+    writer.lm = scripted_lm(writer_reply, ledger=ledger, phase="editor")
+    return ToolAgentProgram(env.toolbox(), agent), writer, ledger
+
+
+def test_two_writer_calls_per_tool_then_one_scoring_run_per_task():
+    env = ToyEnvironment(3)
+    program, writer, ledger = _setup(env)
+    recorder = Recorder()
+    optimizer = EasyTool(env=env, writer=writer, tracker=recorder, progress=False)
+    optimizer.compile(program, trainset=env.tasks())
+    assert ledger.phase("editor").calls == 3 * 2 * 2  # three toolsets, two tools, two calls each
+    assert ledger.phase("agent").calls == 3
+    assert ledger.phase("exploration").calls == 0  # EasyTool never runs a tool
+    description = program.toolbox.get("t1", "function_1").description
+    assert description == 'Adds a and b. Use it when: the user needs this result Example: function_1({"a": 1, "b": 2})'
+    assert [r.step for r in recorder.records] == [0]
+    assert recorder.records[0].metrics["E"] == 1.0 and recorder.records[0].metrics["docs_changed"] == 6.0
+    assert len(optimizer.final_trajectories) == 3
+    assert {e.to_dict()["job"] for e in recorder.records[0].exchanges} == {"easytool"}
+
+
+def test_the_writer_prompt_holds_the_condensed_purpose():
+    env = ToyEnvironment(1)
+    program, writer, _ = _setup(env)
+    EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
+    guideline_prompts = [r["messages"][-1]["content"] for r in writer.lm.history if "guideline" in
+                         r["messages"][-1]["content"]]
+    assert any("Core purpose: Adds a and b." in prompt for prompt in guideline_prompts)
+
+
+def test_a_shared_toolset_is_rewritten_once():
+    env = ToyEnvironment(4, shared=True)
+    program, writer, ledger = _setup(env)
+    EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
+    assert ledger.phase("editor").calls == 2 * 2
+
+
+def test_unusable_replies_leave_the_doc_alone():
+    assert compose_description("f", "", {}) == ""
+    assert compose_description("f", "Does x.", {"scenario": "  ", "example_arguments": "not a dict"}) == "Does x."
+    env = ToyEnvironment(1)
+    program, writer, _ = _setup(env)
+    writer.lm = scripted_lm(lambda m: "I cannot answer in JSON.", phase="editor")
+    EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
+    assert program.toolbox.get("t0", "function_1").description == ""
+
+
+def test_a_resumed_run_whose_step_finished_does_nothing():
+    env = ToyEnvironment(2)
+    program, writer, ledger = _setup(env)
+    EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks(), resume={"next_step": 1})
+    assert ledger.phase("editor").calls == 0 and ledger.phase("agent").calls == 0

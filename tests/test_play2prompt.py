@@ -1,0 +1,114 @@
+import json
+
+import pytest
+
+from modules.agent import FunctionCallingAgent
+from modules.program import ToolAgentProgram
+from optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
+from otbench.llm.metering import TokenLedger
+from recorder import Recorder
+from scripted_lm import scripted_lm
+from toy_env import ToyEnvironment, docs_aware_agent_reply
+
+TRUTH = {"function_1": "Adds a and b.", "function_2": "Multiplies a and b."}
+
+
+def player_reply(messages):
+    """Propose a wrong parameter first, the right ones after seeing the error; reverse and judge honestly."""
+    content = messages[-1]["content"]
+    if "Propose one call" in content:
+        arguments = {"a": 2, "b": 5} if "unexpected keyword argument" in content else {"x": 1}
+        return json.dumps({"arguments": arguments})
+    if "Write the request" in content:
+        verb = "add" if "function_1(" in content.split("Call:")[1] else "multiply"
+        return json.dumps({"query": f"{verb} 2 and 5"})
+    return json.dumps({"score": 8})
+
+
+def refiner_reply(messages):
+    content = messages[-1]["content"]
+    name = "function_1" if '"name": "function_1"' in content.split("Examples of calls")[0] else "function_2"
+    return json.dumps({"description": TRUTH[name]})
+
+
+def _setup(env):
+    ledger = TokenLedger()
+    agent, player, refiner = FunctionCallingAgent(), ToolPlayer(), DocRefiner()
+    agent.lm = scripted_lm(docs_aware_agent_reply, ledger=ledger, phase="agent")
+    player.lm = scripted_lm(player_reply, ledger=ledger, phase="exploration")
+    refiner.lm = scripted_lm(refiner_reply, ledger=ledger, phase="editor")
+    scorer = FunctionCallingAgent()
+    scorer.lm = scripted_lm(docs_aware_agent_reply, ledger=ledger, phase="exploration")
+    return ToolAgentProgram(env.toolbox(), agent), player, refiner, scorer, ledger
+
+
+def _optimizer(env, player, refiner, scorer, **knobs):
+    return Play2Prompt(env=env, player=player, refiner=refiner, scorer=scorer, progress=False, **knobs)
+
+
+def test_play_retries_after_a_tool_error_and_keeps_only_working_examples():
+    env = ToyEnvironment(1)
+    program, player, refiner, scorer, _ = _setup(env)
+    recorder = Recorder()
+    _optimizer(env, player, refiner, scorer, initial_samples=1, retries=1, tracker=recorder).compile(
+        program, trainset=env.tasks())
+    play = [e for e in recorder.records[0].exchanges if e.job == "propose"]
+    assert len(play) == 2 * 2  # per tool: a failing call, then a retry that sees its error
+    assert "unexpected keyword argument 'x'" in play[1].prompt
+    states = {s["tool"]: s for s in recorder.records[0].checkpoint["states"]}
+    assert states["function_1"]["examples"] == [
+        {"query": "add 2 and 5", "arguments": {"a": 2, "b": 5}, "output": "7", "score": 8.0}]
+
+
+def test_without_retries_a_failed_call_yields_no_example_and_no_rewrite():
+    env = ToyEnvironment(1)
+    program, player, refiner, scorer, ledger = _setup(env)
+    recorder = Recorder()
+    _optimizer(env, player, refiner, scorer, initial_samples=1, retries=0, tracker=recorder).compile(
+        program, trainset=env.tasks())
+    assert recorder.records[0].metrics["tools_with_examples"] == 0.0
+    assert ledger.phase("editor").calls == 0
+    assert program.toolbox.get("t0", "function_1").description == ""
+
+
+def test_the_beam_keeps_the_doc_the_agent_succeeds_with():
+    env = ToyEnvironment(1)
+    program, player, refiner, scorer, ledger = _setup(env)
+    recorder = Recorder()
+    _optimizer(env, player, refiner, scorer, initial_samples=1, expansions=1, beam_width=1,
+               tracker=recorder).compile(program, trainset=env.tasks())
+    # function_1: blank doc -> the agent calls the other (blank) tool and fails; "Adds a and b." wins.
+    assert program.toolbox.get("t0", "function_1").description == "Adds a and b."
+    beams = {s["tool"]: s["beam"] for s in recorder.records[1].checkpoint["states"]}
+    assert beams["function_1"] == [["Adds a and b.", 1.0]]
+    # function_2: the blank doc already scores 1.0 (the agent falls back to it); a rewrite must beat it.
+    assert beams["function_2"] == [["", 1.0]]
+    assert [r.step for r in recorder.records] == [0, 1, 2]
+    assert recorder.records[-1].metrics["E"] == 1.0
+    assert ledger.phase("agent").calls == 1  # only the final scoring of the task is agent work
+    assert ledger.phase("exploration").calls > 0 and ledger.phase("editor").calls == 2
+
+
+def test_an_interrupted_run_resumes_after_play_without_playing_again():
+    env = ToyEnvironment(1)
+    program, player, refiner, scorer, _ = _setup(env)
+    interrupted = Recorder(stop_after=0)
+    with pytest.raises(KeyboardInterrupt):
+        _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=interrupted).compile(
+            program, trainset=env.tasks())
+    checkpoint = interrupted.records[-1].checkpoint
+    fresh, player2, refiner2, scorer2, ledger = _setup(env)
+    fresh.toolbox.adopt_docs(type(fresh.toolbox).from_json(checkpoint["docs"]))
+    resumed = Recorder()
+    _optimizer(env, player2, refiner2, scorer2, initial_samples=1, tracker=resumed).compile(
+        fresh, trainset=env.tasks(), resume=checkpoint)
+    assert not any(r["messages"][-1]["content"].find("Propose one call") >= 0 for r in player2.lm.history)
+    assert [r.step for r in resumed.records] == [1, 2]
+    assert fresh.toolbox.get("t0", "function_1").description == "Adds a and b."
+
+
+def test_knobs_are_checked():
+    env = ToyEnvironment(1)
+    _, player, refiner, scorer, _ = _setup(env)
+    with pytest.raises(ValueError, match="beam_width"):
+        _optimizer(env, player, refiner, scorer, beam_width=0)
