@@ -35,8 +35,12 @@ from otbench.report import format_table
 # Row labels of the paper's tables; an optimizer not listed here is shown as "+name".
 _ROW_LABELS = {"toolobserver": "+TO", "play2prompt": "+P2P", "easytool": "+ET"}
 _COMMANDS = {"evaluate": evaluate.main, "optimize": optimize.main}
-# Options that say how a run is carried out, not what it computes: never part of a row's definition.
-_NOT_DEFINING = {"num_threads", "threads", "no_cache", "quiet", "json", "mlruns", "tracking_uri"}
+# Options that say how a command carries out its work, not what it computes.
+_HOW_IT_RUNS = {"num_threads", "threads", "no_cache", "quiet", "json", "mlruns", "tracking_uri", "resume", "out"}
+# Options the commands log in another form, compared through the run's tags instead: an offline
+# environment's setting is its own, not BFCL's --setting; optimize logs the resolved mode and
+# editor model; evaluate logs no --docs as "".
+_COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
 
 
 @dataclass
@@ -44,7 +48,9 @@ class RowPlan:
     """One row of the comparison: the command that produces it and what a reusable run looks like.
 
     A run matches when it carries all of ``tags`` and ``params`` and when every parameter of
-    ``if_logged`` that it logged has the same value (evaluate logs fewer parameters than optimize).
+    ``if_logged`` that it logged has the same value: ``if_logged`` is the row's command line as
+    the command parses it, so any option a command logs (its optimizer's knobs included) takes
+    part, and evaluate, which logs fewer parameters than optimize, is matched on those it logs.
     """
 
     label: str
@@ -111,10 +117,10 @@ def forwarded(parser: argparse.ArgumentParser, values: dict[str, Any], titles: t
     return argv
 
 
-def defining_values(parser: argparse.ArgumentParser, values: dict[str, Any], titles: tuple[str, ...]) -> dict[str, str]:
-    """The options of the named groups that define what a run computes, as they would be logged."""
-    return {action.dest: as_logged(values.get(action.dest, action.default))
-            for title in titles for action in _group_options(parser, title) if action.dest not in _NOT_DEFINING}
+def run_definition(command: str, argv: list[str]) -> dict[str, str]:
+    """What a run of ``command`` with ``argv`` computes: its parsed options, as the command logs them."""
+    values = vars({"evaluate": evaluate, "optimize": optimize}[command].build_parser().parse_args(argv))
+    return {key: as_logged(value) for key, value in values.items() if key not in _HOW_IT_RUNS | _COMPARED_AS_TAGS}
 
 
 def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: Any) -> list[RowPlan]:
@@ -128,20 +134,16 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
     # rollouts of an optimizer would replay the base evaluation, understating its tokens.
     lm_evaluate = [*forwarded(parser, own, ("language models",), skip={"editor_lm", "no_cache"}), "--no-cache"]
     lm_optimize = [*forwarded(parser, own, ("language models",), skip={"no_cache"}), "--no-cache"]
-    lm_defining = defining_values(parser, own, ("language models",))
-    lm_defining.pop("editor_lm")  # optimize logs it as given, evaluate not at all: the tags compare it
-    # the environment and its setting are tags (an environment's setting need not be the --setting option)
-    env_defining = {k: v for k, v in defining_values(parser, own, ("environment",)).items() if k not in ("env", "setting")}
 
     def evaluate_row(label: str, values: dict[str, Any], docs: list[str], setting: str, optimizer_tag: str) -> RowPlan:
+        argv = ["--agent", "llm", "--limit", str(evaluated_on), *docs, *common,
+                *forwarded(parser, values, ("environment",)), *lm_evaluate]
         return RowPlan(
-            label=label, optimizer=label, command="evaluate",  # base or gold
-            argv=["--agent", "llm", "--limit", str(evaluated_on), *docs, *common,
-                  *forwarded(parser, values, ("environment",)), *lm_evaluate],
+            label=label, optimizer=label, command="evaluate", argv=argv,  # optimizer: base or gold
             tags={"command": "evaluate", "env": env.name, "setting": setting, "agent": "llm", "lm": args.lm,
                   "optimizer": optimizer_tag},
             params={"limit": str(evaluated_on), "seed": str(args.seed)},
-            if_logged={**env_defining, **lm_defining},
+            if_logged=run_definition("evaluate", argv),
         )
 
     if online:  # per-task docs are tied to the setting's tool names: the true docs are the gold setting
@@ -152,21 +154,17 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
         gold = evaluate_row("gold", own, ["--docs", "gold"], env.setting, "gold")
     rows = [evaluate_row("base", own, [], env.setting, "base"), gold]
 
-    defaults = optimize.build_parser().parse_args([])
     for name in chosen_optimizers(args.optimizers):
-        params = {"limit": str(args.limit)} | ({} if online else {"test_limit": str(args.test_limit)})
+        # the optimizer's own defaults (iterations, knobs) and the paper's protocol (no success bits)
+        argv = ["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
+                *forwarded(parser, own, ("environment",)), *lm_optimize]
         rows.append(RowPlan(
-            label=_ROW_LABELS.get(name, f"+{name}"), optimizer=name, command="optimize",
-            argv=["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
-                  *forwarded(parser, own, ("environment",)), *lm_optimize],
+            label=_ROW_LABELS.get(name, f"+{name}"), optimizer=name, command="optimize", argv=argv,
             tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,
                   "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
                   "seed": str(args.seed)},
-            params=params,
-            # the paper's protocol: default iterations and batches, no success bits for the editor
-            if_logged={**env_defining, **lm_defining,
-                       "iterations": as_logged(defaults.iterations), "batch_size": as_logged(defaults.batch_size),
-                       "oracle_feedback": "false"},
+            params={"limit": str(args.limit)} | ({} if online else {"test_limit": str(args.test_limit)}),
+            if_logged=run_definition("optimize", argv),
         ))
     return rows
 
@@ -182,6 +180,8 @@ def find_run(plan: RowPlan) -> Any | None:
     runs = mlflow.MlflowClient().search_runs([experiment.experiment_id], " AND ".join(clauses),
                                              order_by=["attributes.start_time DESC"])
     for run in runs:
+        if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
+            continue
         logged = run.data.params
         if all(logged[key] == value for key, value in plan.if_logged.items() if key in logged):
             return run

@@ -13,10 +13,15 @@ from otbench import compare, evaluate, optimize, tracking
 from otbench.cli import run_main
 from otbench.envs import registry
 from scripted_lm import scripted_lm
+from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-AGENT_REPLY = json.dumps({"calls": [{"name": "function_1", "arguments": {}}]})
 EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
+
+
+def every_role_reply(messages):
+    """Well-formed replies for the agent and every optimizer's prompts; ToolObserver's editor documents function_1."""
+    return EDITOR_REPLY if '{"updates"' in messages[-1]["content"] else any_role_reply(messages)
 
 
 def _run(argv, capsys):
@@ -42,7 +47,7 @@ def _script_models(monkeypatch, responders):
 
 @pytest.fixture()
 def scripted_models(monkeypatch):
-    return _script_models(monkeypatch, {"agent": lambda messages: AGENT_REPLY, "editor": lambda messages: EDITOR_REPLY})
+    return _script_models(monkeypatch, {phase: every_role_reply for phase in ("agent", "editor", "exploration")})
 
 
 class OfflineToy(ToyEnvironment):
@@ -78,24 +83,25 @@ def offline_toy(monkeypatch):
 
 def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # optimize writes learned_docs/ in the working directory
-    argv = ["--limit", "2", "--seed", "101", "--optimizers", "toolobserver", "--plots", str(tmp_path), "--json",
-            "--quiet"]
-    code, out, _ = _run(argv, capsys)
+    argv = ["--limit", "2", "--seed", "101", "--plots", str(tmp_path), "--json", "--quiet"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
     first = json.loads(out)
-    assert code == 0 and [row["row"] for row in first["rows"]] == ["base", "gold", "+TO"]
-    assert [row["run"] for row in first["rows"]] == ["ran", "ran", "ran"] and len(scripted_models) == 3
+    assert [row["row"] for row in first["rows"]] == ["base", "gold", "+TO", "+P2P", "+ET"]  # every optimizer
+    assert [row["optimizer"] for row in first["rows"][2:]] == list(optimize.OPTIMIZERS)
+    assert [row["run"] for row in first["rows"]] == ["ran"] * 5 and len(scripted_models) == 5
     assert not any(options.cache for options in scripted_models)  # tokens are paid, not replayed
     assert first["metrics"] == ["E", "P", "A"] and first["learning"] == "online"
     for row in first["rows"]:
         assert set(row) >= {"E", "P", "A", "tokens", "docs_sem", "docs_lex", "run_id"} and row["tokens"] > 0
-    gold, learned = first["rows"][1], first["rows"][2]
+    base, gold, learned = first["rows"][:3]
     assert mlflow.get_run(gold["run_id"]).data.tags["setting"] == "gold"
     assert gold["docs_sem"] == pytest.approx(1.0) and gold["docs_lex"] == pytest.approx(1.0)
-    assert first["rows"][0]["docs_sem"] == 0.0 and learned["docs_sem"] > 0.0  # names_only base docs are blank
+    assert base["docs_sem"] == 0.0 and learned["docs_sem"] > 0.0  # names_only base docs are blank
 
     code, out, _ = _run(argv, capsys)
     second = json.loads(out)
-    assert [row["run"] for row in second["rows"]] == ["reused"] * 3 and len(scripted_models) == 3
+    assert [row["run"] for row in second["rows"]] == ["reused"] * 5 and len(scripted_models) == 5
     assert [row["run_id"] for row in second["rows"]] == [row["run_id"] for row in first["rows"]]
     artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(second["run_id"])}
     assert {"comparison.json", "comparison.csv", "comparison.md", "plots"} <= artifacts
@@ -105,7 +111,7 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
 def test_offline_rows_are_scored_on_the_test_split_and_gold_swaps_in_the_true_docs(offline_toy, monkeypatch, tmp_path,
                                                                                     capsys):
     monkeypatch.chdir(tmp_path)
-    _script_models(monkeypatch, {"agent": docs_aware_agent_reply,
+    _script_models(monkeypatch, {"agent": docs_aware_agent_reply, "exploration": any_role_reply,
                                  "editor": lambda messages: json.dumps({"updates": [
                                      {"name": "function_1", "description": "Adds a and b."}]})})
     code, out, _ = _run(["--env", "toy", "--limit", "4", "--test-limit", "3", "--optimizers", "toolobserver",
@@ -154,7 +160,7 @@ def _prelogged_comparison(seed):
                        "exec_simple_1": [DocumentedTool("function_1", description="Something else entirely.")]})
     optimize_tags = {"command": "optimize", "optimizer": "toolobserver", "mode": "online", "env": "bfcl",
                      "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": str(seed)}
-    optimize_params = {**params, "iterations": "null", "batch_size": "10", "oracle_feedback": "false"}
+    optimize_params = {**params, "iterations": "null", "batch_size": "10", "oracle_feedback": "false", "p2p_samples": "3"}
     summary = _ledger(9000, calls=12, paid=10)
 
     def optimize_run(metrics, **kwargs):
@@ -166,6 +172,7 @@ def _prelogged_comparison(seed):
     optimize_run({"final_E": 0.9, "final_P": 0.9, "final_A": 0.9}, status="FAILED")
     optimize_run({"final_E": 0.8, "final_P": 0.8, "final_A": 0.8}, params={**optimize_params, "oracle_feedback": "true"})
     optimize_run({"final_E": 0.7, "final_P": 0.7, "final_A": 0.7}, params={**optimize_params, "limit": "4"})
+    optimize_run({"final_E": 0.6, "final_P": 0.6, "final_A": 0.6}, params={**optimize_params, "p2p_samples": "9"})
     return {"base": base, "gold": gold, "+TO": chosen}
 
 
@@ -206,6 +213,8 @@ def test_the_optimizer_rows_follow_the_optimize_command(monkeypatch):
 
     plans = compare.plan_rows(parser, args, Env())
     assert [plan.label for plan in plans] == ["base", "gold", "+TO", "+newcomer"]
+    assert plans[2].if_logged["oracle_feedback"] == "false" and plans[2].if_logged["iterations"] == "null"
+    assert "num_threads" not in plans[2].if_logged and "no_cache" not in plans[0].if_logged
     assert plans[1].argv[plans[1].argv.index("--setting") + 1] == "gold"
     Env.learning = "offline"
     gold = compare.plan_rows(parser, parser.parse_args(["--test-limit", "7"]), Env())[1]
