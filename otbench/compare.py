@@ -27,6 +27,7 @@ from typing import Any
 
 from otbench import evaluate, optimize, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
+from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
 from otbench.errors import UserError
 from otbench.llm.session import one_embedded_server
@@ -231,36 +232,23 @@ def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
 
 
 def _artifact_json(run_id: str, path: str) -> Any:
-    return json.loads(_artifact_text(run_id, path))
-
-
-def _artifact_text(run_id: str, path: str) -> str:
     import mlflow
 
-    return Path(mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path)).read_text()
+    return json.loads(Path(mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path)).read_text())
 
 
-def scored_toolsets(run_id: str) -> list[str]:
-    """The toolsets of the tasks an evaluate run scored: fidelity is measured on the same tools."""
-    lines = _artifact_text(run_id, "trajectories.jsonl").splitlines()
-    return list(dict.fromkeys(json.loads(line)["toolset"] for line in lines if line.strip()))
-
-
-def docs_fidelity(plans: list[RowPlan], runs: dict[str, Any], env: Any) -> dict[str, Any]:
-    """Similarity to the gold docs per row: the env's own docs (base), the gold docs, each run's final docs."""
+def docs_fidelity(plans: list[RowPlan], runs: dict[str, Any], env: Any, toolsets: list[str]) -> dict[str, Any]:
+    """Similarity to the gold docs per row, over the tools of ``toolsets``: the environment's own docs
+    (base), the gold docs, and each optimizer's final docs applied as ``evaluate --docs`` applies them."""
     from evals.fidelity import fidelity
-    from otbench.docs_io import load_docs
+    from otbench.docs_io import apply_docs
 
     gold = env.toolbox("gold")
-    toolsets = scored_toolsets(runs["base"].info.run_id)
     scores = {}
     for plan in plans:
-        if plan.label == "base":
-            docs = env.toolbox()
-        elif plan.label == "gold":
-            docs = gold
-        else:
-            docs = load_docs(f"runs:/{runs[plan.label].info.run_id}")
+        docs = gold if plan.label == "gold" else env.toolbox()
+        if plan.command == "optimize":
+            apply_docs(docs, f"runs:/{runs[plan.label].info.run_id}")
         scores[plan.label] = fidelity(docs, gold, toolsets)
     return scores
 
@@ -343,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                 found = find_run(plan)
                 reused[plan.label] = found is not None
                 runs[plan.label] = found or run_missing(plan)
-        fidelity = docs_fidelity(plans, runs, env)
+        scored = sample_tasks(env.tasks("test"), args.limit if env.learning == "online" else args.test_limit, args.seed)
+        fidelity = docs_fidelity(plans, runs, env, list(dict.fromkeys(env.toolset_of(task) for task in scored)))
         rows = [{"row": plan.label, "optimizer": plan.optimizer, **row_results(plan, runs[plan.label], env),
                  "docs_sem": round(fidelity[plan.label].semantic, 4), "docs_lex": round(fidelity[plan.label].lexical, 4),
                  "run": "reused" if reused[plan.label] else "ran", "run_id": runs[plan.label].info.run_id}

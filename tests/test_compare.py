@@ -12,6 +12,8 @@ from modules.tool_docs import DocumentedTool, Toolbox
 from otbench import compare, evaluate, optimize, tracking
 from otbench.cli import run_main
 from otbench.envs import registry
+from otbench.envs.base import sample_tasks
+from otbench.envs.bfcl.env import BfclEnvironment
 from scripted_lm import scripted_lm
 from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
@@ -149,15 +151,16 @@ def _ledger(total_tokens, *, calls, paid):
 
 def _prelogged_comparison(seed):
     """Finished base, gold and ToolObserver runs for BFCL names_only on 3 tasks, plus decoys that must not match."""
-    trajectories = "\n".join(json.dumps({"task_id": t, "toolset": t}) for t in ("exec_simple_0", "exec_simple_1"))
     evaluate_tags = {"command": "evaluate", "env": "bfcl", "agent": "llm", "lm": "embedded", "optimizer": "base"}
     params = {"limit": "3", "seed": str(seed)}
     base = _log_run({**evaluate_tags, "setting": "names_only"}, params, {"E": 0.0, "P": 0.0, "A": 0.6},
-                    artifacts={"trajectories.jsonl": trajectories, "tokens.json": _ledger(1000, calls=3, paid=3)})
+                    artifacts={"tokens.json": _ledger(1000, calls=3, paid=3)})
     gold = _log_run({**evaluate_tags, "setting": "gold"}, params, {"E": 1.0, "P": 0.9, "A": 0.95},
-                    artifacts={"trajectories.jsonl": trajectories, "tokens.json": _ledger(1500, calls=3, paid=3)})
-    learned = Toolbox({"exec_simple_0": [DocumentedTool("function_1", description="Calculates the binomial probability.")],
-                       "exec_simple_1": [DocumentedTool("function_1", description="Something else entirely.")]})
+                    artifacts={"tokens.json": _ledger(1500, calls=3, paid=3)})
+    with BfclEnvironment(setting="names_only") as env:  # learned docs for the first tool of each sampled test
+        gold_docs = env.toolbox("gold")
+        learned = Toolbox({test.id: [DocumentedTool("function_1", description=gold_docs.toolset(test.id)[0].description)]
+                           for test in sample_tasks(env.tasks(), 3, seed)})
     optimize_tags = {"command": "optimize", "optimizer": "toolobserver", "mode": "online", "env": "bfcl",
                      "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": str(seed)}
     optimize_params = {**params, "iterations": "null", "batch_size": "10", "oracle_feedback": "false", "p2p_samples": "3"}
