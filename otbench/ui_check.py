@@ -171,7 +171,8 @@ def render(browser: str, page: str, *, width: int, height: int, screenshot: Path
     """The page's DOM after its scripts ran (and a screenshot, when asked) from headless Chromium.
 
     The page's tables render only the cells in view, so the window is as wide as all run columns
-    and as tall as the whole page (its parameter and metric tables scroll within a fixed height).
+    (next to the assistant panel) and as tall as the whole page (its parameter and metric tables
+    scroll within a fixed height).
     """
     with tempfile.TemporaryDirectory() as profile:
         flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -239,7 +240,7 @@ def check_ui(url: str, browser: str, run_ids: list[str] | None = None, screensho
     runs = ([_api(url, f"runs/get?run_id={run_id}")["run"] for run_id in run_ids] if run_ids
             else default_runs(url, experiment))
     page = compare_page(url, experiment, [run["info"]["run_id"] for run in runs])
-    dom = render(browser, page, width=max(1400, 420 + 280 * len(runs)), height=_WINDOW_HEIGHT, screenshot=screenshot)
+    dom = render(browser, page, width=max(1400, 760 + 280 * len(runs)), height=_WINDOW_HEIGHT, screenshot=screenshot)
     keys, _ = metrics_grid(dom)
     return PageCheck(page, runs, keys, dom, check_page(dom, runs), str(screenshot) if screenshot else None)
 
