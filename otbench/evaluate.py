@@ -116,7 +116,8 @@ def _print(summary: dict[str, Any], ledger: TokenLedger, metric_names: tuple[str
     metrics = {k: summary[k] for k in (*metric_names, "n") if k in summary}
     print(format_table([metrics]), file=sys.stdout)
     rows = [{"phase": phase, **row} for phase, row in ledger.snapshot().items()]
-    print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls"]))
+    print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
+                              "cached_tokens"]))
     print(f"seconds: {summary['seconds']}   MLflow run: {summary['run_id']}")
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -127,7 +126,6 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
 
     The environment and LM server are the caller's, so a sweep's trials share them.
     """
-    started = time.perf_counter()
     if not checkpoint:
         ledger.restore({})
     trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), args.limit, args.seed)
@@ -139,7 +137,8 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
     program = ToolAgentProgram(toolbox, agent)
     saved_args = {name: getattr(args, name) for name in _RUN_DEFINING}
     saved_args["gguf"] = str(args.gguf) if args.gguf else None
-    tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args})
+    tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args},
+                                              earlier_seconds=(checkpoint or {}).get("elapsed_seconds", 0.0))
     optimizer = _build_optimizer(args, env, lms, tracker)
     tags = {"command": "optimize", "optimizer": args.optimizer, "mode": args.mode, "env": env.name,
             "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm, "seed": args.seed}
@@ -152,7 +151,7 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
                 raise KeyboardInterrupt(hint) from None
             raise UserError(f"optimization stopped ({stop}); {hint}") from stop.cause
         test = _evaluate_on_test(args, env, program) if env.learning == "offline" else None
-        return _finish(args, env, program, optimizer, ledger, run.info.run_id, time.perf_counter() - started, test)
+        return _finish(args, env, program, optimizer, ledger, run.info.run_id, tracker.elapsed_seconds(), test)
 
 
 def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tracker: Any) -> DocOptimizer:
@@ -253,7 +252,7 @@ def _print(summary: dict[str, Any]) -> None:
     print(format_table(_summary_rows(summary)))
     rows = [{"phase": phase, **row} for phase, row in summary["tokens_by_phase"].items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
-                              "seconds"]))
+                              "cached_tokens", "seconds"]))
     print(f"mean editor iterations: {summary['mean_editor_iterations']}   seconds: {summary['seconds']}   "
           f"outside LLM calls: {summary['share_of_time_outside_llm']:.1%}")
     print(f"final docs: {summary['docs']}   MLflow run: {summary['run_id']}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -80,12 +81,20 @@ class MlflowIterationTracker:
 
     Per step: the optimizer's metrics plus cumulative tokens by phase; as artefacts, the docs
     evaluated at that step, the trajectories, the editor exchanges; and ``checkpoint.json``
-    (overwritten) from which ``--resume`` continues.
+    (overwritten) from which ``--resume`` continues. The checkpoint also carries the run's wall
+    time so far (``elapsed_seconds``, counting ``earlier_seconds`` of the runs it resumes), so a
+    resumed run reports its whole time against its whole token ledger.
     """
 
-    def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None) -> None:
+    def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None,
+                 earlier_seconds: float = 0.0) -> None:
         self.ledger = ledger
         self.extra_checkpoint = extra_checkpoint or {}
+        self.earlier_seconds = earlier_seconds
+        self.started = time.perf_counter()
+
+    def elapsed_seconds(self) -> float:
+        return self.earlier_seconds + time.perf_counter() - self.started
 
     def log_iteration(self, record: Any) -> None:
         import mlflow
@@ -97,7 +106,8 @@ class MlflowIterationTracker:
         mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in record.trajectories) + "\n",
                         f"{folder}/trajectories.jsonl")
         mlflow.log_text("\n".join(json.dumps(e.to_dict()) for e in record.exchanges) + "\n", f"{folder}/editor.jsonl")
-        mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, "tokens": self.ledger.snapshot()},
+        mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, "tokens": self.ledger.snapshot(),
+                         "elapsed_seconds": self.elapsed_seconds()},
                         "checkpoint.json")
 
 

@@ -13,3 +13,29 @@ def test_tokens_are_counted_by_phase():
     assert snapshot["editor"]["prompt_tokens"] == 4
     assert snapshot["all"]["total_tokens"] == 11
     assert ledger.flat_metrics()["tokens_editor_total"] == 6
+
+
+def test_a_cache_hit_costs_nothing_but_its_tokens_are_kept_as_cached():
+    from otbench.llm.metering import MeteredLM
+    from scripted_lm import ScriptedEngine
+
+    ledger, engine = TokenLedger(), ScriptedEngine(lambda m: "one two")
+    lm = MeteredLM("scripted/cached", engine=engine, cache=True, ledger=ledger, phase="agent")
+    messages = [{"role": "user", "content": "a b c unique-to-this-test"}]
+    lm(messages=messages)
+    lm(messages=messages)
+    row = ledger.snapshot()["agent"]
+    assert len(engine.requests) == 1
+    assert row["calls"] == 2 and row["paid_calls"] == 1
+    assert row["total_tokens"] == 6 and row["cached_tokens"] == 6
+    assert ledger.flat_metrics()["tokens_agent_cached"] == 6
+
+
+def test_restore_replaces_the_totals():
+    ledger = TokenLedger()
+    scripted_lm(lambda m: "x", ledger=ledger)(messages=[{"role": "user", "content": "y"}])
+    snapshot = ledger.snapshot()
+    ledger.restore({})
+    assert ledger.snapshot()["all"]["total_tokens"] == 0
+    ledger.restore(snapshot)
+    assert ledger.snapshot() == snapshot

@@ -3,7 +3,9 @@
 Every LM a run builds is a :class:`MeteredLM` bound to one phase and one shared
 :class:`TokenLedger`. DSPy reports billed usage to ``settings.usage_tracker`` only for calls that
 were not served from its cache, so cached replays count as calls but cost no tokens: the ledger
-shows what a run paid, and how much caching saved.
+shows what a run paid, and, as ``cached_tokens``, what the replayed replies cost when they were
+first made. Paid plus cached is what the method uses whatever was cached before, which is the
+figure to compare methods by; paid is what this run cost.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class PhaseUsage:
     calls: int = 0
     paid_calls: int = 0
     seconds: float = 0.0
+    cached_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -53,7 +56,12 @@ class TokenLedger:
     def phase(self, name: str) -> PhaseUsage:
         with self._lock:
             found = self._phases.get(name, PhaseUsage())
-            return PhaseUsage(found.prompt_tokens, found.completion_tokens, found.calls, found.paid_calls, found.seconds)
+            return PhaseUsage(found.prompt_tokens, found.completion_tokens, found.calls, found.paid_calls, found.seconds,
+                              found.cached_tokens)
+
+    def record_cached(self, phase: str, tokens: int) -> None:
+        with self._lock:
+            self._phases.setdefault(phase, PhaseUsage()).cached_tokens += tokens
 
     def restore(self, snapshot: dict[str, dict[str, float]]) -> None:
         """Count on from a :meth:`snapshot` (a resumed run keeps its earlier spend); ``{}`` starts from zero."""
@@ -62,7 +70,8 @@ class TokenLedger:
             for phase, row in snapshot.items():
                 if phase != "all":
                     self._phases[phase] = PhaseUsage(int(row["prompt_tokens"]), int(row["completion_tokens"]),
-                                                     int(row["calls"]), int(row["paid_calls"]), float(row["seconds"]))
+                                                     int(row["calls"]), int(row["paid_calls"]), float(row["seconds"]),
+                                                     int(row.get("cached_tokens", 0)))
 
     def snapshot(self) -> dict[str, dict[str, float]]:
         """Plain totals by phase plus an ``all`` row, for printing and MLflow metrics."""
@@ -75,11 +84,13 @@ class TokenLedger:
                     "calls": usage.calls,
                     "paid_calls": usage.paid_calls,
                     "seconds": round(usage.seconds, 3),
+                    "cached_tokens": usage.cached_tokens,
                 }
                 for name, usage in sorted(self._phases.items())
             }
         rows["all"] = {key: sum(row[key] for row in rows.values()) for key in
-                       ("prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls", "seconds")}
+                       ("prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls", "seconds",
+                        "cached_tokens")}
         return rows
 
     def flat_metrics(self) -> dict[str, int]:
@@ -98,8 +109,10 @@ class _PhaseUsageSink:
     def __init__(self, ledger: TokenLedger, phase: str) -> None:
         self._ledger = ledger
         self._phase = phase
+        self.billed = False
 
     def add_usage(self, model: str, usage: dict[str, Any]) -> None:
+        self.billed = True
         self._ledger.record_usage(self._phase, usage or {})
 
 
@@ -113,11 +126,27 @@ class MeteredLM(dspy.LM):
 
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
         started = time.perf_counter()
+        sink = _PhaseUsageSink(self.ledger, self.phase)
         try:
-            with dspy.context(usage_tracker=_PhaseUsageSink(self.ledger, self.phase)):
-                return super().__call__(prompt, messages=messages, **kwargs)
+            with dspy.context(usage_tracker=sink):
+                outputs = super().__call__(prompt, messages=messages, **kwargs)
         finally:
             self.ledger.record_call(self.phase, time.perf_counter() - started)
+        if not sink.billed:
+            self.ledger.record_cached(self.phase, self._replayed_tokens(prompt, messages))
+        return outputs
+
+    def _replayed_tokens(self, prompt: Any, messages: Any) -> int:
+        """Tokens of a reply served from the cache: the cached response still carries its usage.
+
+        The history entry is found by its prompt (other threads may have appended since); equal
+        prompts have equal cached replies, so any match is the right one.
+        """
+        for entry in reversed(self.history[-64:]):
+            if entry.get("messages") == messages and entry.get("prompt") == prompt and not entry.get("usage"):
+                usage = getattr(entry.get("response"), "usage", None)
+                return int(getattr(usage, "input_tokens", 0) or 0) + int(getattr(usage, "output_tokens", 0) or 0)
+        return 0
 
     def for_phase(self, phase: str) -> MeteredLM:
         """The same model and settings, charged to another phase."""
