@@ -78,9 +78,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bars in missing runs")
     add_lm_arguments(parser, editor=True)
-    for action in _group_options(parser, "language models"):
-        if action.dest == "no_cache":  # accepted, but compare's runs never replay cached replies (see plan_rows)
-            action.help = argparse.SUPPRESS
     add_tracking_arguments(parser)
     return parser
 
@@ -131,10 +128,8 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
     own = vars(args)
     common = ["--seed", str(args.seed), "--num-threads", str(args.num_threads), "--json",
               *(["--quiet"] if args.quiet else []), *forwarded(parser, own, ("tracking",))]
-    # Runs started here never replay cached LM replies: a replay costs no tokens, and the step-0
-    # rollouts of an optimizer would replay the base evaluation, understating its tokens.
-    lm_evaluate = [*forwarded(parser, own, ("language models",), skip={"editor_lm", "no_cache"}), "--no-cache"]
-    lm_optimize = [*forwarded(parser, own, ("language models",), skip={"no_cache"}), "--no-cache"]
+    lm_evaluate = forwarded(parser, own, ("language models",), skip={"editor_lm"})
+    lm_optimize = forwarded(parser, own, ("language models",))
 
     def evaluate_row(label: str, values: dict[str, Any], docs: list[str], setting: str, optimizer_tag: str) -> RowPlan:
         argv = ["--agent", "llm", "--limit", str(evaluated_on), *docs, *common,
@@ -211,11 +206,12 @@ def run_missing(plan: RowPlan) -> Any:
 
 
 def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
-    """The metrics, total tokens and cache-served LM calls of one row, read from its run.
+    """The metrics and total tokens of one row, read from its run.
 
     Tokens come from the run's token ledger (optimize's summary includes the offline test
-    evaluation that follows its last step). A call served from DSPy's cache costs no tokens, so
-    ``cached_calls`` above 0 says the row's tokens understate what it would cost afresh.
+    evaluation that follows its last step): paid plus cache-served tokens, what the method uses
+    whatever an earlier run left in the cache (an optimizer's first rollouts replay the base
+    evaluation). Runs logged before the ledger kept cached tokens count paid tokens only.
     """
     metrics = run.data.metrics
     if plan.command == "evaluate":
@@ -228,7 +224,7 @@ def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
         raise UserError(f"run {run.info.run_id} ({plan.label}) has no {prefix}{missing[0]} metric")
     total = ledger["tokens_by_phase"]["all"]
     return {name: metrics[f"{prefix}{name}"] for name in env.metric_names} | {
-        "tokens": int(total["total_tokens"]), "cached_calls": int(total["calls"] - total["paid_calls"])}
+        "tokens": int(total["total_tokens"] + total.get("cached_tokens", 0))}
 
 
 def _artifact_json(run_id: str, path: str) -> Any:
@@ -337,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
                  "docs_sem": round(fidelity[plan.label].semantic, 4), "docs_lex": round(fidelity[plan.label].lexical, 4),
                  "run": "reused" if reused[plan.label] else "ran", "run_id": runs[plan.label].info.run_id}
                 for plan in plans]
-        columns = ["row", *env.metric_names, "tokens", "cached_calls", "docs_sem", "docs_lex", "run", "run_id"]
+        columns = ["row", *env.metric_names, "tokens", "docs_sem", "docs_lex", "run", "run_id"]
         plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, args.plots)
         compare_run = log_comparison(args, env, rows, columns, plots)
         header = {"env": env.name, "setting": env.setting, "learning": env.learning, "metrics": list(env.metric_names)}
@@ -346,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                           "rows": rows, "plots": [str(p) for p in plots], "run_id": compare_run}))
         return 0
     print(f"{header['env']} / {header['setting']}: {', '.join(header['metrics'])}; tokens = optimization + evaluation "
-          "(cached_calls cost none); docs_sem / docs_lex = similarity of the row's docs to the gold docs")
+          "(paid + cache-served); docs_sem / docs_lex = similarity of the row's docs to the gold docs")
     print(format_table(rows, columns))
     print(f"plots: {', '.join(str(p) for p in plots)}   MLflow run: {compare_run}")
     return 0

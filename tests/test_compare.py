@@ -92,7 +92,6 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
     assert [row["row"] for row in first["rows"]] == ["base", "gold", "+TO", "+P2P", "+ET"]  # every optimizer
     assert [row["optimizer"] for row in first["rows"][2:]] == list(optimize.OPTIMIZERS)
     assert [row["run"] for row in first["rows"]] == ["ran"] * 5 and len(scripted_models) == 5
-    assert not any(options.cache for options in scripted_models)  # tokens are paid, not replayed
     assert first["metrics"] == ["E", "P", "A"] and first["learning"] == "online"
     for row in first["rows"]:
         assert set(row) >= {"E", "P", "A", "tokens", "docs_sem", "docs_lex", "run_id"} and row["tokens"] > 0
@@ -144,9 +143,9 @@ def _log_run(tags, params, metrics, *, status="FINISHED", artifacts=None, histor
     return run.info.run_id
 
 
-def _ledger(total_tokens, *, calls, paid):
+def _ledger(paid_tokens, cached_tokens=0):
     """The token artefact of a run (evaluate's tokens.json, the token part of optimize's summary.json)."""
-    return json.dumps({"tokens_by_phase": {"all": {"total_tokens": total_tokens, "calls": calls, "paid_calls": paid}}})
+    return json.dumps({"tokens_by_phase": {"all": {"total_tokens": paid_tokens, "cached_tokens": cached_tokens}}})
 
 
 def _prelogged_comparison(seed):
@@ -154,9 +153,9 @@ def _prelogged_comparison(seed):
     evaluate_tags = {"command": "evaluate", "env": "bfcl", "agent": "llm", "lm": "embedded", "optimizer": "base"}
     params = {"limit": "3", "seed": str(seed)}
     base = _log_run({**evaluate_tags, "setting": "names_only"}, params, {"E": 0.0, "P": 0.0, "A": 0.6},
-                    artifacts={"tokens.json": _ledger(1000, calls=3, paid=3)})
+                    artifacts={"tokens.json": _ledger(1000)})
     gold = _log_run({**evaluate_tags, "setting": "gold"}, params, {"E": 1.0, "P": 0.9, "A": 0.95},
-                    artifacts={"tokens.json": _ledger(1500, calls=3, paid=3)})
+                    artifacts={"tokens.json": _ledger(1500)})
     with BfclEnvironment(setting="names_only") as env:  # learned docs for the first tool of each sampled test
         gold_docs = env.toolbox("gold")
         learned = Toolbox({test.id: [DocumentedTool("function_1", description=gold_docs.toolset(test.id)[0].description)]
@@ -164,7 +163,7 @@ def _prelogged_comparison(seed):
     optimize_tags = {"command": "optimize", "optimizer": "toolobserver", "mode": "online", "env": "bfcl",
                      "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": str(seed)}
     optimize_params = {**params, "iterations": "null", "batch_size": "10", "oracle_feedback": "false", "p2p_samples": "3"}
-    summary = _ledger(9000, calls=12, paid=10)
+    summary = _ledger(8000, cached_tokens=1000)
 
     def optimize_run(metrics, **kwargs):
         return _log_run(optimize_tags, kwargs.pop("params", optimize_params), metrics, history=[0.0, 0.5, 0.5],
@@ -188,7 +187,6 @@ def test_finished_runs_with_the_same_definition_are_reused_without_running_anyth
     assert code == 0 and {label: row["run_id"] for label, row in rows.items()} == expected
     assert (rows["+TO"]["E"], rows["+TO"]["P"], rows["+TO"]["A"], rows["+TO"]["tokens"]) == (0.5, 0.4, 0.8, 9000)
     assert (rows["base"]["A"], rows["base"]["tokens"], rows["gold"]["tokens"]) == (0.6, 1000, 1500)
-    assert (rows["base"]["cached_calls"], rows["+TO"]["cached_calls"]) == (0, 2)
     assert 0.0 < rows["+TO"]["docs_sem"] < 1.0 and 0.0 < rows["+TO"]["docs_lex"] < 1.0
     assert rows["gold"]["docs_sem"] == pytest.approx(1.0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bfcl-names_only-E-by-iteration.png",
@@ -201,8 +199,7 @@ def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     code, out, _ = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
                         capsys)
     lines = out.splitlines()
-    assert code == 0 and lines[1].split()[:9] == ["row", "E", "P", "A", "tokens", "cached_calls", "docs_sem",
-                                                  "docs_lex", "run"]
+    assert code == 0 and lines[1].split()[:8] == ["row", "E", "P", "A", "tokens", "docs_sem", "docs_lex", "run"]
     assert [line.split()[0] for line in lines[3:6]] == ["base", "gold", "+TO"]
 
 
