@@ -1,7 +1,8 @@
 """Build the LMs a command needs: the embedded model by default, any litellm model on request.
 
 The embedded server is started only when some role uses it, shared by all roles, and stopped
-when the command ends.
+when the command ends; inside :func:`one_embedded_server` (a command that runs other commands,
+such as ``compare``) it is started once and kept for all of them.
 """
 
 from __future__ import annotations
@@ -62,6 +63,38 @@ def _embedded_identity(options: LMOptions) -> tuple[Path, str]:
     return ensure_gguf(model), model.name
 
 
+class _ServerPool:
+    """Embedded servers kept running across commands, one per server settings."""
+
+    def __init__(self) -> None:
+        self.stack = ExitStack()
+        self.urls: dict[ServerSettings, str] = {}
+
+    def url(self, settings: ServerSettings) -> str:
+        if settings not in self.urls:
+            self.urls[settings] = self.stack.enter_context(EmbeddedServer(settings))
+        return self.urls[settings]
+
+
+_pool: _ServerPool | None = None
+
+
+@contextmanager
+def one_embedded_server() -> Iterator[None]:
+    """Within this block every :func:`open_lms` reuses one embedded server (per settings) instead of
+    loading the model again; the server stops when the block ends."""
+    global _pool
+    if _pool is not None:  # already inside one: the outer block owns the servers
+        yield
+        return
+    _pool = _ServerPool()
+    try:
+        with _pool.stack:
+            yield
+    finally:
+        _pool = None
+
+
 @contextmanager
 def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = ("agent",)) -> Iterator[dict[str, MeteredLM]]:
     """Yield one :class:`MeteredLM` per phase; ``editor`` and ``exploration`` use ``editor_lm``."""
@@ -74,7 +107,7 @@ def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = 
             path, name = _embedded_identity(options)
             threads = {"threads": options.threads} if options.threads else {}
             settings = ServerSettings(path, slots=options.slots, context_per_slot=options.context_per_slot, **threads)
-            url = stack.enter_context(EmbeddedServer(settings))
+            url = _pool.url(settings) if _pool is not None else stack.enter_context(EmbeddedServer(settings))
             # repeat_penalty: at temperature 0 the small Qwen models can loop until max_tokens.
             embedded = {"model": f"openai/{name}", "api_base": f"{url}/v1", "api_key": "local",
                         "repeat_penalty": 1.15, "num_retries": 0}

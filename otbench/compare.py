@@ -1,0 +1,352 @@
+"""``python -m otbench.compare``: documentation optimizers side by side (the paper's Table 2).
+
+Rows: the environment's own (opaque) docs ``base``, the true docs ``gold``, and one row per
+optimizer (``+TO``, ``+P2P``, ``+ET``...): the environment's metrics, the total tokens the row
+cost (optimization + evaluation), and how close its docs are to the gold docs (Table 6).
+
+Every row is an MLflow run of ``evaluate`` (base, gold) or ``optimize`` (optimizer rows). A
+finished run with the same definition is reused; a missing one is run here through the command's
+own ``main``, all of them sharing one embedded model server. Online environments (BFCL) evaluate
+while they learn, so an optimize run's final metrics are its row; offline environments learn on
+the train split, so the row is the learned docs scored on the test split (``test_*`` metrics),
+and base and gold are evaluated on the same test sample. The table is printed and logged as a
+``compare`` run (table, CSV, markdown, plots).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from otbench import evaluate, optimize, tracking
+from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
+from otbench.envs.base import sample_tasks
+from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
+from otbench.errors import UserError
+from otbench.llm.session import one_embedded_server
+from otbench.report import format_table
+
+# Row labels of the paper's tables; an optimizer not listed here is shown as "+name".
+_ROW_LABELS = {"toolobserver": "+TO", "play2prompt": "+P2P", "easytool": "+ET"}
+_COMMANDS = {"evaluate": evaluate.main, "optimize": optimize.main}
+# Options that say how a command carries out its work, not what it computes.
+_HOW_IT_RUNS = {"num_threads", "threads", "no_cache", "quiet", "json", "mlruns", "tracking_uri", "resume", "out"}
+# Options the commands log in another form, compared through the run's tags instead: an offline
+# environment's setting is its own, not BFCL's --setting; optimize logs the resolved mode and
+# editor model; evaluate logs no --docs as "".
+_COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
+
+
+@dataclass
+class RowPlan:
+    """One row of the comparison: the command that produces it and what a reusable run looks like.
+
+    A run matches when it carries all of ``tags`` and ``params`` and when every parameter of
+    ``if_logged`` that it logged has the same value: ``if_logged`` is the row's command line as
+    the command parses it, so any option a command logs (its optimizer's knobs included) takes
+    part, and evaluate, which logs fewer parameters than optimize, is matched on those it logs.
+    """
+
+    label: str
+    optimizer: str
+    command: str
+    argv: list[str]
+    tags: dict[str, str]
+    params: dict[str, str]
+    if_logged: dict[str, str] = field(default_factory=dict)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m otbench.compare", description=__doc__.splitlines()[0])
+    add_environment_arguments(parser)
+    parser.add_argument("--optimizers", default=",".join(optimize.OPTIMIZERS),
+                        help=f"comma-separated optimizer rows (default all: {','.join(optimize.OPTIMIZERS)})")
+    parser.add_argument("--limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
+                        help=f"tasks optimized on (online: also evaluated on) (default {optimize.DEFAULT_LIMIT})")
+    parser.add_argument("--test-limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
+                        help=f"offline environments: test tasks every row is scored on (default {optimize.DEFAULT_LIMIT})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the task samples (default 0)")
+    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
+    parser.add_argument("--plots", type=Path, default=Path("reports"), help="directory for the PNG plots (default reports/)")
+    parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars in missing runs")
+    add_lm_arguments(parser, editor=True)
+    add_tracking_arguments(parser)
+    return parser
+
+
+def chosen_optimizers(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in optimize.OPTIMIZERS]
+    if unknown:
+        raise UserError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(optimize.OPTIMIZERS)}")
+    return list(dict.fromkeys(names))
+
+
+def as_logged(value: Any) -> str:
+    """A value the way the commands log it as an MLflow parameter or tag."""
+    if isinstance(value, Path):
+        return str(value)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _group_options(parser: argparse.ArgumentParser, title: str) -> list[argparse.Action]:
+    return [action for group in parser._action_groups if group.title == title for action in group._group_actions]
+
+
+def forwarded(parser: argparse.ArgumentParser, values: dict[str, Any], titles: tuple[str, ...],
+              skip: set[str] = frozenset()) -> list[str]:
+    """Command-line arguments that pass on every non-default option of the named option groups."""
+    argv: list[str] = []
+    for title in titles:
+        for action in _group_options(parser, title):
+            value = values.get(action.dest, action.default)
+            if action.dest in skip or value == action.default:
+                continue
+            option = action.option_strings[-1] if action.option_strings[-1].startswith("--") else action.option_strings[0]
+            argv += [option] if isinstance(action, argparse._StoreTrueAction) else [option, str(value)]
+    return argv
+
+
+def run_definition(command: str, argv: list[str]) -> dict[str, str]:
+    """What a run of ``command`` with ``argv`` computes: its parsed options, as the command logs them."""
+    values = vars({"evaluate": evaluate, "optimize": optimize}[command].build_parser().parse_args(argv))
+    return {key: as_logged(value) for key, value in values.items() if key not in _HOW_IT_RUNS | _COMPARED_AS_TAGS}
+
+
+def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: Any) -> list[RowPlan]:
+    """base, gold and one row per chosen optimizer, each with its command line and run definition."""
+    online = env.learning == "online"
+    evaluated_on = args.limit if online else args.test_limit
+    own = vars(args)
+    common = ["--seed", str(args.seed), "--num-threads", str(args.num_threads), "--json",
+              *(["--quiet"] if args.quiet else []), *forwarded(parser, own, ("tracking",))]
+    lm_evaluate = forwarded(parser, own, ("language models",), skip={"editor_lm"})
+    lm_optimize = forwarded(parser, own, ("language models",))
+
+    def evaluate_row(label: str, values: dict[str, Any], docs: list[str], setting: str, optimizer_tag: str) -> RowPlan:
+        argv = ["--agent", "llm", "--limit", str(evaluated_on), *docs, *common,
+                *forwarded(parser, values, ("environment",)), *lm_evaluate]
+        return RowPlan(
+            label=label, optimizer=label, command="evaluate", argv=argv,  # optimizer: base or gold
+            tags={"command": "evaluate", "env": env.name, "setting": setting, "agent": "llm", "lm": args.lm,
+                  "optimizer": optimizer_tag},
+            params={"limit": str(evaluated_on), "seed": str(args.seed)},
+            if_logged=run_definition("evaluate", argv),
+        )
+
+    if online:  # per-task docs are tied to the setting's tool names: the true docs are the gold setting
+        if "setting" not in own:
+            raise UserError(f"{env.name}: an online environment needs a --setting option for its gold row")
+        gold = evaluate_row("gold", {**own, "setting": "gold"}, [], "gold", "base")
+    else:  # shared tools keep their names: the true docs replace the setting's docs
+        gold = evaluate_row("gold", own, ["--docs", "gold"], env.setting, "gold")
+    rows = [evaluate_row("base", own, [], env.setting, "base"), gold]
+
+    for name in chosen_optimizers(args.optimizers):
+        # the optimizer's own defaults (iterations, knobs) and the paper's protocol (no success bits)
+        argv = ["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
+                *forwarded(parser, own, ("environment",)), *lm_optimize]
+        rows.append(RowPlan(
+            label=_ROW_LABELS.get(name, f"+{name}"), optimizer=name, command="optimize", argv=argv,
+            tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,
+                  "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
+                  "seed": str(args.seed)},
+            params={"limit": str(args.limit)} | ({} if online else {"test_limit": str(args.test_limit)}),
+            if_logged=run_definition("optimize", argv),
+        ))
+    return rows
+
+
+def find_run(plan: RowPlan) -> Any | None:
+    """The latest finished run that matches ``plan``, or None."""
+    import mlflow
+
+    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    clauses = [f"tags.{key} = {_quoted(value)}" for key, value in plan.tags.items()]
+    clauses += [f"params.{key} = {_quoted(value)}" for key, value in plan.params.items()]
+    clauses.append("attributes.status = 'FINISHED'")
+    runs = mlflow.MlflowClient().search_runs([experiment.experiment_id], " AND ".join(clauses),
+                                             order_by=["attributes.start_time DESC"])
+    for run in runs:
+        if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
+            continue
+        logged = run.data.params
+        if all(logged[key] == value for key, value in plan.if_logged.items() if key in logged):
+            return run
+    return None
+
+
+def _quoted(value: str) -> str:
+    if "'" in value:
+        raise UserError(f"cannot search MLflow for a value with a quote in it: {value!r}")
+    return f"'{value}'"
+
+
+def run_missing(plan: RowPlan) -> Any:
+    """Run the row's command through its ``main`` and return the MLflow run it logged."""
+    import mlflow
+
+    print(f"compare: no finished run for {plan.label}; running {plan.command} {' '.join(plan.argv)}", file=sys.stderr)
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(captured):
+            _COMMANDS[plan.command](plan.argv)
+    except UserError as exc:
+        raise UserError(f"row {plan.label}: {exc}") from exc
+    summary = json.loads(captured.getvalue().strip().splitlines()[-1])
+    return mlflow.get_run(summary["run_id"])
+
+
+def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
+    """The metrics and total tokens of one row, read from its run.
+
+    Tokens come from the run's token ledger (optimize's summary includes the offline test
+    evaluation that follows its last step): paid plus cache-served tokens, what the method uses
+    whatever an earlier run left in the cache (an optimizer's first rollouts replay the base
+    evaluation). Runs logged before the ledger kept cached tokens count paid tokens only.
+    """
+    metrics = run.data.metrics
+    if plan.command == "evaluate":
+        prefix, ledger = "", _artifact_json(run.info.run_id, "tokens.json")
+    else:
+        prefix = "final_" if env.learning == "online" else "test_"
+        ledger = _artifact_json(run.info.run_id, "summary.json")
+    missing = [name for name in env.metric_names if f"{prefix}{name}" not in metrics]
+    if missing:
+        raise UserError(f"run {run.info.run_id} ({plan.label}) has no {prefix}{missing[0]} metric")
+    total = ledger["tokens_by_phase"]["all"]
+    return {name: metrics[f"{prefix}{name}"] for name in env.metric_names} | {
+        "tokens": int(total["total_tokens"] + total.get("cached_tokens", 0))}
+
+
+def _artifact_json(run_id: str, path: str) -> Any:
+    import mlflow
+
+    return json.loads(Path(mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path)).read_text())
+
+
+def docs_fidelity(plans: list[RowPlan], runs: dict[str, Any], env: Any, toolsets: list[str]) -> dict[str, Any]:
+    """Similarity to the gold docs per row, over the tools of ``toolsets``: the environment's own docs
+    (base), the gold docs, and each optimizer's final docs applied as ``evaluate --docs`` applies them."""
+    from evals.fidelity import fidelity
+    from otbench.docs_io import apply_docs
+
+    gold = env.toolbox("gold")
+    scores = {}
+    for plan in plans:
+        docs = gold if plan.label == "gold" else env.toolbox()
+        if plan.command == "optimize":
+            apply_docs(docs, f"runs:/{runs[plan.label].info.run_id}")
+        scores[plan.label] = fidelity(docs, gold, toolsets)
+    return scores
+
+
+def iteration_histories(plans: list[RowPlan], runs: dict[str, Any], metric: str) -> dict[str, list[tuple[int, float]]]:
+    """Per optimizer row, ``metric`` at every logged iteration step of its optimize run."""
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    histories = {}
+    for plan in plans:
+        if plan.command == "optimize":
+            history = sorted(client.get_metric_history(runs[plan.label].info.run_id, metric), key=lambda m: m.step)
+            if history:
+                histories[plan.label] = [(m.step, m.value) for m in history]
+    return histories
+
+
+def write_plots(rows: list[dict[str, Any]], histories: dict[str, list[tuple[int, float]]], env: Any,
+                directory: Path) -> list[Path]:
+    from otbench.plots import plot_metric_by_iteration, plot_metric_vs_tokens
+
+    metric, name = env.primary_metric, f"{env.name}-{env.setting}"
+    # offline optimizers log their iterations on the train split; the rows are scored on the test split
+    split, row_split = ("", "") if env.learning == "online" else (" (train split)", " (test split)")
+    return [
+        plot_metric_by_iteration(histories, metric, f"{name}: {metric} by iteration{split}",
+                                 directory / f"{name}-{metric}-by-iteration.png",
+                                 references={f"{row['row']}{row_split}": row[metric] for row in rows
+                                             if row["optimizer"] in ("base", "gold")}),
+        plot_metric_vs_tokens({row["row"]: (row["tokens"], row[metric]) for row in rows}, metric,
+                              f"{name}: {metric} vs tokens", directory / f"{name}-{metric}-vs-tokens.png"),
+    ]
+
+
+def markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    def cell(value: Any) -> str:
+        return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(row[column]) for column in columns) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def log_comparison(args: argparse.Namespace, env: Any, rows: list[dict[str, Any]], columns: list[str],
+                   plots: list[Path]) -> str:
+    """A ``compare`` run holding the table (JSON table, CSV, markdown) and the plots; returns its id.
+
+    Its ``run_ids`` parameter lists the rows' runs, so ``otbench.ui_check`` can open them side by side.
+    """
+    import mlflow
+    import pandas as pd
+
+    tags = {"command": "compare", "env": env.name, "setting": env.setting, "lm": args.lm,
+            "editor_lm": args.editor_lm or args.lm, "seed": args.seed}
+    params = {"limit": args.limit, "test_limit": args.test_limit, "optimizers": args.optimizers,
+              "rows": ",".join(row["row"] for row in rows), "run_ids": ",".join(row["run_id"] for row in rows)}
+    with tracking.tracked_run(f"compare-{env.name}-{env.setting}", tags=tags, params=params) as run:
+        tracking.log_table(rows, "comparison.json")
+        mlflow.log_text(pd.DataFrame(rows, columns=columns).to_csv(index=False), "comparison.csv")
+        mlflow.log_text(markdown_table(rows, columns), "comparison.md")
+        for path in plots:
+            mlflow.log_artifact(str(path), "plots")
+    return run.info.run_id
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one bar per row's artefact is noise
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    chosen_optimizers(args.optimizers)
+    check_environment_arguments(args)
+    tracking.configure(args.tracking_uri, directory=args.mlruns)
+    with make_environment(args) as env:
+        plans = plan_rows(parser, args, env)
+        runs: dict[str, Any] = {}
+        reused: dict[str, bool] = {}
+        with one_embedded_server():  # missing runs share one model server instead of loading it each
+            for plan in plans:
+                found = find_run(plan)
+                reused[plan.label] = found is not None
+                runs[plan.label] = found or run_missing(plan)
+        scored = sample_tasks(env.tasks("test"), args.limit if env.learning == "online" else args.test_limit, args.seed)
+        fidelity = docs_fidelity(plans, runs, env, list(dict.fromkeys(env.toolset_of(task) for task in scored)))
+        rows = [{"row": plan.label, "optimizer": plan.optimizer, **row_results(plan, runs[plan.label], env),
+                 "docs_sem": round(fidelity[plan.label].semantic, 4), "docs_lex": round(fidelity[plan.label].lexical, 4),
+                 "run": "reused" if reused[plan.label] else "ran", "run_id": runs[plan.label].info.run_id}
+                for plan in plans]
+        columns = ["row", *env.metric_names, "tokens", "docs_sem", "docs_lex", "run", "run_id"]
+        plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, args.plots)
+        compare_run = log_comparison(args, env, rows, columns, plots)
+        header = {"env": env.name, "setting": env.setting, "learning": env.learning, "metrics": list(env.metric_names)}
+    if args.json:
+        print(json.dumps({**header, "limit": args.limit, "test_limit": args.test_limit, "seed": args.seed,
+                          "rows": rows, "plots": [str(p) for p in plots], "run_id": compare_run}))
+        return 0
+    print(f"{header['env']} / {header['setting']}: {', '.join(header['metrics'])}; tokens = optimization + evaluation "
+          "(paid + cache-served); docs_sem / docs_lex = similarity of the row's docs to the gold docs")
+    print(format_table(rows, columns))
+    print(f"plots: {', '.join(str(p) for p in plots)}   MLflow run: {compare_run}")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,69 @@
+"""Figures for comparing documentation optimizers, written as PNG files (matplotlib, no display).
+
+- :func:`plot_metric_by_iteration`: a metric after each optimizer iteration, one line per
+  optimizer (the paper's Figure 3), from the per-step histories MLflow keeps.
+- :func:`plot_metric_vs_tokens`: one point per row of a comparison, the metric against the
+  tokens it cost, which shows at a glance what an improvement was bought with.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: commands run on servers and in CI
+
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+
+def plot_metric_by_iteration(histories: dict[str, list[tuple[int, float]]], metric: str, title: str,
+                             path: Path, references: dict[str, float] | None = None) -> Path:
+    """Line per optimizer of ``metric`` by iteration step; ``histories`` maps a label to (step, value) pairs.
+
+    ``references`` (e.g. base and gold docs) are drawn as dashed levels to read progress against.
+    """
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for label, points in histories.items():
+        steps = [step for step, _ in points]
+        values = [value for _, value in points]
+        axes.plot(steps, values, marker="o", label=label)
+    for index, (label, value) in enumerate((references or {}).items()):
+        axes.axhline(value, linestyle="--", linewidth=1, color=f"C{len(histories) + index}", label=label)
+    axes.set_xlabel("iteration")
+    axes.set_ylabel(metric)
+    axes.set_title(title)
+    axes.grid(alpha=0.3)
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    _unit_scale(axes, [v for points in histories.values() for _, v in points] + list((references or {}).values()))
+    if histories or references:
+        axes.legend()
+    return _save(figure, path)
+
+
+def plot_metric_vs_tokens(points: dict[str, tuple[float, float]], metric: str, title: str, path: Path) -> Path:
+    """One labelled point per row: ``points`` maps a row label to (total tokens, metric)."""
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for label, (tokens, value) in points.items():
+        axes.scatter([tokens], [value])
+        axes.annotate(label, (tokens, value), textcoords="offset points", xytext=(5, 5))
+    axes.set_xlabel("total tokens (optimization + evaluation)")
+    axes.set_ylabel(metric)
+    axes.set_title(title)
+    axes.grid(alpha=0.3)
+    _unit_scale(axes, [value for _, value in points.values()])
+    return _save(figure, path)
+
+
+def _unit_scale(axes: plt.Axes, values: list[float]) -> None:
+    """Rates and accuracies keep their whole 0..1 scale, so a flat 0 is not drawn as a zoomed-in line."""
+    if values and all(0.0 <= value <= 1.0 for value in values):
+        axes.set_ylim(-0.03, 1.03)
+
+
+def _save(figure: plt.Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path

@@ -1,0 +1,235 @@
+"""The comparison command: reuse of finished runs, missing rows run through the commands, the table."""
+
+import json
+import sys
+import types
+from contextlib import contextmanager
+
+import mlflow
+import pytest
+
+from modules.tool_docs import DocumentedTool, Toolbox
+from otbench import compare, evaluate, optimize, tracking
+from otbench.cli import run_main
+from otbench.envs import registry
+from otbench.envs.base import sample_tasks
+from otbench.envs.bfcl.env import BfclEnvironment
+from scripted_lm import scripted_lm
+from test_optimize_cli import any_role_reply
+from toy_env import ToyEnvironment, docs_aware_agent_reply
+
+EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
+
+
+def every_role_reply(messages):
+    """Well-formed replies for the agent and every optimizer's prompts; ToolObserver's editor documents function_1."""
+    return EDITOR_REPLY if '{"updates"' in messages[-1]["content"] else any_role_reply(messages)
+
+
+def _run(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        run_main(compare.main, argv)
+    captured = capsys.readouterr()
+    return stop.value.code, captured.out, captured.err
+
+
+def _script_models(monkeypatch, responders):
+    """evaluate and optimize get scripted LMs (a responder per phase); returns the LM options of each session."""
+    sessions = []
+
+    @contextmanager
+    def open_scripted(options, ledger, phases=("agent",)):
+        sessions.append(options)
+        yield {phase: scripted_lm(responders[phase], ledger=ledger, phase=phase) for phase in phases}
+
+    monkeypatch.setattr(evaluate, "open_lms", open_scripted)
+    monkeypatch.setattr(optimize, "open_lms", open_scripted)
+    return sessions
+
+
+@pytest.fixture()
+def scripted_models(monkeypatch):
+    return _script_models(monkeypatch, {phase: every_role_reply for phase in ("agent", "editor", "exploration")})
+
+
+class OfflineToy(ToyEnvironment):
+    """The toy environment with one shared toolset (offline learning) and true docs under ``gold``."""
+
+    def __init__(self) -> None:
+        super().__init__(6, shared=True)
+
+    def toolbox(self, setting=None):
+        toolbox = super().toolbox(setting)
+        if setting == "gold":
+            toolbox.get("shared", "function_1").with_docs(description="Adds a and b.")
+            toolbox.get("shared", "function_2").with_docs(description="Multiplies a and b.")
+        return toolbox
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return None
+
+
+@pytest.fixture()
+def offline_toy(monkeypatch):
+    """``--env toy`` builds :class:`OfflineToy`, through the registry like any environment."""
+    options = types.ModuleType("toy_options")
+    options.add_arguments = lambda group: None
+    options.check = lambda args: None
+    options.build = lambda args, workers=1: OfflineToy()
+    monkeypatch.setitem(sys.modules, "toy_options", options)
+    monkeypatch.setitem(registry._OPTION_MODULES, "toy", "toy_options")
+
+
+def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # optimize writes learned_docs/ in the working directory
+    argv = ["--limit", "2", "--seed", "101", "--plots", str(tmp_path), "--json", "--quiet"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    first = json.loads(out)
+    assert [row["row"] for row in first["rows"]] == ["base", "gold", "+TO", "+P2P", "+ET"]  # every optimizer
+    assert [row["optimizer"] for row in first["rows"][2:]] == list(optimize.OPTIMIZERS)
+    assert [row["run"] for row in first["rows"]] == ["ran"] * 5 and len(scripted_models) == 5
+    assert first["metrics"] == ["E", "P", "A"] and first["learning"] == "online"
+    for row in first["rows"]:
+        assert set(row) >= {"E", "P", "A", "tokens", "docs_sem", "docs_lex", "run_id"} and row["tokens"] > 0
+    base, gold, learned = first["rows"][:3]
+    assert mlflow.get_run(gold["run_id"]).data.tags["setting"] == "gold"
+    assert gold["docs_sem"] == pytest.approx(1.0) and gold["docs_lex"] == pytest.approx(1.0)
+    assert base["docs_sem"] == 0.0 and learned["docs_sem"] > 0.0  # names_only base docs are blank
+
+    code, out, _ = _run(argv, capsys)
+    second = json.loads(out)
+    assert [row["run"] for row in second["rows"]] == ["reused"] * 5 and len(scripted_models) == 5
+    assert [row["run_id"] for row in second["rows"]] == [row["run_id"] for row in first["rows"]]
+    artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(second["run_id"])}
+    assert {"comparison.json", "comparison.csv", "comparison.md", "plots"} <= artifacts
+    assert all(path.endswith(".png") and (tmp_path / path.rsplit("/", 1)[1]).is_file() for path in second["plots"])
+
+
+def test_offline_rows_are_scored_on_the_test_split_and_gold_swaps_in_the_true_docs(offline_toy, monkeypatch, tmp_path,
+                                                                                    capsys):
+    monkeypatch.chdir(tmp_path)
+    _script_models(monkeypatch, {"agent": docs_aware_agent_reply, "exploration": any_role_reply,
+                                 "editor": lambda messages: json.dumps({"updates": [
+                                     {"name": "function_1", "description": "Adds a and b."}]})})
+    code, out, _ = _run(["--env", "toy", "--limit", "4", "--test-limit", "3", "--optimizers", "toolobserver",
+                         "--plots", str(tmp_path), "--json", "--quiet"], capsys)
+    result = json.loads(out)
+    rows = {row["row"]: row for row in result["rows"]}
+    assert code == 0 and result["learning"] == "offline" and list(rows) == ["base", "gold", "+TO"]
+    assert (rows["base"]["E"], rows["gold"]["E"], rows["+TO"]["E"]) == (0.0, 1.0, 1.0)
+    assert mlflow.get_run(rows["gold"]["run_id"]).data.params["docs"] == "gold"
+    learned = mlflow.get_run(rows["+TO"]["run_id"]).data
+    assert learned.tags["mode"] == "offline" and learned.metrics["test_n"] == 3.0
+    assert (rows["base"]["docs_sem"], rows["gold"]["docs_sem"]) == (0.0, pytest.approx(1.0))
+    assert rows["+TO"]["docs_sem"] == pytest.approx(0.5)  # function_1 learned exactly, function_2 still blank
+
+
+def _log_run(tags, params, metrics, *, status="FINISHED", artifacts=None, history=None):
+    """A run shaped like the ones evaluate and optimize log."""
+    tracking.configure()
+    with mlflow.start_run(tags=tags) as run:
+        mlflow.log_params(params)
+        mlflow.log_metrics(metrics)
+        for step, value in enumerate(history or []):
+            mlflow.log_metric("E", value, step=step)
+        for path, content in (artifacts or {}).items():
+            mlflow.log_text(content, path)
+    if status != "FINISHED":
+        mlflow.MlflowClient().set_terminated(run.info.run_id, status=status)
+    return run.info.run_id
+
+
+def _ledger(paid_tokens, cached_tokens=0):
+    """The token artefact of a run (evaluate's tokens.json, the token part of optimize's summary.json)."""
+    return json.dumps({"tokens_by_phase": {"all": {"total_tokens": paid_tokens, "cached_tokens": cached_tokens}}})
+
+
+def _prelogged_comparison(seed):
+    """Finished base, gold and ToolObserver runs for BFCL names_only on 3 tasks, plus decoys that must not match."""
+    evaluate_tags = {"command": "evaluate", "env": "bfcl", "agent": "llm", "lm": "embedded", "optimizer": "base"}
+    params = {"limit": "3", "seed": str(seed)}
+    base = _log_run({**evaluate_tags, "setting": "names_only"}, params, {"E": 0.0, "P": 0.0, "A": 0.6},
+                    artifacts={"tokens.json": _ledger(1000)})
+    gold = _log_run({**evaluate_tags, "setting": "gold"}, params, {"E": 1.0, "P": 0.9, "A": 0.95},
+                    artifacts={"tokens.json": _ledger(1500)})
+    with BfclEnvironment(setting="names_only") as env:  # learned docs for the first tool of each sampled test
+        gold_docs = env.toolbox("gold")
+        learned = Toolbox({test.id: [DocumentedTool("function_1", description=gold_docs.toolset(test.id)[0].description)]
+                           for test in sample_tasks(env.tasks(), 3, seed)})
+    optimize_tags = {"command": "optimize", "optimizer": "toolobserver", "mode": "online", "env": "bfcl",
+                     "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": str(seed)}
+    optimize_params = {**params, "iterations": "null", "batch_size": "10", "oracle_feedback": "false", "p2p_samples": "3"}
+    summary = _ledger(8000, cached_tokens=1000)
+
+    def optimize_run(metrics, **kwargs):
+        return _log_run(optimize_tags, kwargs.pop("params", optimize_params), metrics, history=[0.0, 0.5, 0.5],
+                        artifacts={"summary.json": summary, "docs/final_docs.json": json.dumps(learned.to_json())},
+                        **kwargs)
+
+    chosen = optimize_run({"final_E": 0.5, "final_P": 0.4, "final_A": 0.8})
+    optimize_run({"final_E": 0.9, "final_P": 0.9, "final_A": 0.9}, status="FAILED")
+    optimize_run({"final_E": 0.8, "final_P": 0.8, "final_A": 0.8}, params={**optimize_params, "oracle_feedback": "true"})
+    optimize_run({"final_E": 0.7, "final_P": 0.7, "final_A": 0.7}, params={**optimize_params, "limit": "4"})
+    optimize_run({"final_E": 0.6, "final_P": 0.6, "final_A": 0.6}, params={**optimize_params, "p2p_samples": "9"})
+    return {"base": base, "gold": gold, "+TO": chosen}
+
+
+def test_finished_runs_with_the_same_definition_are_reused_without_running_anything(monkeypatch, tmp_path, capsys):
+    expected = _prelogged_comparison(seed=202)
+    monkeypatch.setattr(compare, "_COMMANDS", {})  # running any command would fail the test
+    code, out, _ = _run(["--limit", "3", "--seed", "202", "--optimizers", "toolobserver", "--plots", str(tmp_path),
+                         "--json"], capsys)
+    rows = {row["row"]: row for row in json.loads(out)["rows"]}
+    assert code == 0 and {label: row["run_id"] for label, row in rows.items()} == expected
+    assert (rows["+TO"]["E"], rows["+TO"]["P"], rows["+TO"]["A"], rows["+TO"]["tokens"]) == (0.5, 0.4, 0.8, 9000)
+    assert (rows["base"]["A"], rows["base"]["tokens"], rows["gold"]["tokens"]) == (0.6, 1000, 1500)
+    assert 0.0 < rows["+TO"]["docs_sem"] < 1.0 and 0.0 < rows["+TO"]["docs_lex"] < 1.0
+    assert rows["gold"]["docs_sem"] == pytest.approx(1.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bfcl-names_only-E-by-iteration.png",
+                                                         "bfcl-names_only-E-vs-tokens.png"]
+
+
+def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
+    _prelogged_comparison(seed=303)
+    monkeypatch.setattr(compare, "_COMMANDS", {})
+    code, out, _ = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
+                        capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[1].split()[:8] == ["row", "E", "P", "A", "tokens", "docs_sem", "docs_lex", "run"]
+    assert [line.split()[0] for line in lines[3:6]] == ["base", "gold", "+TO"]
+
+
+def test_the_optimizer_rows_follow_the_optimize_command(monkeypatch):
+    monkeypatch.setattr(optimize, "OPTIMIZERS", ("toolobserver", "newcomer"))
+    parser = compare.build_parser()
+    args = parser.parse_args([])
+
+    class Env:
+        name, setting, learning = "bfcl", "names_only", "online"
+
+    plans = compare.plan_rows(parser, args, Env())
+    assert [plan.label for plan in plans] == ["base", "gold", "+TO", "+newcomer"]
+    assert plans[2].if_logged["oracle_feedback"] == "false" and plans[2].if_logged["iterations"] == "null"
+    assert "num_threads" not in plans[2].if_logged and "no_cache" not in plans[0].if_logged
+    assert plans[1].argv[plans[1].argv.index("--setting") + 1] == "gold"
+    Env.learning = "offline"
+    gold = compare.plan_rows(parser, parser.parse_args(["--test-limit", "7"]), Env())[1]
+    assert "--docs" in gold.argv and gold.tags["optimizer"] == "gold" and gold.params["limit"] == "7"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--optimizers", "toolobserver,magic"], "unknown optimizer 'magic'"),
+        (["--env", "atari"], "unknown environment 'atari'"),
+        (["--setting", "names_everything"], "unknown setting 'names_everything'"),
+        (["--limit", "0"], "expected a number >= 1"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
+    code, out, err = _run(argv, capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
