@@ -27,7 +27,10 @@ Update the documentation of the tools called above where it is missing, wrong or
 - Only tools that were called above may be updated; leave out tools that were not called.
 - Leave out a tool whose documentation is already accurate: it was called the way it documents \
 and its result is what the request needed.
-- Error messages are evidence: they reveal parameter names, types and which are required.
+- A tool with an empty description is never accurate: if it was called, write its description \
+from what the call showed, even if the call failed.
+- Error messages are evidence: they reveal parameter names, types and which are required. When \
+an error says a parameter name is not accepted, write that down so the next call tries another.
 - Each new description is 1-2 sentences saying what the tool does, each input (name, type, \
 meaning), what it returns, and how to call it.
 - If nothing needs to change, reply with an empty list of updates."""
@@ -47,13 +50,18 @@ batch makes or that others contradict. Keep the comparisons between tools that h
 _REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
 
 
-def updates_schema(tool_names: list[str]) -> dict[str, Any]:
-    """JSON schema of an editor reply; descriptions are bounded so a looping model stops."""
+def updates_schema(tool_names: list[str], *, required: int = 0) -> dict[str, Any]:
+    """JSON schema of an editor reply; descriptions are bounded so a looping model stops.
+
+    ``required`` is the least number of updates: small models otherwise answer "nothing to
+    change" even for a called tool that has no description at all.
+    """
     return {
         "type": "object",
         "properties": {
             "updates": {
                 "type": "array",
+                "minItems": required,
                 "items": {
                     "type": "object",
                     "properties": {"name": {"type": "string", "enum": tool_names},
@@ -120,9 +128,11 @@ class DocEditor(dspy.Module):
         self.max_tokens = max_tokens
         self.lm: dspy.LM | None = None
 
-    def _ask(self, job: str, prompt: str, tool_names: list[str], **lm_kwargs: Any) -> EditorExchange:
-        reply, _ = ask_json(self.lm, system=EDITOR_ROLE, user=f"{prompt}\n\n{_REPLY}", schema=updates_schema(tool_names),
-                            schema_name="doc_updates", max_tokens=self.max_tokens, **lm_kwargs)
+    def _ask(self, job: str, prompt: str, tool_names: list[str], *, required: int = 0,
+             **lm_kwargs: Any) -> EditorExchange:
+        reply, _ = ask_json(self.lm, system=EDITOR_ROLE, user=f"{prompt}\n\n{_REPLY}",
+                            schema=updates_schema(tool_names, required=required), schema_name="doc_updates",
+                            max_tokens=self.max_tokens, **lm_kwargs)
         return EditorExchange(job, prompt, reply, parse_updates(reply, set(tool_names)))
 
     def revise(self, tools: list[DocumentedTool], trajectory: Trajectory, *, show_outcome: bool) -> EditorExchange:
@@ -132,7 +142,8 @@ class DocEditor(dspy.Module):
                   f"What happened:\n{render_attempt(trajectory, show_outcome=show_outcome)}\n\n{REVISE_TASK}")
         if not called:
             return EditorExchange("revise", prompt, "", {})
-        return self._ask("revise", prompt, called)
+        blank = [tool for tool in tools if tool.name in called and not tool.description]
+        return self._ask("revise", prompt, called, required=1 if blank else 0)
 
     def analyse_batch(self, tools: list[DocumentedTool], batch: list[Trajectory]) -> EditorExchange:
         """Offline mode: candidate docs from one mini-batch, with each attempt's outcome signal."""

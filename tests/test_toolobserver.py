@@ -126,3 +126,20 @@ def test_offline_with_a_single_batch_skips_the_merge_call():
     ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, progress=False).compile(
         program, trainset=env.tasks())
     assert ledger.phase("editor").calls == 1
+
+
+def test_the_editor_must_document_a_called_tool_that_has_no_description():
+    env = ToyEnvironment(1)
+    program, editor, _ = _setup(env, truthful_editor_reply)
+    ToolObserver(env=env, editor=editor, max_iterations=1, progress=False).compile(program, trainset=env.tasks())
+    documented, editor2, _ = _setup(env, truthful_editor_reply)
+    for name, text in (("function_1", "Adds a and b."), ("function_2", "Multiplies a and b.")):
+        documented.toolbox.get("t0", name).with_docs(description=text)
+    ToolObserver(env=env, editor=editor2, max_iterations=1, progress=False).compile(documented, trainset=env.tasks())
+
+    def least_updates(lm):
+        return [c["kwargs"]["response_format"]["json_schema"]["schema"]["properties"]["updates"]["minItems"]
+                for c in lm.history]
+
+    assert least_updates(editor.lm) == [1]  # the called tool had no description: one update is required
+    assert least_updates(editor2.lm) == [0]
