@@ -156,13 +156,13 @@ class EnginePool:
             self._idle.put(engine)
 
     def _borrow(self) -> Engine:
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            pass
         with self._lock:
             if self._closed:
                 raise RuntimeError("the engine pool is closed")
+            try:
+                return self._idle.get_nowait()
+            except queue.Empty:
+                pass
             if len(self._started) < self.size:
                 engine = Engine(self.path)
                 self._started.append(engine)
@@ -176,6 +176,7 @@ class EnginePool:
         with self._lock:
             self._closed = True
             started, self._started = self._started, []
+            self._idle = queue.LifoQueue()
         for engine in started:
             engine.close()
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import chess
 import chess.engine
 
+from evals.chess_metrics import MATE_CP
 from otbench.errors import UserError
 
 PHASES = ("opening", "middlegame", "endgame", "late_endgame")
@@ -31,7 +32,6 @@ _RAW_BUCKET_SHARES = {"equal": 40, "white_slight": 10, "black_slight": 10, "whit
 BUCKET_SHARES = {name: share / sum(_RAW_BUCKET_SHARES.values()) for name, share in _RAW_BUCKET_SHARES.items()}
 # Upper centipawn bounds (White's view, absolute value) of equal, slight and winning; beyond: crushing.
 EQUAL_CP, SLIGHT_CP, WINNING_CP = 50, 150, 400
-MATE_CP = 10000
 TRAIN_SHARE = 0.10
 SPLITS = ("train", "test")
 DATA_FILE = "positions.jsonl"
@@ -60,7 +60,7 @@ def bucket_of(score: chess.engine.PovScore) -> str:
 
 
 def white_centipawns(score: chess.engine.PovScore) -> int:
-    """Centipawns from White's side; a mate in n counts as +-(10000 - n), beyond every real evaluation."""
+    """Centipawns from White's side; a mate in n counts as +-(MATE_CP - n), beyond every real evaluation."""
     return score.white().score(mate_score=MATE_CP)
 
 
@@ -84,7 +84,7 @@ def stratum_quotas(total: int) -> dict[tuple[str, str], int]:
 class Position:
     """One benchmark position with where it came from and how it was classified.
 
-    ``white_cp`` is the generator's evaluation from White's side (mates as +-(10000 - distance)).
+    ``white_cp`` is the generator's evaluation from White's side (mates as +-(MATE_CP - distance)).
     """
 
     id: str
