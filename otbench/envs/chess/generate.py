@@ -44,7 +44,8 @@ DEBIAN_BOOK = Path("/usr/share/games/gnuchess/book.bin")
 SEARCH_DEPTHS = (1, 2, 3, 4, 6, 8)        # self-play strengths, drawn per side and game
 RANDOM_MOVE_RATES = (0.0, 0.03, 0.08, 0.15, 0.3)
 BOOK_PLIES = (2, 20)                      # how deep each game follows the book (inclusive range)
-MAX_PLIES = 220
+MAX_PLIES = 300
+BALANCED_SHARE = 0.5                      # games where both sides play at the same strength
 SAMPLE_RATE = 0.2                         # share of a game's positions that become candidates
 GAMES_PER_BATCH = 16
 
@@ -85,6 +86,8 @@ def self_play(job: tuple[int, int, str, int, frozenset[str]]) -> list[Candidate]
                 break
             board.push(rng.choices(entries, weights=[entry.weight + 1 for entry in entries])[0].move)
     strength = {color: (rng.choice(SEARCH_DEPTHS), rng.choice(RANDOM_MOVE_RATES)) for color in chess.COLORS}
+    if rng.random() < BALANCED_SHARE:
+        strength[chess.BLACK] = strength[chess.WHITE]
     candidates = []
     last_wanted = max(PHASES.index(phase) for phase in wanted)
     for _ in range(MAX_PLIES):
@@ -195,8 +198,10 @@ def generate(*, count: int, seed: int, stockfish: str, book: Path, puzzles: Path
                     filler.offer(candidate)
             games += len(jobs)
             if log:
+                short = sorted(filler.missing().items(), key=lambda item: -item[1])[:4]
                 print(f"{games} games, {count - sum(filler.missing().values())}/{count} positions, "
-                      f"{time.perf_counter() - started:.0f} s", flush=True)
+                      f"{time.perf_counter() - started:.0f} s; most short: "
+                      + ", ".join(f"{phase}/{bucket} {n}" for (phase, bucket), n in short), flush=True)
     if filler.missing():
         raise UserError(f"strata still short after {games} games: {filler.missing()}; raise --max-games")
     return split_and_number(filler, seed)
