@@ -39,7 +39,7 @@ def _positions() -> list[Position]:
 @pytest.fixture(scope="module")
 def envs():
     """One environment per tool set for the whole module: engine answers are cached per position."""
-    opened = {toolset: ChessEnvironment(toolset=toolset, positions=_positions(), max_moves=3, exploration_moves=2)
+    opened = {toolset: ChessEnvironment(toolset=toolset, positions=_positions(), max_moves=2, exploration_moves=2)
               for toolset in ("phase", "skill", "elo")}
     yield opened
     for env in opened.values():
@@ -66,7 +66,7 @@ class FixedAgent:
 @pytest.mark.parametrize("toolset", ["phase", "skill", "elo"])
 def test_the_oracle_scores_perfectly_in_every_toolset(envs, toolset):
     env = envs[toolset]
-    tasks = env.tasks("test") + env.tasks("train")
+    tasks = env.tasks("test") + env.tasks("train")[:1]
     trajectories = [env.rollout(env.oracle_agent(tasks), env.toolbox(), task) for task in tasks]
     summary = env.summarise(trajectories)
     assert summary["optimal_pct"] == 100.0 and summary["failed_move_pct"] == 0.0
@@ -92,7 +92,7 @@ def test_unusable_calls_become_failed_random_moves_without_a_traceback(phase_env
     }
     for message, agent in cases.items():
         trajectory = phase_env.rollout(agent, phase_env.toolbox(), task)
-        assert trajectory.metrics["optimal_calls"] == 0 and trajectory.metrics["failed_moves"] == 3, message
+        assert trajectory.metrics["optimal_calls"] == 0 and trajectory.metrics["failed_moves"] == 2, message
         assert message in trajectory.steps[0].error and "random move" in trajectory.steps[0].error
         assert message in trajectory.parse_error
 
@@ -115,16 +115,15 @@ def test_the_question_shows_the_board_and_recent_calls_with_outcomes(phase_env):
     first, second = questions
     assert f"FEN: {task.position.fen}" in first and "a b c d e f g h" in first and "to move" in first
     assert "Your recent tool calls:" not in first
-    assert "Your recent tool calls:\n- engine_4: move 1" in second and "evaluation for the agent" in second
-    assert "pieces on the board" in trajectory.steps[0].output
-    assert re.search(r"change [+-]\d+ cp", trajectory.steps[0].output)
+    assert "Your recent tool calls:\n- engine_4: move 1" in second and "eval for the agent" in second
+    assert re.search(r"^move 1, \d+ pieces: played .+ -> .+ \([+-]\d+ cp\); opponent replied", trajectory.steps[0].output)
     assert "moves used an optimal tool" in trajectory.feedback and "eval_change_cp" in trajectory.metrics
 
 
 def test_games_are_capped_and_scored_as_draws_against_rated_opponents(phase_env):
     task = phase_env.tasks("test")[0]
     trajectory = phase_env.rollout(phase_env.oracle_agent([task]), phase_env.toolbox(), task)
-    assert trajectory.metrics["decisions"] == 3 and trajectory.metrics["game_score"] == 0.5
+    assert trajectory.metrics["decisions"] == 2 and trajectory.metrics["game_score"] == 0.5
     assert trajectory.metrics["opponent_elo"] in (800.0, 1600.0, 2400.0) and "move cap" in trajectory.feedback
     assert trajectory.success
 
@@ -174,7 +173,7 @@ def test_offline_toolobserver_learns_from_evaluations_on_chess(envs):
                  progress=False).compile(program, trainset=env.tasks("train"))
     batch_prompts = [p for p in prompts if "attempts by an agent" in p]
     assert len(batch_prompts) == 4 and len(prompts) == 6  # 2 batches + 1 merge, twice
-    assert "evaluation for the agent" in batch_prompts[0] and "moves used an optimal tool" in batch_prompts[0]
+    assert "eval for the agent" in batch_prompts[0] and "moves used an optimal tool" in batch_prompts[0]
     assert "Outcome: " in batch_prompts[0]
     assert program.toolbox.get(TOOLSET_ID, "engine_1").description == "The strongest tool: deep search."
     first, second = (r.metrics["optimal_pct"] for r in records)

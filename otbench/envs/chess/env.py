@@ -116,12 +116,13 @@ class MoveRecord:
     reply_san: str | None
 
     def describe(self) -> str:
+        """One compact line (prompts carry many of them): move, material, evaluation change, reply."""
         change = _clamp(self.cp_after) - _clamp(self.cp_before)
         played = (f"played {self.san} ({self.uci})" if self.failure is None
-                  else f"no usable call ({self.failure}), so a random move {self.san} ({self.uci}) was played")
-        reply = f"; opponent replied {self.reply_san}" if self.reply_san else "; the game ended"
-        return (f"move {self.number} ({self.pieces} pieces on the board): {played}; evaluation for the agent "
-                f"{_pawns(self.cp_before)} before, {_pawns(self.cp_after)} after (change {change:+d} cp){reply}")
+                  else f"no usable call ({self.failure}), random move {self.san} ({self.uci}) played")
+        reply = f"; opponent replied {self.reply_san}" if self.reply_san else "; game over"
+        return (f"move {self.number}, {self.pieces} pieces: {played}; eval for the agent "
+                f"{_pawns(self.cp_before)} -> {_pawns(self.cp_after)} ({change:+d} cp){reply}")
 
 
 def _clamp(cp: int) -> int:
@@ -185,7 +186,7 @@ class ChessEnvironment:
         if setting not in (None, "gold"):
             raise UserError(f"chess docs are base or gold, not {setting!r}")
         return Toolbox({TOOLSET_ID: documented_tools(self.setting, gold=setting == "gold")},
-                       meta={"env": self.name, "setting": "gold" if setting == "gold" else self.setting})
+                       meta={"env": self.name, "setting": self.setting, "docs": setting or "base"})
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: ChessTask) -> Trajectory:
         board = task.position.board()
@@ -340,8 +341,8 @@ class ChessEnvironment:
             end_cp = end.score(mate_score=MATE_CP)
             metrics["eval_change_cp"] = float(_clamp(end_cp) - _clamp(start_cp))
             success = expected_score(end_cp) >= expected_score(start_cp) - HOLD_MARGIN
-            feedback = (f"Evaluation for the agent {_pawns(start_cp)} at the start, {_pawns(end_cp)} after "
-                        f"{len(history)} moves (change {metrics['eval_change_cp']:+.0f} cp); {tally}.")
+            feedback = (f"Eval for the agent {_pawns(start_cp)} at the start, {_pawns(end_cp)} after "
+                        f"{len(history)} moves ({metrics['eval_change_cp']:+.0f} cp); {tally}.")
         else:
             outcome = board.outcome(claim_draw=True)
             score = 0.5 if outcome is None or outcome.winner is None else float(outcome.winner == agent_side)

@@ -67,7 +67,8 @@ class Opponent:
     player: Player
 
 
-# Exploration games are against Stockfish at depth 2, as in the paper.
+# Exploration games are against Stockfish at depth 2, as in the paper (partial games are not
+# rated; the rating only labels it).
 EXPLORATION_OPPONENT = Opponent("stockfish-depth-2", 1200, Player("stockfish-depth-2", 2))
 # Full test games rotate over the paper's three opponent tiers (beginner, intermediate, master).
 OPPONENT_POOL = (
