@@ -46,7 +46,7 @@ RANDOM_MOVE_RATES = (0.0, 0.03, 0.08, 0.15, 0.3)
 BOOK_PLIES = (2, 20)                      # how deep each game follows the book (inclusive range)
 MAX_PLIES = 300
 BALANCED_SHARE = 0.5                      # games where both sides play at the same strength
-SAMPLE_RATE = 0.2                         # share of a game's positions that become candidates
+SAMPLE_RATE = 0.25                        # share of a game's positions that become candidates
 GAMES_PER_BATCH = 16
 
 Candidate = tuple[str, str, str, int, str]   # fen, phase, bucket, white centipawns, source
@@ -91,15 +91,18 @@ def self_play(job: tuple[int, int, str, int, frozenset[str]]) -> list[Candidate]
     candidates = []
     last_wanted = max(PHASES.index(phase) for phase in wanted)
     for _ in range(MAX_PLIES):
-        if board.is_game_over(claim_draw=True) or PHASES.index(phase_of(board)) > last_wanted:
+        if board.is_game_over(claim_draw=False) or PHASES.index(phase_of(board)) > last_wanted:
             break
-        if rng.random() < SAMPLE_RATE and phase_of(board) in wanted:
+        if rng.random() < SAMPLE_RATE and phase_of(board) in wanted and not board.is_game_over(claim_draw=True):
             candidates.append(_classify(board, depth, f"gnuchess-book+self-play:seed-{seed}:game-{index}"))
         search_depth, random_rate = strength[board.turn]
-        if rng.random() < random_rate:
-            board.push(rng.choice(sorted(board.legal_moves, key=lambda move: move.uci())))
-        else:
-            board.push(_worker_engine.best_move(board, search_depth))
+        move = None if rng.random() < random_rate else _worker_engine.best_move(board, search_depth)
+        if move is not None:
+            board.push(move)
+            if not board.is_repetition(2):
+                continue
+            board.pop()  # level engines shuffle into repetitions; a random move keeps the game going
+        board.push(rng.choice(sorted(board.legal_moves, key=lambda move: move.uci())))
     return candidates
 
 
