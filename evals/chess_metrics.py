@@ -1,11 +1,12 @@
 """Chess metrics: % optimal tool calls (with a tie rule) and bootstrapped streaming Elo.
 
-Optimal tool. Every tool's move in a position is scored by a reference search, as an expected
-score for the side to move (Lichess's win-probability curve over centipawns, mates at the ends).
-A tool is optimal when its move is within ``TIE_MARGIN`` expected score of the best tool's
-move. The margin matters: depth-2/4/8 engines often suggest different moves of equal worth
-(and the same move ~36% of the time); 0.02 is about 20 centipawns in a level position and grows
-in lopsided ones, where a few centipawns no longer change the result.
+Optimal tool. Every tool's move in a position is scored by a reference search, in centipawns
+for the side to move (a mate in n counts as +-(MATE_CP - n)). A tool is optimal when its move
+is within ``TIE_MARGIN_CP`` of the best tool's move. The margin matters: depth-2/4/8 engines
+often suggest different moves of equal worth (and the same move ~36% of the time); 25
+centipawns is about the reference search's own noise. The margin is in centipawns, not in
+expected score, on purpose: in a lost (or won) position every move has an expected score near
+0 (or 1), so an expected-score margin would call a blunder that turns -3 into -9 pawns a tie.
 
 Streaming Elo. The agent starts at 1200; after each game against an opponent of fixed rating,
 ``R += K * (S - E)`` with K = 32 and ``E = 1 / (1 + 10 ** ((R_opp - R) / 400))``. The final
@@ -18,7 +19,7 @@ import math
 import random
 from collections.abc import Sequence
 
-TIE_MARGIN = 0.02
+TIE_MARGIN_CP = 25
 START_RATING = 1200.0
 K_FACTOR = 32.0
 PERMUTATIONS = 1000
@@ -38,10 +39,10 @@ def expected_score(centipawns: int) -> float:
     return 1.0 / (1.0 + math.exp(-_LICHESS_SLOPE * centipawns))
 
 
-def optimal_tools(values: dict[str, float], margin: float = TIE_MARGIN) -> set[str]:
-    """Tools whose move's expected score is within ``margin`` of the best one's (never empty)."""
-    best = max(values.values())
-    return {tool for tool, value in values.items() if value >= best - margin - 1e-12}
+def optimal_tools(centipawns: dict[str, int], margin: int = TIE_MARGIN_CP) -> set[str]:
+    """Tools whose move is within ``margin`` centipawns of the best tool's move (never empty)."""
+    best = max(centipawns.values())
+    return {tool for tool, value in centipawns.items() if value >= best - margin}
 
 
 def elo_expected(rating: float, opponent: float) -> float:

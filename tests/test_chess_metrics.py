@@ -41,7 +41,10 @@ def test_expected_score_is_monotone_with_mates_at_the_ends():
 
 
 def test_tie_rule_counts_every_tool_within_the_margin_of_the_best():
-    values = {"engine_1": 0.60, "engine_2": 0.59, "engine_3": 0.50}
-    assert optimal_tools(values) == {"engine_1", "engine_2"}
-    assert optimal_tools(values, margin=0.0) == {"engine_1"}
-    assert optimal_tools({"a": 0.3, "b": 0.3}) == {"a", "b"}  # same move, same value
+    centipawns = {"engine_1": 60, "engine_2": 40, "engine_3": 20}
+    assert optimal_tools(centipawns) == {"engine_1", "engine_2"}
+    assert optimal_tools(centipawns, margin=0) == {"engine_1"}
+    assert optimal_tools({"a": -30, "b": -30}) == {"a", "b"}  # same move, same value
+    # lost either way, but one move loses far more: not a tie (an expected-score margin would say it is)
+    assert optimal_tools({"a": -300, "b": -900}) == {"a"}
+    assert optimal_tools({"a": MATE_CP - 3, "b": MATE_CP - 5, "c": 900}) == {"a", "b"}  # both mate

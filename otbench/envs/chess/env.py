@@ -11,7 +11,7 @@ instead, and the move never counts as optimal.
 
 Every move is scored: each tool's move in the position is computed, the distinct moves are
 searched by a reference Stockfish search (depth 12, one multi-PV search restricted to them),
-and the tools whose move is within a small expected-score margin of the best tool's are the
+and the tools whose move is within 25 centipawns of the best tool's move are the
 optimal ones (tie rule: :mod:`evals.chess_metrics`). The position itself is also searched, so
 each step records the evaluation before the move and after it (the dense reward).
 
@@ -95,7 +95,6 @@ class Decision:
 
     moves: dict[str, chess.Move]
     centipawns: dict[str, int]      # after each tool's move
-    values: dict[str, float]        # expected score after each tool's move
     position_cp: int                # the position before any move
     optimal: frozenset[str]
 
@@ -276,8 +275,7 @@ class ChessEnvironment:
             scores = engine.evaluate_moves(board, sorted(set(moves.values()), key=chess.Move.uci), REFERENCE_DEPTH)
             position = engine.evaluate(board, REFERENCE_DEPTH).pov(side)
         centipawns = {name: scores[move].pov(side).score(mate_score=MATE_CP) for name, move in moves.items()}
-        values = {name: expected_score(cp) for name, cp in centipawns.items()}
-        decision = Decision(moves, centipawns, values, position.score(mate_score=MATE_CP), frozenset(optimal_tools(values)))
+        decision = Decision(moves, centipawns, position.score(mate_score=MATE_CP), frozenset(optimal_tools(centipawns)))
         with self._cache_lock:
             self._decisions[key] = decision
             if len(self._decisions) > self._cache_size:
