@@ -19,6 +19,7 @@ from otbench.errors import UserError
 
 _OPTION_MODULES = {
     "bfcl": "otbench.envs.bfcl.options",
+    "chess": "otbench.envs.chess.options",
 }
 ENVIRONMENTS = tuple(_OPTION_MODULES)
 

@@ -1,0 +1,1 @@
+"""Chess: pick one of several opaque move-suggesting engines every move (OpaqueToolsBench)."""

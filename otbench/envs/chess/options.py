@@ -1,0 +1,38 @@
+"""Command-line options of Chess (see :mod:`otbench.envs.registry`).
+
+Position and game counts are limited with the shared ``--limit`` (and ``--test-limit`` in
+optimize): a chess task is one game from one position.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from otbench.cli import positive_int
+from otbench.errors import UserError
+
+
+def add_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--max-moves", type=positive_int, default=120,
+                       help="chess: agent moves per test game before it is scored a draw (default 120)")
+    group.add_argument("--exploration-moves", type=positive_int, default=10,
+                       help="chess: agent moves per exploration (train) game (default 10)")
+    group.add_argument("--stockfish", default=None,
+                       help="chess: Stockfish binary (default: $OTBENCH_STOCKFISH, PATH, then /usr/games/stockfish)")
+
+
+def check(args: argparse.Namespace) -> None:
+    from otbench.envs.chess.engine import find_stockfish
+    from otbench.envs.chess.tools import TOOLSETS
+
+    if args.toolset is not None and args.toolset not in TOOLSETS:
+        raise UserError(f"unknown chess toolset {args.toolset!r}; choose from {', '.join(TOOLSETS)}")
+    find_stockfish(args.stockfish)
+
+
+def build(args: argparse.Namespace, *, workers: int = 1):  # noqa: ANN201 - a ChessEnvironment
+    from otbench.envs.chess.env import ChessEnvironment
+    from otbench.envs.chess.tools import DEFAULT_TOOLSET
+
+    return ChessEnvironment(toolset=args.toolset or DEFAULT_TOOLSET, max_moves=args.max_moves,
+                            exploration_moves=args.exploration_moves, stockfish=args.stockfish, workers=workers)
