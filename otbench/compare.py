@@ -36,8 +36,6 @@ from otbench.report import format_table
 # Row labels of the paper's tables; an optimizer not listed here is shown as "+name".
 _ROW_LABELS = {"toolobserver": "+TO", "play2prompt": "+P2P", "easytool": "+ET"}
 _COMMANDS = {"evaluate": evaluate.main, "optimize": optimize.main}
-# Options that say how a command carries out its work, not what it computes.
-_HOW_IT_RUNS = {"num_threads", "threads", "no_cache", "quiet", "json", "mlruns", "tracking_uri", "resume", "out"}
 # Options the commands log in another form, compared through the run's tags instead: an offline
 # environment's setting is its own, not BFCL's --setting; optimize logs the resolved mode and
 # editor model; evaluate logs no --docs as "".
@@ -118,7 +116,7 @@ def forwarded(parser: argparse.ArgumentParser, values: dict[str, Any], titles: t
 def run_definition(command: str, argv: list[str]) -> dict[str, str]:
     """What a run of ``command`` with ``argv`` computes: its parsed options, as the command logs them."""
     values = vars({"evaluate": evaluate, "optimize": optimize}[command].build_parser().parse_args(argv))
-    return {key: as_logged(value) for key, value in values.items() if key not in _HOW_IT_RUNS | _COMPARED_AS_TAGS}
+    return {key: as_logged(value) for key, value in values.items() if key not in optimize.HOW_IT_RUNS | _COMPARED_AS_TAGS}
 
 
 def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: Any) -> list[RowPlan]:

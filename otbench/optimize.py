@@ -38,11 +38,10 @@ from otbench.sweep import add_sweep_arguments, check_sweep_arguments, print_swee
 
 OPTIMIZERS = ("toolobserver", "play2prompt", "easytool")
 DEFAULT_LIMIT = 10
-# Options that define what a run computes; a resumed run takes them from its checkpoint.
-_RUN_DEFINING = ("env", "setting", "toolset", "test_limit", "parallel", "call_timeout", "limit", "seed", "iterations",
-                 "batch_size", "mode", "oracle_feedback", "lm", "editor_lm", "embedded_model", "gguf", "temperature",
-                 "optimizer", "p2p_samples", "p2p_retries", "p2p_top_k", "p2p_beam_width", "p2p_expansions",
-                 "p2p_iterations")
+# Options that say how a command carries out its work, not what it computes. Every other option
+# defines the run: it is logged, saved in the checkpoint, and taken from there by --resume.
+HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "quiet", "json", "mlruns", "tracking_uri", "resume",
+                         "out", "sweep", "token_budget", "storage", "study_name"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     checkpoint: dict[str, Any] = {}
     if args.resume:
         checkpoint = tracking.load_checkpoint(args.resume)
-        for name in _RUN_DEFINING:
-            setattr(args, name, checkpoint["args"].get(name, getattr(args, name)))
+        for name, value in checkpoint["args"].items():
+            setattr(args, name, value)
     if args.optimizer not in OPTIMIZERS:
         raise UserError(f"unknown optimizer {args.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
     if args.mode is not None and args.mode not in MODES:
@@ -135,8 +134,8 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
     agent = FunctionCallingAgent(instructions=env.agent_instructions)
     agent.lm = lms["agent"]
     program = ToolAgentProgram(toolbox, agent)
-    saved_args = {name: getattr(args, name) for name in _RUN_DEFINING}
-    saved_args["gguf"] = str(args.gguf) if args.gguf else None
+    saved_args = {name: str(value) if isinstance(value, Path) else value
+                  for name, value in vars(args).items() if name not in HOW_IT_RUNS}
     tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args},
                                               earlier_seconds=(checkpoint or {}).get("elapsed_seconds", 0.0))
     optimizer = _build_optimizer(args, env, lms, tracker)

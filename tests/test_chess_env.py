@@ -205,3 +205,12 @@ def test_evaluate_runs_the_oracle_on_chess_and_logs_both_metrics(capsys):
 def test_bad_chess_options_are_one_line_errors(argv, message, capsys):
     code, _, err = _run([*argv, "--agent", "oracle"], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_tool_runs_alone_on_any_fen_for_optimizers_that_explore_tools_one_by_one(phase_env):
+    played = phase_env.execute(TOOLSET_ID, ToolCall("engine_1", {"fen": FENS["middlegame"]}))
+    assert played.ok and chess.Move.from_uci(played.output) in chess.Board(FENS["middlegame"]).legal_moves
+    assert phase_env.execute(TOOLSET_ID, ToolCall("engine_1", {"fen": FENS["middlegame"]})) == played
+    failed = phase_env.execute(TOOLSET_ID, ToolCall("engine_1", {"position": FENS["middlegame"]}))
+    assert not failed.ok and "unexpected argument 'position'" in failed.error
+    assert phase_env.toolset_of(phase_env.tasks("train")[0]) == TOOLSET_ID

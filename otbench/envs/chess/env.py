@@ -187,6 +187,17 @@ class ChessEnvironment:
         return Toolbox({TOOLSET_ID: documented_tools(self.setting, gold=setting == "gold")},
                        meta={"env": self.name, "setting": self.setting, "docs": setting or "base"})
 
+    def toolset_of(self, task: ChessTask) -> str:
+        return TOOLSET_ID
+
+    def execute(self, toolset: str, call: ToolCall) -> CallResult:
+        """One call on the position its FEN names, outside any game: the move, in UCI notation."""
+        tool, given, error = self._read_call(call)
+        if error is not None:
+            return CallResult(call, False, error=error)
+        with self._pool.engine() as engine:
+            return CallResult(call, True, output=tool.player.choose(given, engine).uci())
+
     def rollout(self, agent: Agent, toolbox: Toolbox, task: ChessTask) -> Trajectory:
         board = task.position.board()
         tools = toolbox.toolset(TOOLSET_ID)
@@ -296,30 +307,37 @@ class ChessEnvironment:
         if not reply.calls:
             return ToolCall(NO_CALL), None, f"no tool call: {reply.error or 'empty reply'}"
         call = reply.calls[0]
-        tool = self._tools.get(call.name)
-        if tool is None:
-            return call, None, f"NameError: no tool named {call.name!r}"
-        unexpected = sorted(set(call.arguments) - {FEN_PARAMETER})
-        if unexpected:
-            return call, None, f"TypeError: {call.name}() got an unexpected argument {unexpected[0]!r}"
-        fen = call.arguments.get(FEN_PARAMETER)
-        if not isinstance(fen, str):
-            problem = "missing 1 required argument: 'fen'" if fen is None else "argument 'fen' must be a FEN string"
-            return call, None, f"TypeError: {call.name}() {problem}"
-        try:
-            given = chess.Board(fen)
-        except ValueError as exc:
-            return call, None, f"ValueError: {call.name}(): invalid FEN: {exc}"
+        tool, given, error = self._read_call(call)
+        if error is not None:
+            return call, None, error
         if position_key(given) == position_key(board):
             return call, decision.moves[call.name], None
-        if not given.is_valid() or given.is_game_over(claim_draw=False):
-            return call, None, f"ValueError: {call.name}(): no move to suggest in that position"
         with self._pool.engine() as engine:
             move = tool.player.choose(given, engine)
         if move not in board.legal_moves:
             return call, None, (f"{call.name} suggested {move.uci()}, which is illegal here: the FEN passed is not "
                                 f"the current position")
         return call, move, None
+
+    def _read_call(self, call: ToolCall) -> tuple[ChessTool, chess.Board, None] | tuple[None, None, str]:
+        """The tool and position a call names, or the error a real function would raise."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return None, None, f"NameError: no tool named {call.name!r}"
+        unexpected = sorted(set(call.arguments) - {FEN_PARAMETER})
+        if unexpected:
+            return None, None, f"TypeError: {call.name}() got an unexpected argument {unexpected[0]!r}"
+        fen = call.arguments.get(FEN_PARAMETER)
+        if not isinstance(fen, str):
+            problem = "missing 1 required argument: 'fen'" if fen is None else "argument 'fen' must be a FEN string"
+            return None, None, f"TypeError: {call.name}() {problem}"
+        try:
+            given = chess.Board(fen)
+        except ValueError as exc:
+            return None, None, f"ValueError: {call.name}(): invalid FEN: {exc}"
+        if not given.is_valid() or given.is_game_over(claim_draw=False):
+            return None, None, f"ValueError: {call.name}(): no move to suggest in that position"
+        return tool, given, None
 
     def _score(self, task: ChessTask, board: chess.Board, history: list[MoveRecord], steps: list[CallResult],
                replies: list[str], failures: list[str]) -> Trajectory:
