@@ -143,9 +143,10 @@ class MeteredLM(dspy.LM):
         prompts have equal cached replies, so any match is the right one.
         """
         for entry in reversed(self.history[-64:]):
-            if entry.get("messages") == messages and entry.get("prompt") == prompt and not entry.get("usage"):
-                usage = getattr(entry.get("response"), "usage", None)
-                return int(getattr(usage, "input_tokens", 0) or 0) + int(getattr(usage, "output_tokens", 0) or 0)
+            if entry.get("messages") == messages and entry.get("prompt") == prompt:
+                response = entry.get("response")
+                usage = response.get("usage") if isinstance(response, dict) else getattr(response, "usage", None)
+                return _usage_tokens(usage)
         return 0
 
     def for_phase(self, phase: str) -> MeteredLM:
@@ -153,3 +154,13 @@ class MeteredLM(dspy.LM):
         twin = self.copy()
         twin.phase = phase
         return twin
+
+
+def _usage_tokens(usage: Any) -> int:
+    """Prompt plus completion tokens of a usage record, in lm15 or OpenAI/litellm naming."""
+    if usage is None:
+        return 0
+    read = usage.get if isinstance(usage, dict) else lambda key: getattr(usage, key, None)
+    prompt = read("input_tokens") or read("prompt_tokens") or 0
+    completion = read("output_tokens") or read("completion_tokens") or 0
+    return int(prompt) + int(completion)
