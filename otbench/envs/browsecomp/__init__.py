@@ -1,0 +1,1 @@
+"""BrowseComp Domains: multi-hop questions over a generated web corpus, searched with opaque domain tools."""
