@@ -1,4 +1,5 @@
-"""``python -m otbench.prepare``: fetch what runs need offline, once (BFCL data, model file)."""
+"""``python -m otbench.prepare``: fetch or build what runs need offline, once (BFCL data, model file,
+BrowseComp corpus and search indexes)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import argparse
 
 from otbench.cli import OneLineParser, run_main
 from otbench.envs.bfcl.data import wheel_path
+from otbench.envs.browsecomp.dataset import load_dataset
+from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
 from otbench.llm.weights import EMBEDDED_MODELS, ensure_gguf
 
 
@@ -15,6 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(f"BFCL data: {wheel_path()}")
     print(f"embedded model: {ensure_gguf(EMBEDDED_MODELS[args.embedded_model])} (sha256 verified)")
+    browsecomp = load_dataset()  # generated on first use, checked against its reference fingerprint
+    for kind in RETRIEVERS:
+        open_retriever(kind, browsecomp.documents, browsecomp.directory / "index", browsecomp.fingerprint)
+    print(f"BrowseComp corpus and {', '.join(RETRIEVERS)} indexes: {browsecomp.directory}")
     return 0
 
 
