@@ -48,7 +48,9 @@ class GenerationSpec:
 
 DEFAULT_SPEC = GenerationSpec()
 # sha256 of corpus.jsonl + questions.jsonl of the default spec, as generated with the pinned packages.
-REFERENCE_FINGERPRINTS: dict[str, str] = {}
+REFERENCE_FINGERPRINTS = {
+    DEFAULT_SPEC.key: "0c85b539120b0e43ee44ddfd55eccbf8c7b9985cf056057158d1ff745eb23169",
+}
 
 
 @dataclass

@@ -20,13 +20,10 @@ from otbench.envs.base import Agent
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, Dataset, GenerationSpec, load_dataset
 from otbench.envs.browsecomp.questions import Question
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
-from otbench.envs.browsecomp.tools import (ANSWER_TOOL, DEFAULT_DEPTH, DEFAULT_K, DEFAULT_SNIPPET_CHARS, TOOLSETS,
-                                           Searcher, answer_tool, documented_tools, tool_names)
+from otbench.envs.browsecomp import defaults
+from otbench.envs.browsecomp.tools import ANSWER_TOOL, TOOLSETS, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import UserError
 from otbench.trajectory import Trajectory
-
-DEFAULT_MAX_CALLS = 10
-"""Search calls per question: 2.5x the longest chain (4 hops), room to recover from a wrong tool."""
 
 BROWSECOMP_INSTRUCTIONS = """\
 You answer a question that needs several facts looked up one after another, by searching a \
@@ -63,9 +60,18 @@ def turn_text(question: str, steps: list[CallResult], calls_left: int) -> str:
     return "\n".join(lines)
 
 
+def setting_name(toolset: str, retriever: str, snippet_chars: int, max_calls: int) -> str:
+    """What MLflow groups runs by: the tool set, plus every option that differs from its default."""
+    changed = [retriever if retriever != "bm25" else "",
+               f"snippet={snippet_chars}" if snippet_chars != defaults.SNIPPET_CHARS else "",
+               f"calls={max_calls}" if max_calls != defaults.MAX_CALLS else ""]
+    return " ".join([toolset, *filter(None, changed)])
+
+
 class BrowseCompEnvironment:
     """BrowseComp Domains under one tool set (``domains`` or ``domains+all``).
 
+    ``setting`` names the tool set and any non-default option (runs are grouped by it);
     ``retriever`` is ``bm25`` or ``dense``; ``k`` results per search, taken from the first
     ``depth`` whole-corpus hits of the tool's domain; snippets are cut at ``snippet_chars``.
     """
@@ -77,15 +83,16 @@ class BrowseCompEnvironment:
     agent_instructions = BROWSECOMP_INSTRUCTIONS
 
     def __init__(
-        self, *, toolset: str = "domains", retriever: str = "bm25", snippet_chars: int = DEFAULT_SNIPPET_CHARS,
-        max_calls: int = DEFAULT_MAX_CALLS, k: int = DEFAULT_K, depth: int = DEFAULT_DEPTH,
+        self, *, toolset: str = "domains", retriever: str = "bm25", snippet_chars: int = defaults.SNIPPET_CHARS,
+        max_calls: int = defaults.MAX_CALLS, k: int = defaults.K, depth: int = defaults.DEPTH,
         spec: GenerationSpec = DEFAULT_SPEC, dataset: Dataset | None = None,
     ) -> None:
         if toolset not in TOOLSETS:
             raise UserError(f"unknown toolset {toolset!r}; choose from {', '.join(TOOLSETS)}")
         if retriever not in RETRIEVERS:
             raise UserError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
-        self.setting = self.toolset = toolset
+        self.toolset = toolset
+        self.setting = setting_name(toolset, retriever, snippet_chars, max_calls)
         self.max_calls = max_calls
         self.dataset = dataset or load_dataset(spec)
         index = open_retriever(retriever, self.dataset.documents, Path(self.dataset.directory) / "index",

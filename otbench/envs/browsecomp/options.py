@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from otbench.envs.browsecomp import defaults
 from otbench.errors import UserError
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--retriever", default="bm25", help="BrowseComp: search backend, bm25 (default) or dense")
-    group.add_argument("--snippet-chars", type=int, default=300,
-                       help="BrowseComp: characters of page text shown per search result (default 300)")
-    group.add_argument("--max-calls", type=int, default=10,
-                       help="BrowseComp: search calls per question before the agent must answer (default 10)")
+    group.add_argument("--snippet-chars", type=int, default=defaults.SNIPPET_CHARS,
+                       help=f"BrowseComp: characters of page text shown per search result (default {defaults.SNIPPET_CHARS})")
+    group.add_argument("--max-calls", type=int, default=defaults.MAX_CALLS,
+                       help=f"BrowseComp: searches per question before the agent must answer (default {defaults.MAX_CALLS})")
 
 
 def check(args: argparse.Namespace) -> None:

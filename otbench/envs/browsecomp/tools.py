@@ -11,15 +11,13 @@ import random
 from dataclasses import dataclass
 
 from modules.tool_docs import DocumentedTool, ParameterSpec
+from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.domains import DOMAINS, OTHER
 from otbench.envs.browsecomp.render import Document
 from otbench.envs.browsecomp.retrieval import Retriever
 
 TOOLSETS = ("domains", "domains+all")
 ALL = "all"
-DEFAULT_K = 5
-DEFAULT_DEPTH = 100
-DEFAULT_SNIPPET_CHARS = 300
 
 GENERIC_DESCRIPTION = "Searches a collection of web pages. Returns up to 5 results."
 ANSWER_TOOL = "final_answer"
@@ -92,8 +90,8 @@ class SearchResult:
 class Searcher:
     """Runs a domain tool: whole-corpus search to ``depth``, domain filter, first ``k``, truncated snippets."""
 
-    def __init__(self, retriever: Retriever, documents: list[Document], *, k: int = DEFAULT_K,
-                 depth: int = DEFAULT_DEPTH, snippet_chars: int = DEFAULT_SNIPPET_CHARS) -> None:
+    def __init__(self, retriever: Retriever, documents: list[Document], *, k: int = defaults.K,
+                 depth: int = defaults.DEPTH, snippet_chars: int = defaults.SNIPPET_CHARS) -> None:
         self.retriever = retriever
         self.documents = documents
         self.domains = [doc.domain for doc in documents]
