@@ -100,6 +100,7 @@ class BrowseCompEnvironment:
         self.searcher = Searcher(index, self.dataset.documents, k=k, depth=depth, snippet_chars=snippet_chars)
         self.domain_of_tool = tool_names(toolset)
         self.tool_of_domain = {domain: name for name, domain in self.domain_of_tool.items()}
+        self.answer_tool = answer_tool()  # built once: making a DSPy signature costs milliseconds
 
     # -- the Environment interface -------------------------------------------------------------
     def tasks(self, split: str = "test") -> list[Question]:
@@ -126,7 +127,7 @@ class BrowseCompEnvironment:
         answer: str | None = None
         for turn in range(self.max_calls + 1):
             calls_left = 0 if turn == self.max_calls else self.max_calls - len(steps)
-            offered = [*search_tools, answer_tool()] if calls_left > 0 else [answer_tool()]
+            offered = [*search_tools, self.answer_tool] if calls_left > 0 else [self.answer_tool]
             reply = agent(question=turn_text(task.text, steps, calls_left), tools=offered)
             raws.append(reply.raw)
             if not reply.calls:
