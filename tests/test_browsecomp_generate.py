@@ -49,6 +49,9 @@ def test_the_oracle_answers_every_question_by_finding_all_evidence_with_the_opti
         tasks = env.tasks(split)
         trajectories = [env.rollout(env.oracle_agent(tasks), env.toolbox(), task) for task in tasks]
         summary = env.summarise(trajectories)
+        for task, trajectory in zip(tasks, trajectories, strict=True):  # every hop's answer is shown
+            shown = " ".join(r["snippet"] for step in trajectory.steps for r in step.output)
+            assert all(hop.answer in shown for hop in task.hops)
         assert summary["accuracy"] == summary["evidence_recall"] == summary["sequence_match"] == 1.0
         assert summary["calls"] == sum(len(t.hops) for t in tasks) / len(tasks)
 

