@@ -96,6 +96,12 @@ class DenseRetriever:
             self.index.add(vectors)
             faiss.write_index(self.index, str(index_file))
             _mark(directory, fingerprint)
+        # One query at a time gains nothing from threads, and on a busy machine (a local LLM on the
+        # same cores) two threads made a query 15x slower: 340 ms against 20 ms with one.
+        import torch
+
+        torch.set_num_threads(1)
+        faiss.omp_set_num_threads(1)
 
     def search(self, query: str, depth: int) -> list[int]:
         if not query.strip():
