@@ -1,4 +1,5 @@
-"""``python -m otbench.prepare``: fetch what runs need offline, once (BFCL data, model file)."""
+"""``python -m otbench.prepare``: fetch or build what runs need offline, once (BFCL data, model file,
+BrowseComp corpus and search indexes)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,24 @@ import argparse
 
 from otbench.cli import OneLineParser, run_main
 from otbench.envs.bfcl.data import wheel_path
+from otbench.envs.browsecomp.dataset import load_dataset
+from otbench.envs.browsecomp.retrieval import open_retriever
 from otbench.llm.weights import EMBEDDED_MODELS, ensure_gguf
 
 
 def main(argv: list[str] | None = None) -> int:
     parser: argparse.ArgumentParser = OneLineParser(prog="python -m otbench.prepare", description=__doc__)
     parser.add_argument("--embedded-model", default="qwen-1.5b", choices=sorted(EMBEDDED_MODELS))
+    parser.add_argument("--browsecomp-dense", action="store_true",
+                        help="also build BrowseComp's dense index (about 17 CPU-minutes; else built on first use)")
     args = parser.parse_args(argv)
     print(f"BFCL data: {wheel_path()}")
     print(f"embedded model: {ensure_gguf(EMBEDDED_MODELS[args.embedded_model])} (sha256 verified)")
+    browsecomp = load_dataset()  # generated on first use, checked against its reference fingerprint
+    indexes = ["bm25", "dense"] if args.browsecomp_dense else ["bm25"]
+    for kind in indexes:
+        open_retriever(kind, browsecomp.documents, browsecomp.directory / "index", browsecomp.fingerprint)
+    print(f"BrowseComp corpus and {' + '.join(indexes)} index: {browsecomp.directory}")
     return 0
 
 

@@ -20,6 +20,7 @@ from otbench.errors import UserError
 _OPTION_MODULES = {
     "bfcl": "otbench.envs.bfcl.options",
     "chess": "otbench.envs.chess.options",
+    "browsecomp": "otbench.envs.browsecomp.options",
 }
 ENVIRONMENTS = tuple(_OPTION_MODULES)
 

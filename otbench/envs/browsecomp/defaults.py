@@ -1,0 +1,10 @@
+"""Default search settings, in a module of their own so ``--help`` can show them without importing DSPy."""
+
+K = 5
+"""Results per search, as in the paper."""
+DEPTH = 100
+"""Whole-corpus hits a domain tool filters: deep enough that namesakes cannot hide a domain's page."""
+SNIPPET_CHARS = 300
+"""Characters of page text per result: the start of a page states its facts."""
+MAX_CALLS = 10
+"""Search calls per question: 2.5x the longest chain (4 hops), room to recover from a wrong tool."""

@@ -1,0 +1,131 @@
+import argparse
+import json
+
+import pytest
+from browsecomp_world import tiny_env
+from scripted_lm import scripted_lm
+
+from modules.agent import AgentReply, FunctionCallingAgent
+from modules.editor import DocEditor
+from modules.program import ToolAgentProgram
+from optimizers.toolobserver import ToolObserver
+from otbench.calls import ToolCall
+from otbench.envs.browsecomp.tools import ANSWER_TOOL
+from otbench.envs.registry import add_environment_arguments, check_environment_arguments
+from otbench.errors import UserError
+from otbench.llm.metering import TokenLedger
+
+
+class ScriptedAgent:
+    """Replies with the given calls in turn and records what it was shown."""
+
+    def __init__(self, *replies: ToolCall | None) -> None:
+        self.replies = list(replies)
+        self.seen: list[tuple[str, list[str]]] = []
+
+    def __call__(self, *, question, tools, **_):
+        self.seen.append((question, [tool.name for tool in tools]))
+        call = self.replies.pop(0) if self.replies else ToolCall("search_1", {"query": "again"})
+        if call is None:
+            return AgentReply(raw="gibberish", calls=None, error="no JSON")
+        return AgentReply(raw=json.dumps(call.to_dict()), calls=[call])
+
+
+def test_the_agent_sees_earlier_calls_and_results_and_bad_calls_are_errors_not_crashes():
+    env = tiny_env()
+    task = env.tasks("test")[0]
+    hop = task.hops[0]
+    right_tool = env.tool_of_domain[hop.domain]
+    agent = ScriptedAgent(None, ToolCall("no_such_tool", {"query": "x"}), ToolCall(right_tool, {"q": "x"}),
+                          ToolCall(right_tool, {"query": hop.query}), ToolCall(ANSWER_TOOL, {"answer": "nothing"}))
+    trajectory = env.rollout(agent, env.toolbox(), task)
+    assert [step.ok for step in trajectory.steps] == [False, False, True]
+    assert "no tool named 'no_such_tool'" in trajectory.steps[0].error
+    assert "'query'" in trajectory.steps[1].error
+    last_prompt = agent.seen[-1][0]
+    assert last_prompt.startswith(task.text) and f"Call 3: {right_tool}(query={hop.query!r})" in last_prompt
+    assert hop.subject in last_prompt and "Searches left: 7" in last_prompt
+    assert trajectory.metrics["calls"] == 1.0 and trajectory.metrics["accuracy"] == 0.0
+    assert trajectory.metrics["evidence_recall"] == 1 / len(task.hops)
+    assert trajectory.parse_error == "no JSON" and not trajectory.success
+    assert trajectory.feedback.startswith(f"answered 'nothing'; the correct answer is {task.answer!r}")
+
+
+def test_when_the_budget_is_spent_only_the_answer_tool_is_offered():
+    env = tiny_env(max_calls=3)
+    agent = ScriptedAgent()  # searches forever
+    trajectory = env.rollout(agent, env.toolbox(), env.tasks("test")[0])
+    assert len(trajectory.steps) == 3 and trajectory.metrics["calls"] == 3.0
+    assert [names for _, names in agent.seen][-1] == [ANSWER_TOOL]
+    assert len(agent.seen[0][1]) == 11 and agent.seen[0][1][-1] == ANSWER_TOOL
+    assert "No searches left" in agent.seen[-1][0]
+    assert trajectory.metrics["accuracy"] == 0.0 and trajectory.feedback.startswith("gave no answer")
+
+
+def test_the_second_tool_set_adds_a_whole_corpus_search_and_the_oracle_still_scores_perfectly():
+    env = tiny_env(toolset="domains+all")
+    assert len(env.toolbox().toolset("domains+all")) == 11
+    tasks = env.tasks("train")
+    summary = env.summarise([env.rollout(env.oracle_agent(tasks), env.toolbox("gold"), t) for t in tasks])
+    assert summary["accuracy"] == 1.0 and summary["sequence_match"] == 1.0
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser()
+    add_environment_arguments(parser)
+    return parser.parse_args(["--env", "browsecomp", *argv])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--toolset", "everything"], "unknown toolset"),
+    (["--retriever", "tfidf"], "unknown retriever"),
+    (["--max-calls", "0"], "--max-calls"),
+    (["--setting", "gold"], "--toolset"),
+])
+def test_bad_options_are_one_line_user_errors(argv, message):
+    with pytest.raises(UserError, match=message):
+        check_environment_arguments(_parse(argv))
+    check_environment_arguments(_parse(["--toolset", "domains+all", "--retriever", "dense"]))
+
+
+def _tools_in(content: str) -> dict[str, str]:
+    docs = {}
+    for line in content.split("Request:")[0].splitlines():
+        if line.startswith("{"):
+            function = json.loads(line)["function"]
+            docs[function["name"]] = function.get("description", "")
+    return docs
+
+
+def agent_reply(messages):
+    """Search once with the tool documented as covering Wikipedia (else search_1), then give up."""
+    content = messages[-1]["content"]
+    if "Call 1:" in content:
+        return json.dumps({"calls": [{"name": ANSWER_TOOL, "arguments": {"answer": "unknown"}}]})
+    documented = [name for name, text in _tools_in(content).items() if "Wikipedia" in text]
+    question = content.split("Request: ")[1].split("\n")[0]
+    return json.dumps({"calls": [{"name": (documented or ["search_1"])[0], "arguments": {"query": question}}]})
+
+
+def test_toolobserver_learns_shared_docs_offline_from_multi_turn_attempts():
+    env = tiny_env()
+    ledger = TokenLedger()
+    agent, editor = FunctionCallingAgent(instructions=env.agent_instructions), DocEditor()
+    agent.lm = scripted_lm(agent_reply, ledger=ledger, phase="agent")
+    prompts = []
+
+    def editor_reply(messages):
+        prompts.append(messages[-1]["content"])
+        return json.dumps({"updates": [{"name": "search_3", "description": "Searches Wikipedia biographies."}]})
+
+    editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
+    program = ToolAgentProgram(env.toolbox(), agent)
+    train = env.tasks("train")
+    optimizer = ToolObserver(env=env, editor=editor, mode="offline", max_iterations=2, batch_size=4, progress=False)
+    optimizer.compile(program, trainset=train)
+    assert ledger.phase("agent").calls == 2 * 2 * len(train)  # two turns per task, two iterations
+    assert ledger.phase("editor").calls == 2 * (2 + 1)  # two batches and a merge per iteration
+    assert "Outcome: failure" in prompts[0] and "Feedback: answered 'unknown'" in prompts[0]
+    assert "Call 1: search_1({\"query\": \"What is" in prompts[0] and "returned [{'url'" in prompts[0]
+    assert program.toolbox.get("domains", "search_3").description == "Searches Wikipedia biographies."
+    assert {t.steps[0].call.name for t in optimizer.final_trajectories} == {"search_3"}
