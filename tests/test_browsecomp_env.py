@@ -70,6 +70,16 @@ def test_the_second_tool_set_adds_a_whole_corpus_search_and_the_oracle_still_sco
     assert summary["accuracy"] == 1.0 and summary["sequence_match"] == 1.0
 
 
+def test_a_search_tool_runs_alone_for_optimizers_that_explore_tools_one_by_one():
+    env = tiny_env()
+    task = env.tasks("test")[0]
+    hop = task.hops[0]
+    right_tool = env.tool_of_domain[hop.domain]
+    found = env.execute(env.toolset_of(task), ToolCall(right_tool, {"query": hop.query}))
+    assert found.ok and hop.subject in json.dumps(found.output)
+    assert not env.execute(env.toolset, ToolCall(right_tool, {})).ok
+
+
 def _parse(argv):
     parser = argparse.ArgumentParser()
     add_environment_arguments(parser)

@@ -117,6 +117,13 @@ class BrowseCompEnvironment:
         return Toolbox({self.toolset: documented_tools(self.toolset, gold=gold)},
                        meta={"env": self.name, "setting": "gold" if gold else self.toolset})
 
+    def toolset_of(self, task: Question) -> str:
+        return self.toolset
+
+    def execute(self, toolset: str, call: ToolCall) -> CallResult:
+        """One search outside any question (Play2Prompt's tool play)."""
+        return self._search(call, [], [])
+
     def rollout(self, agent: Agent, toolbox: Toolbox, task: Question) -> Trajectory:
         search_tools = toolbox.toolset(self.toolset)
         steps: list[CallResult] = []
