@@ -20,14 +20,14 @@ class ServerSettings:
     """How to run the embedded model.
 
     ``context_per_slot`` is the context each concurrent request gets; llama.cpp splits ``n_ctx``
-    evenly across ``slots``. ``threads`` defaults to the core count: NOTES.md measured that two
+    evenly across ``slots``. 8192 fits an offline editor prompt of ten chess attempts (~6k tokens). ``threads`` defaults to the core count: NOTES.md measured that two
     threads collapse when other processes share the cores, so it must stay configurable.
     """
 
     model_path: Path
     threads: int = max(1, os.cpu_count() or 1)
     slots: int = 1
-    context_per_slot: int = 4096
+    context_per_slot: int = 8192
     verbose: bool = False
 
 

@@ -32,7 +32,7 @@ class LMOptions:
     gguf: Path | None = None
     threads: int | None = None
     slots: int = 1
-    context_per_slot: int = 4096
+    context_per_slot: int = 8192
     temperature: float = 0.0
     cache: bool = True
 
