@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--test-limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
                         help=f"offline environments: test tasks every row is scored on (default {optimize.DEFAULT_LIMIT})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task samples (default 0)")
+    optimize.add_play2prompt_arguments(parser)
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
     parser.add_argument("--plots", type=Path, default=Path("reports"), help="directory for the PNG plots (default reports/)")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
@@ -150,8 +151,9 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
 
     for name in chosen_optimizers(args.optimizers):
         # the optimizer's own defaults (iterations, knobs) and the paper's protocol (no success bits)
+        knobs = forwarded(parser, own, ("play2prompt",)) if name == "play2prompt" else []
         argv = ["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
-                *forwarded(parser, own, ("environment",)), *lm_optimize]
+                *forwarded(parser, own, ("environment",)), *knobs, *lm_optimize]
         rows.append(RowPlan(
             label=_ROW_LABELS.get(name, f"+{name}"), optimizer=name, command="optimize", argv=argv,
             tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,

@@ -44,6 +44,17 @@ HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "quiet", "json", 
                          "out", "sweep", "token_budget", "storage", "study_name"})
 
 
+def add_play2prompt_arguments(parser: argparse.ArgumentParser) -> None:
+    """Play2Prompt's knobs; defaults are the smallest budget that still keeps a beam of docs."""
+    group = parser.add_argument_group("play2prompt")
+    group.add_argument("--p2p-samples", type=positive_int, default=3, help="tool-play samples per tool (default 3)")
+    group.add_argument("--p2p-retries", type=int, default=2, help="retries after a failed call (default 2)")
+    group.add_argument("--p2p-top-k", type=positive_int, default=3, help="examples kept per tool (default 3)")
+    group.add_argument("--p2p-beam-width", type=positive_int, default=2, help="docs kept per round (default 2)")
+    group.add_argument("--p2p-expansions", type=positive_int, default=2, help="rewrites per beam doc (default 2)")
+    group.add_argument("--p2p-iterations", type=positive_int, default=1, help="beam rounds (default 1)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m otbench.optimize", description=__doc__.splitlines()[0])
     parser.add_argument("--optimizer", default="toolobserver", help=f"one of: {', '.join(OPTIMIZERS)}")
@@ -59,13 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=positive_int, default=10, help="offline mini-batch size (default 10)")
     parser.add_argument("--oracle-feedback", action="store_true",
                         help="online: show the editor whether each attempt succeeded (off in the paper)")
-    group = parser.add_argument_group("play2prompt")
-    group.add_argument("--p2p-samples", type=positive_int, default=3, help="tool-play samples per tool (default 3)")
-    group.add_argument("--p2p-retries", type=int, default=2, help="retries after a failed call (default 2)")
-    group.add_argument("--p2p-top-k", type=positive_int, default=3, help="examples kept per tool (default 3)")
-    group.add_argument("--p2p-beam-width", type=positive_int, default=2, help="docs kept per round (default 2)")
-    group.add_argument("--p2p-expansions", type=positive_int, default=2, help="rewrites per beam doc (default 2)")
-    group.add_argument("--p2p-iterations", type=positive_int, default=1, help="beam rounds (default 1)")
+    add_play2prompt_arguments(parser)
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
     parser.add_argument("--resume", default=None, metavar="RUN_ID", help="continue an interrupted run")
     parser.add_argument("--out", type=Path, default=Path("learned_docs"), help="where final docs are written")

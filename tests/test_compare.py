@@ -221,6 +221,18 @@ def test_the_optimizer_rows_follow_the_optimize_command(monkeypatch):
     assert "--docs" in gold.argv and gold.tags["optimizer"] == "gold" and gold.params["limit"] == "7"
 
 
+def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
+    parser = compare.build_parser()
+
+    class Env:
+        name, setting, learning = "bfcl", "names_only", "online"
+
+    plans = {p.optimizer: p for p in compare.plan_rows(parser, parser.parse_args(["--p2p-samples", "2"]), Env())}
+    assert plans["play2prompt"].argv[plans["play2prompt"].argv.index("--p2p-samples") + 1] == "2"
+    assert plans["play2prompt"].if_logged["p2p_samples"] == "2"
+    assert "--p2p-samples" not in plans["toolobserver"].argv
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
