@@ -38,14 +38,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return process.wait()
     except KeyboardInterrupt:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_server(process)
         print("MLflow UI stopped", file=sys.stderr)
         return 0
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    """Stop the server and its workers (its own process group): politely, then by force."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 if __name__ == "__main__":

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -33,7 +31,7 @@ from typing import Any
 from otbench.cli import OneLineParser, positive_int, run_main
 from otbench.errors import UserError
 from otbench.tracking import EXPERIMENT
-from otbench.ui import server_command, server_environment
+from otbench.ui import server_command, server_environment, stop_server
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 _START_TIMEOUT = 120.0  # NOTES.md: about 20 s on an idle machine, more when the cores are busy
@@ -87,7 +85,7 @@ def running_ui(directory: Path | None, port: int) -> Iterator[str]:
             time.sleep(1)
         yield url
     finally:
-        _stop(process)
+        stop_server(process)
         log.close()
 
 
@@ -97,17 +95,6 @@ def _healthy(url: str) -> bool:
             return response.status == 200
     except (urllib.error.URLError, OSError):
         return False
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
 
 
 def _api(url: str, endpoint: str, body: dict[str, Any] | None = None) -> dict[str, Any]:

