@@ -39,3 +39,13 @@ def test_restore_replaces_the_totals():
     assert ledger.snapshot()["all"]["total_tokens"] == 0
     ledger.restore(snapshot)
     assert ledger.snapshot() == snapshot
+
+
+def test_the_usage_memory_outlives_the_run_that_paid(tmp_path):
+    """litellm replays a cached reply with empty usage: its cost is recalled from the memory on disk."""
+    from otbench.llm.metering import UsageMemory
+
+    key = UsageMemory.key("m", {"temperature": 0}, None, [{"role": "user", "content": "a"}], {})
+    UsageMemory(tmp_path).remember(key, 42)
+    assert UsageMemory(tmp_path).recall(key) == 42
+    assert UsageMemory().recall(key) == 0 and UsageMemory(tmp_path).recall("other") == 0

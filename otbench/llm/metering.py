@@ -4,15 +4,18 @@ Every LM a run builds is a :class:`MeteredLM` bound to one phase and one shared
 :class:`TokenLedger`. DSPy reports billed usage to ``settings.usage_tracker`` only for calls that
 were not served from its cache, so cached replays count as calls but cost no tokens: the ledger
 shows what a run paid, and, as ``cached_tokens``, what the replayed replies cost when they were
-first made. Paid plus cached is what the method uses whatever was cached before, which is the
+first made (see :class:`UsageMemory`). Paid plus cached is what the method uses whatever was cached before, which is the
 figure to compare methods by; paid is what this run cost.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import dspy
@@ -110,19 +113,59 @@ class _PhaseUsageSink:
         self._ledger = ledger
         self._phase = phase
         self.billed = False
+        self.tokens = 0
 
     def add_usage(self, model: str, usage: dict[str, Any]) -> None:
         self.billed = True
+        self.tokens += _usage_tokens(usage)
         self._ledger.record_usage(self._phase, usage or {})
+
+
+class UsageMemory:
+    """What each LM request cost when it was paid for, so a cache hit can be counted as cached tokens.
+
+    DSPy's cache replays the reply but (through litellm) not its usage, so the usage of every paid
+    request is remembered here under a hash of the request: in memory, and in ``directory`` when
+    given, next to DSPy's disk cache, so replays in later runs are counted too.
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory
+        self._known: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(model: str, settings: dict[str, Any], prompt: Any, messages: Any, kwargs: dict[str, Any]) -> str:
+        request = {"model": model, "settings": settings, "prompt": prompt, "messages": messages, "kwargs": kwargs}
+        return hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
+
+    def remember(self, key: str, tokens: int) -> None:
+        with self._lock:
+            self._known[key] = tokens
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            (self.directory / key).write_text(str(tokens))
+
+    def recall(self, key: str) -> int:
+        with self._lock:
+            if key in self._known:
+                return self._known[key]
+        path = self.directory / key if self.directory is not None else None
+        try:
+            return int(path.read_text()) if path is not None else 0
+        except (OSError, ValueError):
+            return 0
 
 
 class MeteredLM(dspy.LM):
     """A ``dspy.LM`` whose calls are charged to one phase of a :class:`TokenLedger`."""
 
-    def __init__(self, model: str, *, ledger: TokenLedger, phase: str, **kwargs: Any) -> None:
+    def __init__(self, model: str, *, ledger: TokenLedger, phase: str, usage_memory: UsageMemory | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         self.ledger = ledger
         self.phase = phase
+        self.usage_memory = usage_memory or UsageMemory()
 
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
         started = time.perf_counter()
@@ -132,27 +175,20 @@ class MeteredLM(dspy.LM):
                 outputs = super().__call__(prompt, messages=messages, **kwargs)
         finally:
             self.ledger.record_call(self.phase, time.perf_counter() - started)
-        if not sink.billed:
-            self.ledger.record_cached(self.phase, self._replayed_tokens(prompt, messages))
+        # The server's address changes from run to run; it is not part of what was asked.
+        settings = {k: v for k, v in self.kwargs.items() if k not in ("api_base", "api_key")}
+        key = UsageMemory.key(self.model, settings, prompt, messages, kwargs)
+        if sink.billed:
+            self.usage_memory.remember(key, sink.tokens)
+        else:
+            self.ledger.record_cached(self.phase, self.usage_memory.recall(key))
         return outputs
-
-    def _replayed_tokens(self, prompt: Any, messages: Any) -> int:
-        """Tokens of a reply served from the cache: the cached response still carries its usage.
-
-        The history entry is found by its prompt (other threads may have appended since); equal
-        prompts have equal cached replies, so any match is the right one.
-        """
-        for entry in reversed(self.history[-64:]):
-            if entry.get("messages") == messages and entry.get("prompt") == prompt:
-                response = entry.get("response")
-                usage = response.get("usage") if isinstance(response, dict) else getattr(response, "usage", None)
-                return _usage_tokens(usage)
-        return 0
 
     def for_phase(self, phase: str) -> MeteredLM:
         """The same model and settings, charged to another phase."""
         twin = self.copy()
         twin.phase = phase
+        twin.usage_memory = self.usage_memory
         return twin
 
 

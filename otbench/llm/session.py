@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from otbench.errors import UserError
-from otbench.llm.metering import MeteredLM, TokenLedger
+from otbench.llm.metering import MeteredLM, TokenLedger, UsageMemory
+from otbench.paths import cache_dir
 from otbench.llm.server import EmbeddedServer, ServerSettings
 from otbench.llm.weights import EMBEDDED_MODELS, check_gguf_file, ensure_gguf
 
@@ -112,10 +113,11 @@ def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = 
             embedded = {"model": f"openai/{name}", "api_base": f"{url}/v1", "api_key": "local",
                         "repeat_penalty": 1.15, "num_retries": 0}
         lms = {}
+        memory = UsageMemory(cache_dir() / "usage") if options.cache else UsageMemory()
         for phase, model in choice.items():
             kwargs: dict[str, Any] = dict(embedded) if model == EMBEDDED else {"model": model}
             lms[phase] = MeteredLM(
                 kwargs.pop("model"), ledger=ledger, phase=phase, temperature=options.temperature,
-                max_tokens=1024, cache=options.cache, **kwargs,
+                max_tokens=1024, cache=options.cache, usage_memory=memory, **kwargs,
             )
         yield lms
