@@ -214,9 +214,7 @@ class Play2Prompt(DocOptimizer):
         ]
         step = resume.get("next_step", 0)
         if step == 0:
-            exchanges = self._map(lambda state: self._play(student, state), states, "play2prompt: play")
-            exchanges += self._map(lambda state: self._score_start(student, scorer, state), states,
-                                   "play2prompt: score docs")
+            exchanges = self._map(lambda state: self._play(student, scorer, state), states, "play2prompt: play")
             self._log(step, student, states, exchanges)
             step += 1
         while step <= self.iterations:
@@ -236,7 +234,8 @@ class Play2Prompt(DocOptimizer):
         return student
 
     # -- stage 1: tool play ------------------------------------------------------------------------
-    def _play(self, student: ToolAgentProgram, state: ToolState) -> list[EditorExchange]:
+    def _play(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:
+        """Find and keep the best examples, then score the current doc on them: the beam's start."""
         tool = _tool(student, state)
         exchanges: list[EditorExchange] = []
         found: list[Example] = []
@@ -263,17 +262,12 @@ class Play2Prompt(DocOptimizer):
             exchanges.append(judged)
             found.append(Example(query, success.call.arguments, preview(success.output), score))
         state.examples = sorted(found, key=lambda e: -e.score)[: self.top_k]
+        if state.examples:
+            state.beam = [(tool.description, self._score(student, scorer, state, tool.description))]
+            state.tried = [tool.description]
         return exchanges
 
     # -- stage 2: beam search over docs --------------------------------------------------------------
-    def _score_start(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:
-        if state.examples:
-            description = _tool(student, state).description
-            score = self._score(student, scorer, state, description)
-            state.beam = [(description, score)]
-            state.tried = [description]
-        return []
-
     def _expand(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:
         """One beam round for one tool: ``expansions`` rewrites per member, keep the best ``beam_width``."""
         if not state.examples:
@@ -303,11 +297,12 @@ class Play2Prompt(DocOptimizer):
         wins, failures = 0, []
         for example in state.examples:
             reply = scorer(question=example.query, tools=tools)
-            results = [self.env.execute(state.toolset, call) for call in reply.calls or [] if call.name == state.tool]
-            if any(result.ok and preview(result.output) == example.output for result in results):
+            results = [self.env.execute(state.toolset, call) for call in reply.calls or []]
+            if any(result.call.name == state.tool and result.ok and preview(result.output) == example.output
+                   for result in results):
                 wins += 1
                 continue
-            made = "; ".join(_render_result(self.env.execute(state.toolset, call)) for call in reply.calls or [])
+            made = "; ".join(_render_result(result) for result in results)
             failures.append(f"- Request: {example.query}\n  Assistant: {made or reply.error or 'no call'}")
         state.failures[description] = failures
         return wins / len(state.examples)

@@ -14,6 +14,7 @@ import hashlib
 import json
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,8 +60,7 @@ class TokenLedger:
     def phase(self, name: str) -> PhaseUsage:
         with self._lock:
             found = self._phases.get(name, PhaseUsage())
-            return PhaseUsage(found.prompt_tokens, found.completion_tokens, found.calls, found.paid_calls, found.seconds,
-                              found.cached_tokens)
+            return dataclasses.replace(found)
 
     def record_cached(self, phase: str, tokens: int) -> None:
         with self._lock:
