@@ -219,11 +219,12 @@ def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
     else:
         prefix = "final_" if env.learning == "online" else "test_"
         ledger = _artifact_json(run.info.run_id, "summary.json")
-    missing = [name for name in env.metric_names if f"{prefix}{name}" not in metrics]
-    if missing:
-        raise UserError(f"run {run.info.run_id} ({plan.label}) has no {prefix}{missing[0]} metric")
+    if f"{prefix}{env.primary_metric}" not in metrics:
+        raise UserError(f"run {run.info.run_id} ({plan.label}) has no {prefix}{env.primary_metric} metric")
     total = ledger["tokens_by_phase"]["all"]
-    return {name: metrics[f"{prefix}{name}"] for name in env.metric_names} | {
+    # a split reports only the metrics it defines (chess: evaluation change on exploration games only)
+    present = [name for name in env.metric_names if f"{prefix}{name}" in metrics]
+    return {name: metrics[f"{prefix}{name}"] for name in present} | {
         "tokens": int(total["total_tokens"] + total.get("cached_tokens", 0))}
 
 
@@ -333,10 +334,11 @@ def main(argv: list[str] | None = None) -> int:
                  "docs_sem": round(fidelity[plan.label].semantic, 4), "docs_lex": round(fidelity[plan.label].lexical, 4),
                  "run": "reused" if reused[plan.label] else "ran", "run_id": runs[plan.label].info.run_id}
                 for plan in plans]
-        columns = ["row", *env.metric_names, "tokens", "docs_sem", "docs_lex", "run", "run_id"]
+        metric_columns = [name for name in env.metric_names if all(name in row for row in rows)]
+        columns = ["row", *metric_columns, "tokens", "docs_sem", "docs_lex", "run", "run_id"]
         plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, args.plots)
         compare_run = log_comparison(args, env, rows, columns, plots)
-        header = {"env": env.name, "setting": env.setting, "learning": env.learning, "metrics": list(env.metric_names)}
+        header = {"env": env.name, "setting": env.setting, "learning": env.learning, "metrics": metric_columns}
     if args.json:
         print(json.dumps({**header, "limit": args.limit, "test_limit": args.test_limit, "seed": args.seed,
                           "rows": rows, "plots": [str(p) for p in plots], "run_id": compare_run}))

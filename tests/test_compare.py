@@ -14,6 +14,7 @@ from otbench.cli import run_main
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
+from otbench.errors import UserError
 from scripted_lm import scripted_lm
 from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
@@ -245,3 +246,20 @@ def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
 def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
     code, out, err = _run(argv, capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_row_results_keep_only_the_metrics_the_split_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chess test games have no evaluation-change metric (exploration games do): the row leaves it out."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(compare, "_artifact_json", lambda run_id, path: {
+        "tokens_by_phase": {"all": {"total_tokens": 100, "cached_tokens": 20}}})
+    env = SimpleNamespace(learning="offline", primary_metric="optimal_pct",
+                          metric_names=("optimal_pct", "elo", "eval_change_cp"))
+    run = SimpleNamespace(info=SimpleNamespace(run_id="r1"),
+                          data=SimpleNamespace(metrics={"test_optimal_pct": 50.0, "test_elo": 1210.0}))
+    plan = SimpleNamespace(command="optimize", label="+TO")
+    assert compare.row_results(plan, run, env) == {"optimal_pct": 50.0, "elo": 1210.0, "tokens": 120}
+    run.data.metrics = {"test_elo": 1210.0}
+    with pytest.raises(UserError, match="no test_optimal_pct"):
+        compare.row_results(plan, run, env)
