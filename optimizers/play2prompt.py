@@ -4,8 +4,9 @@ Per tool, two stages:
 
 1. **Tool play.** ``initial_samples`` times: propose an invocation from the current docs, execute
    it, and on an error show the error and retry (up to ``retries`` more times). A call that runs
-   is turned into an example by reverse-generating a user request it answers; a judge scores
-   each example and the ``top_k`` best are kept.
+   is turned into an example by reverse-generating a user request it answers. When more examples
+   than ``top_k`` were found, a judge scores each and the ``top_k`` best are kept (when all are
+   kept anyway, judging them would buy nothing).
 2. **Documentation refinement by beam search.** Each doc in the beam (at first, the current doc)
    is scored by the task agent's success on the kept examples: it must call this tool and get
    the example's result. ``expansions`` rewrites per beam member are written from the examples
@@ -79,12 +80,15 @@ _DESCRIPTION_SCHEMA = {"type": "object",
 
 @dataclass
 class Example:
-    """A request that a successful call of the tool answers, with the call's result and its score."""
+    """A request that a successful call of the tool answers, with the call's result and its score.
+
+    ``score`` is the judge's rating, or None when no judging was needed to choose the examples.
+    """
 
     query: str
     arguments: dict[str, Any]
     output: str
-    score: float
+    score: float | None = None
 
 
 @dataclass
@@ -141,8 +145,9 @@ class ToolPlayer(dspy.Module):
         exchange, data = self._ask("reverse", prompt, _QUERY_SCHEMA)
         return exchange, " ".join(str(data.get("query", "")).split())
 
-    def judge(self, tool: DocumentedTool, query: str, result: CallResult) -> tuple[EditorExchange, float]:
-        prompt = (f"Request: {query}\nCall: {_render_result(result)}\n\n{JUDGE_TASK}\n\n"
+    def judge(self, tool: DocumentedTool, example: Example) -> tuple[EditorExchange, float]:
+        call = f"{tool.name}({json.dumps(example.arguments, ensure_ascii=False, default=str)}) returned {example.output}"
+        prompt = (f"Request: {example.query}\nCall: {call}\n\n{JUDGE_TASK}\n\n"
                   'Reply with JSON only: {"score": <1-10>}')
         exchange, data = self._ask("judge", prompt, _SCORE_SCHEMA)
         score = data.get("score")
@@ -256,16 +261,23 @@ class Play2Prompt(DocOptimizer):
                 continue
             reverse, query = self.player.reverse(tool, success)
             exchanges.append(reverse)
-            if not query:
-                continue
-            judged, score = self.player.judge(tool, query, success)
-            exchanges.append(judged)
-            found.append(Example(query, success.call.arguments, preview(success.output), score))
-        state.examples = sorted(found, key=lambda e: -e.score)[: self.top_k]
+            if query:
+                found.append(Example(query, success.call.arguments, preview(success.output)))
+        state.examples = self._best_examples(tool, found, exchanges)
         if state.examples:
             state.beam = [(tool.description, self._score(student, scorer, state, tool.description))]
             state.tried = [tool.description]
         return exchanges
+
+    def _best_examples(self, tool: DocumentedTool, found: list[Example],
+                       exchanges: list[EditorExchange]) -> list[Example]:
+        """The ``top_k`` examples the judge rates best; the judge is asked only when some must be dropped."""
+        if len(found) <= self.top_k:
+            return found
+        for example in found:
+            judged, example.score = self.player.judge(tool, example)
+            exchanges.append(judged)
+        return sorted(found, key=lambda e: -(e.score or 0.0))[: self.top_k]
 
     # -- stage 2: beam search over docs --------------------------------------------------------------
     def _expand(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:

@@ -57,7 +57,33 @@ def test_play_retries_after_a_tool_error_and_keeps_only_working_examples():
     assert "unexpected keyword argument 'x'" in play[1].prompt
     states = {s["tool"]: s for s in recorder.records[0].checkpoint["states"]}
     assert states["function_1"]["examples"] == [
-        {"query": "add 2 and 5", "arguments": {"a": 2, "b": 5}, "output": "7", "score": 8.0}]
+        {"query": "add 2 and 5", "arguments": {"a": 2, "b": 5}, "output": "7", "score": None}]
+
+
+def test_the_judge_is_asked_only_when_examples_must_be_dropped_and_the_best_rated_are_kept():
+    env = ToyEnvironment(1)
+    program, player, refiner, scorer, _ = _setup(env)
+    ratings = iter([3, 9, 6] * 2)  # per tool, in the order the three examples were found
+
+    def rating_player(messages):
+        if "Rate this example" in messages[-1]["content"]:
+            return json.dumps({"score": next(ratings)})
+        return player_reply(messages)
+
+    player.lm = scripted_lm(rating_player)
+    recorder = Recorder()
+    _optimizer(env, player, refiner, scorer, initial_samples=3, top_k=2, tracker=recorder).compile(
+        program, trainset=env.tasks())
+    jobs = [e.job for e in recorder.records[0].exchanges]
+    assert jobs.count("judge") == 2 * 3 and jobs.count("reverse") == 2 * 3
+    for state in recorder.records[0].checkpoint["states"]:
+        assert [e["score"] for e in state["examples"]] == [9.0, 6.0]
+
+    unjudged, player2, refiner2, scorer2, _ = _setup(env)
+    recorder2 = Recorder()
+    _optimizer(env, player2, refiner2, scorer2, initial_samples=3, top_k=3, tracker=recorder2).compile(
+        unjudged, trainset=env.tasks())
+    assert "judge" not in [e.job for e in recorder2.records[0].exchanges]
 
 
 def test_without_retries_a_failed_call_yields_no_example_and_no_rewrite():
