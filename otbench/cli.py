@@ -66,7 +66,7 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         code = 2
-    except KeyboardInterrupt:
-        print("interrupted: finished work was kept", file=sys.stderr)
+    except KeyboardInterrupt as stop:
+        print(f"interrupted: {stop or 'finished work was kept'}", file=sys.stderr)
         code = 130
     sys.exit(code)

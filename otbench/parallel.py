@@ -1,13 +1,19 @@
-"""Map a function over items on a thread pool with a progress bar, keeping finished results.
+"""Map a function over items on worker threads with a progress bar, keeping finished results.
 
 LLM calls dominate every loop here and release the GIL, so threads are the right tool; the
 embedded server gets one slot per thread.
+
+The workers are daemon threads that take no new item once the map has failed or been
+interrupted. A ``ThreadPoolExecutor`` would not do: the interpreter joins its workers at exit,
+so Ctrl-C waited for the item in flight (a whole tool's play in Play2Prompt), or for ever when
+that item was waiting on the embedded server that the interrupt had just stopped.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TypeVar
 
 from tqdm import tqdm
@@ -30,18 +36,38 @@ def parallel_map(
     progress: bool = True,
 ) -> list[Result]:
     """Results in item order; :class:`MapInterrupted` (with the finished ones) on any failure."""
+    todo: queue.SimpleQueue[tuple[int, Item]] = queue.SimpleQueue()
+    for entry in enumerate(items):
+        todo.put(entry)
+    done: queue.SimpleQueue[tuple[int, bool, object]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                index, item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((index, True, function(item)))
+            except BaseException as exc:  # handed to the caller's thread, which raises it
+                stop.set()
+                done.put((index, False, exc))
+
+    for number in range(min(max(1, num_threads), len(items))):
+        threading.Thread(target=work, name=f"parallel_map-{number}", daemon=True).start()
     results: dict[int, Result] = {}
     bar = tqdm(total=len(items), desc=description, unit="task", disable=not progress or not items, dynamic_ncols=True)
-    pool = ThreadPoolExecutor(max_workers=max(1, num_threads))
     try:
-        futures = {pool.submit(function, item): index for index, item in enumerate(items)}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
+        while len(results) < len(items):
+            index, ok, value = done.get()
+            if not ok:
+                raise value  # type: ignore[misc]  # an exception, by the worker's contract
+            results[index] = value  # type: ignore[assignment]
             bar.update(1)
     except BaseException as exc:
-        pool.shutdown(wait=False, cancel_futures=True)
+        stop.set()
         raise MapInterrupted(dict(results), exc) from exc
     finally:
         bar.close()
-    pool.shutdown()
     return [results[index] for index in range(len(items))]
