@@ -1,8 +1,14 @@
-"""Run environment functions in worker processes, with a time and memory limit per call.
+"""Run environment functions in worker processes, with a CPU-time and memory limit per call.
 
 A call like ``math_factorial(n=10**9)`` must not hang a run, and Python cannot interrupt a
 running function in its own process, so calls run in long-lived worker processes (started once;
 a call costs a pipe round trip, not a process start) that are killed and replaced on a timeout.
+
+The limit counts the CPU time the call itself uses (the kernel's ``RLIMIT_CPU``, in whole
+seconds), not wall-clock time: whether a call "times out" must not depend on what else the
+machine is doing, or a benchmark's scores would change with the load (an embedded LLM sharing
+the cores made correct calls time out). A generous wall-clock backstop still catches calls that
+block without using the CPU.
 
 Functions execute under the name the agent used: the code object is renamed, so Python's own
 errors read ``function_1() missing 1 required positional argument: 'n'`` — the text an editor
@@ -12,11 +18,13 @@ learns parameter names from when the docs hide them.
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import pickle
 import queue
 import resource
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -25,6 +33,8 @@ from collections.abc import Callable
 from typing import IO, Any
 
 _HEADER = struct.Struct("!Q")
+_READY = "ready"
+_STARTUP_SECONDS = 300.0  # a worker importing its functions on a starved machine; not a call's time
 
 
 def _renamed(function: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -63,23 +73,43 @@ def _read_frame(stream: IO[bytes]) -> Any:
     return pickle.loads(_read_exact(stream, size))
 
 
-def serve(registry: str, memory_limit_bytes: int) -> None:
+def _cpu_seconds_used() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _limit_cpu(seconds: float) -> None:
+    """Let the process use ``seconds`` more CPU time (rounded up to whole seconds), then be killed.
+
+    Past the soft limit the kernel sends SIGXCPU, whose default action ends the process; the
+    hard limit is left as it is (an unprivileged process could not raise it again).
+    """
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = math.ceil(_cpu_seconds_used() + seconds)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def serve(registry: str, memory_limit_bytes: int, cpu_seconds: float) -> None:
     """Worker loop on stdin/stdout: ``(function, shown_name, arguments)`` in, ``(ok, value)`` out.
 
     Frames are pickles exchanged only between this package's own processes; model output
-    reaches a worker as plain JSON-derived data (dicts, lists, numbers, strings).
+    reaches a worker as plain JSON-derived data (dicts, lists, numbers, strings). A ``ready``
+    frame says the functions are imported, so start-up never counts against a call.
     """
     if memory_limit_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a call killed for its CPU time leaves no core file
     module_name, attribute = registry.split(":")
     functions: dict[str, Callable[..., Any]] = getattr(importlib.import_module(module_name), attribute)
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a function that prints must not corrupt the reply stream
+    _write_frame(replies, _READY)
     while True:
         try:
             function_name, shown_name, arguments = _read_frame(requests)
         except EOFError:
             return
+        _limit_cpu(cpu_seconds)
         try:
             if not isinstance(arguments, dict):
                 raise TypeError(f"{shown_name}() arguments must be an object of named arguments, "
@@ -100,19 +130,36 @@ def serve(registry: str, memory_limit_bytes: int) -> None:
 class _Worker:
     """A ``python -m otbench.sandbox`` child: independent of the caller's ``__main__``."""
 
-    def __init__(self, registry: str, memory_limit_bytes: int) -> None:
+    def __init__(self, registry: str, memory_limit_bytes: int, cpu_seconds: float) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "otbench.sandbox", registry, str(memory_limit_bytes)],
+            [sys.executable, "-m", "otbench.sandbox", registry, str(memory_limit_bytes), repr(cpu_seconds)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
         )
+        self.started = False
 
-    def request(self, message: Any, timeout: float) -> Any:
-        """Send one call; the reply, or None when none came within ``timeout`` seconds."""
-        assert self.process.stdin is not None and self.process.stdout is not None
-        _write_frame(self.process.stdin, message)
+    def _reply(self, timeout: float) -> Any:
+        """The next frame, or None when none came within ``timeout`` seconds (EOFError if it died)."""
+        assert self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], timeout)
         return _read_frame(self.process.stdout) if ready else None
+
+    def request(self, message: Any, timeout: float) -> Any:
+        """Send one call; the reply, or None when none came within ``timeout`` wall-clock seconds."""
+        assert self.process.stdin is not None
+        if not self.started:
+            if self._reply(_STARTUP_SECONDS) != _READY:
+                raise EOFError("worker did not start")
+            self.started = True
+        _write_frame(self.process.stdin, message)
+        return self._reply(timeout)
+
+    def killed_for_cpu_time(self) -> bool:
+        """Whether the worker ended because the kernel stopped it at its CPU-time limit."""
+        try:
+            return self.process.wait(timeout=5) == -signal.SIGXCPU
+        except subprocess.TimeoutExpired:
+            return False
 
     def kill(self) -> None:
         self.process.kill()
@@ -125,13 +172,18 @@ class _Worker:
 class CallSandbox:
     """A pool of worker processes executing ``registry``'s functions (``"package.module:DICT"``).
 
-    Thread-safe: each thread borrows a worker for one call. Close it (or use ``with``) to stop
-    the workers.
+    ``timeout`` is the CPU time a call may use; ``wall_timeout`` (default the larger of 60 s and
+    ten times ``timeout``) only catches calls that block. Thread-safe: each thread borrows a
+    worker for one call. Close it (or use ``with``) to stop the workers.
     """
 
-    def __init__(self, registry: str, *, timeout: float = 5.0, workers: int = 1, memory_limit_mb: int = 2048) -> None:
+    def __init__(self, registry: str, *, timeout: float = 5.0, wall_timeout: float | None = None, workers: int = 1,
+                 memory_limit_mb: int = 2048) -> None:
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
         self.registry = registry
         self.timeout = timeout
+        self.wall_timeout = wall_timeout if wall_timeout is not None else max(60.0, 10 * timeout)
         self._memory = memory_limit_mb * 1024 * 1024
         self._size = max(1, workers)
         self._idle: queue.Queue[_Worker] = queue.Queue()
@@ -144,7 +196,7 @@ class CallSandbox:
         self._started = True
 
     def _spawn(self) -> None:
-        worker = _Worker(self.registry, self._memory)
+        worker = _Worker(self.registry, self._memory, self.timeout)
         self._all.append(worker)
         self._idle.put(worker)
 
@@ -154,13 +206,14 @@ class CallSandbox:
             self._start()
         worker = self._idle.get()
         try:
-            result = worker.request((function, shown_name, arguments), self.timeout)
+            result = worker.request((function, shown_name, arguments), self.wall_timeout)
             if result is not None:
                 self._idle.put(worker)
                 return result
-            outcome = (False, f"TimeoutError: {shown_name}() did not return within {self.timeout:g} s")
+            outcome = (False, f"TimeoutError: {shown_name}() did not return within {self.wall_timeout:g} s")
         except (EOFError, OSError):
-            outcome = (False, f"RuntimeError: {shown_name}() crashed its worker process")
+            outcome = (False, f"TimeoutError: {shown_name}() used more than {self.timeout:g} s of CPU time"
+                       if worker.killed_for_cpu_time() else f"RuntimeError: {shown_name}() crashed its worker process")
         worker.kill()
         self._all.remove(worker)
         self._spawn()
@@ -181,4 +234,4 @@ class CallSandbox:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], int(sys.argv[2]))
+    serve(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))

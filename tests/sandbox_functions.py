@@ -10,6 +10,13 @@ def spin():
         pass
 
 
+def nap(seconds):
+    import time
+
+    time.sleep(seconds)
+    return "rested"
+
+
 def hog():
     return bytearray(4 * 1024**3)
 
@@ -20,4 +27,4 @@ def crash():
     os._exit(3)
 
 
-FUNCTIONS = {"add": add, "spin": spin, "hog": hog, "crash": crash}
+FUNCTIONS = {"add": add, "spin": spin, "nap": nap, "hog": hog, "crash": crash}

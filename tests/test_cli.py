@@ -27,6 +27,7 @@ def _run(main, argv, capsys):
         (["--lm", "no-such-provider-model"], "unknown model 'no-such-provider-model'"),
         (["--limit", "zero"], "expected a whole number"),
         (["--gguf", "/no/such/model.gguf"], "no such file"),
+        (["--call-timeout", "0"], "--call-timeout must be a positive number of CPU seconds"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):

@@ -17,11 +17,26 @@ def test_non_object_arguments_are_a_failed_call():
         assert not ok and "named arguments" in error
 
 
-def test_a_hanging_call_times_out_and_the_worker_is_replaced():
+def test_a_call_that_spins_is_stopped_at_its_cpu_time_and_the_worker_is_replaced():
     with CallSandbox("sandbox_functions:FUNCTIONS", timeout=0.5) as sandbox:
         ok, error = sandbox.call("spin", "function_2", {})
-        assert not ok and error.startswith("TimeoutError: function_2()")
+        assert (ok, error) == (False, "TimeoutError: function_2() used more than 0.5 s of CPU time")
         assert sandbox.call("add", "function_1", {"a": 2, "b": 2}) == (True, 4)
+        ok, error = sandbox.call("spin", "function_2", {})  # the replacement worker has its own limit
+        assert "CPU time" in error
+
+
+def test_the_limit_is_cpu_time_so_waiting_longer_than_it_is_no_timeout():
+    """A loaded machine stretches wall-clock time, not CPU time: verdicts must not change with load."""
+    with CallSandbox("sandbox_functions:FUNCTIONS", timeout=0.5, wall_timeout=30) as sandbox:
+        assert sandbox.call("nap", "function_5", {"seconds": 1.5}) == (True, "rested")
+
+
+def test_a_call_that_blocks_is_stopped_by_the_wall_clock_backstop():
+    with CallSandbox("sandbox_functions:FUNCTIONS", timeout=0.5, wall_timeout=1) as sandbox:
+        ok, error = sandbox.call("nap", "function_5", {"seconds": 30})
+        assert (ok, error) == (False, "TimeoutError: function_5() did not return within 1 s")
+        assert sandbox.call("add", "function_1", {"a": 1, "b": 2}) == (True, 3)
 
 
 def test_memory_limit_and_crashes_are_failed_calls():
