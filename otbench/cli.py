@@ -1,12 +1,15 @@
 """Shared command-line plumbing: LM and tracking options, one-line errors, exit codes.
 
 A user mistake (:class:`~otbench.errors.UserError`, a bad option) prints one line and exits 2;
-Ctrl-C exits 130 after the command's own cleanup has kept finished work.
+Ctrl-C exits 130 after the command's own cleanup has kept finished work. SIGTERM (``kill``,
+``timeout``, a batch scheduler's preemption) is handled like Ctrl-C: without that, Python dies
+on the spot and the MLflow run stays RUNNING for ever, with no resume hint.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -59,8 +62,13 @@ def lm_options(args: argparse.Namespace, *, slots: int = 1) -> LMOptions:
     )
 
 
+def _interrupt(signum: int, frame: object) -> NoReturn:
+    raise KeyboardInterrupt
+
+
 def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> NoReturn:
-    """Run a command's ``main`` and turn user errors and Ctrl-C into clean exits."""
+    """Run a command's ``main`` and turn user errors, Ctrl-C and SIGTERM into clean exits."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         code = main(argv)
     except UserError as exc:
@@ -69,4 +77,6 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     except KeyboardInterrupt as stop:
         print(f"interrupted: {stop or 'finished work was kept'}", file=sys.stderr)
         code = 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     sys.exit(code)

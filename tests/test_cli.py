@@ -98,3 +98,24 @@ def test_optimize_rejects_an_unknown_optimizer_and_an_unknown_run(capsys):
     assert code == 2 and "unknown optimizer 'magic'" in err
     code, _, err = _run(optimize.main, ["--resume", "0123456789abcdef"], capsys)
     assert code == 2 and "no checkpoint" in err
+
+
+def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(capsys):
+    """``kill`` or a scheduler's preemption must leave a KILLED run (resumable), not one RUNNING for ever."""
+    import os
+    import signal
+
+    from otbench import tracking
+
+    def terminated_main(argv):
+        tracking.configure(None)
+        with tracking.tracked_run("terminated", tags={"command": "test"}, params={}) as run:
+            terminated_main.run_id = run.info.run_id
+            os.kill(os.getpid(), signal.SIGTERM)
+        return 0
+
+    before = signal.getsignal(signal.SIGTERM)
+    code, _, err = _run(terminated_main, None, capsys)
+    assert code == 130 and err.startswith("interrupted:")
+    assert mlflow.get_run(terminated_main.run_id).info.status == "KILLED"
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is the command's, not left behind
