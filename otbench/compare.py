@@ -281,6 +281,17 @@ def write_plots(rows: list[dict[str, Any]], histories: dict[str, list[tuple[int,
     ]
 
 
+def add_token_ratios(rows: list[dict[str, Any]], reference: str = "+TO") -> bool:
+    """Give every row ``tokens_vs_to``, its tokens over the ``reference`` row's (the paper reports
+    ToolObserver's cost against Play2Prompt's this way); False when that row is absent or cost nothing."""
+    tokens = next((row["tokens"] for row in rows if row["row"] == reference), 0)
+    if not tokens:
+        return False
+    for row in rows:
+        row["tokens_vs_to"] = round(row["tokens"] / tokens, 2)
+    return True
+
+
 def markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     def cell(value: Any) -> str:
         return f"{value:.3f}" if isinstance(value, float) else str(value)
@@ -335,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
                  "run": "reused" if reused[plan.label] else "ran", "run_id": runs[plan.label].info.run_id}
                 for plan in plans]
         metric_columns = [name for name in env.metric_names if all(name in row for row in rows)]
-        columns = ["row", *metric_columns, "tokens", "docs_sem", "docs_lex", "run", "run_id"]
+        ratios = ["tokens_vs_to"] if add_token_ratios(rows) else []
+        columns = ["row", *metric_columns, "tokens", *ratios, "docs_sem", "docs_lex", "run", "run_id"]
         plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, args.plots)
         compare_run = log_comparison(args, env, rows, columns, plots)
         header = {"env": env.name, "setting": env.setting, "learning": env.learning, "metrics": metric_columns}
@@ -344,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
                           "rows": rows, "plots": [str(p) for p in plots], "run_id": compare_run}))
         return 0
     print(f"{header['env']} / {header['setting']}: {', '.join(header['metrics'])}; tokens = optimization + evaluation "
-          "(paid + cache-served); docs_sem / docs_lex = similarity of the row's docs to the gold docs")
+          "(paid + cache-served)" + ("; tokens_vs_to = tokens / +TO's" if "tokens_vs_to" in columns else "")
+          + "; docs_sem / docs_lex = similarity of the row's docs to the gold docs")
     print(format_table(rows, columns))
     print(f"plots: {', '.join(str(p) for p in plots)}   MLflow run: {compare_run}")
     return 0

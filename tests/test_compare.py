@@ -188,6 +188,7 @@ def test_finished_runs_with_the_same_definition_are_reused_without_running_anyth
     assert code == 0 and {label: row["run_id"] for label, row in rows.items()} == expected
     assert (rows["+TO"]["E"], rows["+TO"]["P"], rows["+TO"]["A"], rows["+TO"]["tokens"]) == (0.5, 0.4, 0.8, 9000)
     assert (rows["base"]["A"], rows["base"]["tokens"], rows["gold"]["tokens"]) == (0.6, 1000, 1500)
+    assert (rows["+TO"]["tokens_vs_to"], rows["base"]["tokens_vs_to"]) == (1.0, 0.11)  # 1000 / 9000
     assert 0.0 < rows["+TO"]["docs_sem"] < 1.0 and 0.0 < rows["+TO"]["docs_lex"] < 1.0
     assert rows["gold"]["docs_sem"] == pytest.approx(1.0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bfcl-names_only-E-by-iteration.png",
@@ -200,7 +201,8 @@ def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     code, out, _ = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
                         capsys)
     lines = out.splitlines()
-    assert code == 0 and lines[1].split()[:8] == ["row", "E", "P", "A", "tokens", "docs_sem", "docs_lex", "run"]
+    assert code == 0 and lines[1].split()[:9] == ["row", "E", "P", "A", "tokens", "tokens_vs_to", "docs_sem",
+                                                  "docs_lex", "run"]
     assert [line.split()[0] for line in lines[3:6]] == ["base", "gold", "+TO"]
 
 
@@ -246,6 +248,15 @@ def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
 def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
     code, out, err = _run(argv, capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_token_ratios_need_a_toolobserver_row_that_cost_something():
+    rows = [{"row": "base", "tokens": 100}, {"row": "+P2P", "tokens": 700}]
+    assert not compare.add_token_ratios(rows) and "tokens_vs_to" not in rows[0]
+    assert not compare.add_token_ratios([{"row": "+TO", "tokens": 0}])
+    rows.append({"row": "+TO", "tokens": 200})
+    assert compare.add_token_ratios(rows)
+    assert [row["tokens_vs_to"] for row in rows] == [0.5, 3.5, 1.0]
 
 
 def test_row_results_keep_only_the_metrics_the_split_reports(monkeypatch: pytest.MonkeyPatch) -> None:
