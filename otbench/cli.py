@@ -9,6 +9,7 @@ on the spot and the MLflow run stays RUNNING for ever, with no resume hint.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from collections.abc import Callable
@@ -33,6 +34,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number above 0: seconds and similar limits, where 0, nan or inf make no sense."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
     return value
 
 

@@ -179,8 +179,8 @@ class CallSandbox:
 
     def __init__(self, registry: str, *, timeout: float = 5.0, wall_timeout: float | None = None, workers: int = 1,
                  memory_limit_mb: int = 2048) -> None:
-        if timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {timeout}")
+        if not (math.isfinite(timeout) and timeout > 0):  # the kernel's CPU limit is a whole number of seconds
+            raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout}")
         self.registry = registry
         self.timeout = timeout
         self.wall_timeout = wall_timeout if wall_timeout is not None else max(60.0, 10 * timeout)

@@ -27,7 +27,8 @@ def _run(main, argv, capsys):
         (["--lm", "no-such-provider-model"], "unknown model 'no-such-provider-model'"),
         (["--limit", "zero"], "expected a whole number"),
         (["--gguf", "/no/such/model.gguf"], "no such file"),
-        (["--call-timeout", "0"], "--call-timeout must be a positive number of CPU seconds"),
+        (["--call-timeout", "0"], "argument --call-timeout: expected a finite number > 0, got 0"),
+        (["--call-timeout", "inf"], "argument --call-timeout: expected a finite number > 0, got inf"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):

@@ -1,3 +1,5 @@
+import pytest
+
 from otbench.sandbox import CallSandbox
 
 
@@ -46,3 +48,9 @@ def test_memory_limit_and_crashes_are_failed_calls():
         ok, error = sandbox.call("crash", "function_4", {})
         assert not ok and "crashed" in error
         assert sandbox.call("add", "function_1", {"a": 1, "b": 1}) == (True, 2)
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("inf"), float("nan")])
+def test_a_timeout_the_kernel_cannot_enforce_is_refused(timeout):
+    with pytest.raises(ValueError, match="finite number of seconds > 0"):
+        CallSandbox("sandbox_functions:FUNCTIONS", timeout=timeout)

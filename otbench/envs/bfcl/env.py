@@ -29,8 +29,9 @@ FUNCTION_REGISTRY = "otbench.envs.bfcl.functions:FUNCTIONS"
 class BfclEnvironment:
     """BFCL-Opaque under one documentation setting.
 
-    ``call_timeout`` bounds every execution (CPU seconds, so load does not change verdicts); ``workers`` is the number of sandbox
-    processes, one per concurrent rollout. Close it (or use ``with``) to stop the workers.
+    ``call_timeout`` bounds every execution (CPU seconds, so load does not change verdicts);
+    ``workers`` is the number of sandbox processes, one per concurrent rollout. Close it (or use
+    ``with``) to stop the workers.
     """
 
     name = "bfcl"

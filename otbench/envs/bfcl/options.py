@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from otbench.cli import positive_float
 from otbench.errors import UserError
 
 
@@ -12,7 +13,8 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help="BFCL documentation setting: gold, names_only, names_desc, names_params")
     group.add_argument("--parallel", action="store_true",
                        help="BFCL: add the exec_parallel and exec_parallel_multiple categories")
-    group.add_argument("--call-timeout", type=float, default=5.0, help="BFCL: CPU seconds a tool call may use (default 5)")
+    group.add_argument("--call-timeout", type=positive_float, default=5.0,
+                       help="BFCL: CPU seconds a tool call may use (default 5)")
 
 
 def check(args: argparse.Namespace) -> None:
@@ -22,8 +24,6 @@ def check(args: argparse.Namespace) -> None:
         raise UserError(f"unknown setting {args.setting!r}; choose from {', '.join(SETTINGS)}")
     if args.toolset is not None:
         raise UserError("BFCL has one toolset per test; --toolset applies to chess and browsecomp")
-    if not args.call_timeout > 0:
-        raise UserError(f"--call-timeout must be a positive number of CPU seconds, got {args.call_timeout:g}")
 
 
 def build(args: argparse.Namespace, *, workers: int = 1):  # noqa: ANN201 - a BfclEnvironment
