@@ -59,6 +59,9 @@ def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -
     group.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the embedded model")
     group.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     group.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
+    group.add_argument("--no-grammar", action="store_true",
+                       help="send the embedded model reply schemas as response_format (pretty-printed JSON, about "
+                            "twice the tokens) instead of compact grammars")
 
 
 def add_tracking_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +74,7 @@ def lm_options(args: argparse.Namespace, *, slots: int = 1) -> LMOptions:
     return LMOptions(
         lm=args.lm, editor_lm=getattr(args, "editor_lm", None), embedded_model=args.embedded_model, gguf=args.gguf,
         threads=args.threads, slots=slots, temperature=args.temperature, cache=not args.no_cache,
+        grammar=not args.no_grammar,
     )
 
 

@@ -36,3 +36,35 @@ def test_toolobserver_runs_one_online_iteration_with_the_embedded_model(tmp_path
     assert summary["n"] == 2 and summary["steps"] >= 1
     assert summary["tokens_by_phase"]["agent"]["calls"] >= 2
     assert (tmp_path / summary["run_id"] / "final_docs.json").exists()
+
+
+def test_the_embedded_model_replies_in_compact_json_under_every_reply_grammar():
+    """llama.cpp accepts the grammar of every reply schema, and the agent's reply is compact and exact."""
+    from modules.agent import FunctionCallingAgent, call_schema
+    from modules.editor import updates_schema
+    from modules.lm_output import ask_json
+    from modules.tool_docs import DocumentedTool
+    from optimizers import easytool, play2prompt
+    from otbench.llm.metering import TokenLedger
+    from otbench.llm.session import LMOptions, open_lms
+
+    ledger = TokenLedger()
+    with open_lms(LMOptions(cache=False), ledger, ("agent", "editor")) as lms:
+        agent = FunctionCallingAgent()
+        agent.lm = lms["agent"]
+        tools = [DocumentedTool("function_1", description="Returns the factorial of the integer n."),
+                 DocumentedTool("function_2", description="Returns the sum of the numbers a and b.")]
+        reply = agent(question="What is the factorial of 5?", tools=tools)
+        assert reply.calls and {call.name for call in reply.calls} <= {"function_1", "function_2"}
+        assert reply.raw == json.dumps(json.loads(reply.raw), ensure_ascii=False, separators=(",", ":"))
+        assert all(name.isidentifier() for call in reply.calls for name in call.arguments)
+        schemas = [updates_schema(["function_1"], required=1), call_schema(["function_1"]),
+                   play2prompt._ARGUMENTS_SCHEMA, play2prompt._QUERY_SCHEMA, play2prompt._SCORE_SCHEMA,
+                   play2prompt._DESCRIPTION_SCHEMA, easytool._CONDENSE_SCHEMA, easytool._GUIDELINE_SCHEMA]
+        for schema in schemas:  # a grammar llama.cpp refused would fail the request
+            text, _ = ask_json(lms["editor"], system="Answer in JSON.", user="Describe function_1, which adds numbers.",
+                               schema=schema, schema_name="reply", max_tokens=24)
+            assert text.startswith("{") and "\n" not in text
+    figures = ledger.server_figures()
+    assert figures["agent"]["calls"] == 1 and figures["editor"]["calls"] == len(schemas)
+    assert figures["agent"]["completion_tokens_per_call"] > 0 and 0.0 <= figures["all"]["cache_share"] <= 1.0

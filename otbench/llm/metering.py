@@ -6,20 +6,28 @@ were not served from its cache, so cached replays count as calls but cost no tok
 shows what a run paid, and, as ``cached_tokens``, what the replayed replies cost when they were
 first made (see :class:`UsageMemory`). Paid plus cached is what the method uses whatever was cached before, which is the
 figure to compare methods by; paid is what this run cost.
+
+For the embedded model the ledger also keeps what llama.cpp reports of each paid call
+(``timings``: prompt tokens it processed, prompt tokens it served from its prefix cache,
+generated tokens, and the milliseconds of each), so speed and cache reuse are measured per
+phase from the server itself, not inferred from wall time.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import threading
 import time
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import dspy
+
+from otbench.llm.grammar import schema_as_grammar
+
 
 @dataclass
 class PhaseUsage:
@@ -31,10 +39,55 @@ class PhaseUsage:
     paid_calls: int = 0
     seconds: float = 0.0
     cached_tokens: int = 0
+    server: ServerTimings = field(default_factory=lambda: ServerTimings())
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+
+def _per_second(tokens: int, milliseconds: float) -> float:
+    return round(1000 * tokens / milliseconds, 2) if milliseconds else 0.0
+
+
+@dataclass
+class ServerTimings:
+    """Sums of llama.cpp's per-call ``timings`` over the paid calls that reported them."""
+
+    calls: int = 0
+    """Paid calls whose reply carried ``timings`` (hosted models report none)."""
+    prompt_processed: int = 0
+    """Prompt tokens the server evaluated (``prompt_n``)."""
+    prompt_cached: int = 0
+    """Prompt tokens served from the server's prefix cache without evaluation (``cache_n``)."""
+    generated: int = 0
+    """Tokens generated (``predicted_n``)."""
+    prompt_ms: float = 0.0
+    """Milliseconds spent evaluating prompts (``prompt_ms``)."""
+    generation_ms: float = 0.0
+    """Milliseconds spent generating (``predicted_ms``)."""
+
+    def add(self, timings: dict[str, Any]) -> None:
+        self.calls += 1
+        self.prompt_processed += int(timings.get("prompt_n") or 0)
+        self.prompt_cached += int(timings.get("cache_n") or 0)
+        self.generated += int(timings.get("predicted_n") or 0)
+        self.prompt_ms += float(timings.get("prompt_ms") or 0.0)
+        self.generation_ms += float(timings.get("predicted_ms") or 0.0)
+
+    def figures(self) -> dict[str, float]:
+        """Rates and shares people compare: empty when no call reported timings."""
+        if not self.calls:
+            return {}
+        seen = self.prompt_processed + self.prompt_cached
+        return {
+            "calls": float(self.calls),
+            "cache_share": round(self.prompt_cached / seen, 4) if seen else 0.0,
+            "prompt_tokens_per_second": _per_second(self.prompt_processed, self.prompt_ms),
+            "generation_tokens_per_second": _per_second(self.generated, self.generation_ms),
+            "completion_tokens_per_call": round(self.generated / self.calls, 2),
+            "seconds": round((self.prompt_ms + self.generation_ms) / 1000, 3),
+        }
 
 
 class TokenLedger:
@@ -57,10 +110,25 @@ class TokenLedger:
             totals.completion_tokens += int(usage.get("completion_tokens") or 0)
             totals.paid_calls += 1
 
+    def record_timings(self, phase: str, timings: dict[str, Any]) -> None:
+        with self._lock:
+            self._phases.setdefault(phase, PhaseUsage()).server.add(timings)
+
     def phase(self, name: str) -> PhaseUsage:
         with self._lock:
             found = self._phases.get(name, PhaseUsage())
-            return dataclasses.replace(found)
+            return dataclasses.replace(found, server=dataclasses.replace(found.server))
+
+    def server_figures(self) -> dict[str, dict[str, float]]:
+        """llama.cpp's figures by phase, plus ``all``; phases with no timed call are left out."""
+        with self._lock:
+            timings = {name: dataclasses.replace(usage.server) for name, usage in sorted(self._phases.items())}
+        total = ServerTimings()
+        for row in timings.values():
+            for key in ("calls", "prompt_processed", "prompt_cached", "generated", "prompt_ms", "generation_ms"):
+                setattr(total, key, getattr(total, key) + getattr(row, key))
+        figures = {name: row.figures() for name, row in {**timings, "all": total}.items()}
+        return {name: row for name, row in figures.items() if row}
 
     def record_cached(self, phase: str, tokens: int) -> None:
         with self._lock:
@@ -72,9 +140,11 @@ class TokenLedger:
             self._phases.clear()
             for phase, row in snapshot.items():
                 if phase != "all":
+                    server = ServerTimings(**{key: type(default)(row.get(f"server_{key}", default))
+                                              for key, default in dataclasses.asdict(ServerTimings()).items()})
                     self._phases[phase] = PhaseUsage(int(row["prompt_tokens"]), int(row["completion_tokens"]),
                                                      int(row["calls"]), int(row["paid_calls"]), float(row["seconds"]),
-                                                     int(row.get("cached_tokens", 0)))
+                                                     int(row.get("cached_tokens", 0)), server)
 
     def snapshot(self) -> dict[str, dict[str, float]]:
         """Plain totals by phase plus an ``all`` row, for printing and MLflow metrics."""
@@ -88,12 +158,13 @@ class TokenLedger:
                     "paid_calls": usage.paid_calls,
                     "seconds": round(usage.seconds, 3),
                     "cached_tokens": usage.cached_tokens,
+                    **{f"server_{key}": value for key, value in dataclasses.asdict(usage.server).items()},
                 }
                 for name, usage in sorted(self._phases.items())
             }
-        rows["all"] = {key: sum(row[key] for row in rows.values()) for key in
-                       ("prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls", "seconds",
-                        "cached_tokens")}
+        keys = next(iter(rows.values())).keys() if rows else ("prompt_tokens", "completion_tokens", "total_tokens",
+                                                               "calls", "paid_calls", "seconds", "cached_tokens")
+        rows["all"] = {key: sum(row[key] for row in rows.values()) for key in keys}
         return rows
 
     def flat_metrics(self) -> dict[str, int]:
@@ -104,6 +175,11 @@ class TokenLedger:
             for key, value in row.items()
             if key.endswith("_tokens")
         }
+
+    def server_metrics(self) -> dict[str, float]:
+        """``llm_agent_cache_share`` style keys: the server's figures by phase, for MLflow."""
+        return {f"llm_{phase}_{key}": value
+                for phase, row in self.server_figures().items() for key, value in row.items()}
 
 
 class _PhaseUsageSink:
@@ -170,11 +246,15 @@ class MeteredLM(dspy.LM):
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
         started = time.perf_counter()
         sink = _PhaseUsageSink(self.ledger, self.phase)
+        _last_response.value = None
         try:
             with dspy.context(usage_tracker=sink):
                 outputs = super().__call__(prompt, messages=messages, **kwargs)
         finally:
             self.ledger.record_call(self.phase, time.perf_counter() - started)
+        timings = _timings_of(_last_response.value)
+        if sink.billed and timings is not None:  # a replay from DSPy's cache carries the first call's timings
+            self.ledger.record_timings(self.phase, timings)
         # The server's address changes from run to run; it is not part of what was asked.
         settings = {k: v for k, v in self.kwargs.items() if k not in ("api_base", "api_key")}
         key = UsageMemory.key(self.model, settings, prompt, messages, kwargs)
@@ -184,12 +264,44 @@ class MeteredLM(dspy.LM):
             self.ledger.record_cached(self.phase, self.usage_memory.recall(key))
         return outputs
 
+    def update_history(self, entry: dict[str, Any]) -> None:
+        """DSPy hands every finished call's raw response here: keep it for this thread's :meth:`__call__`."""
+        _last_response.value = entry.get("response")
+        super().update_history(entry)
+
     def for_phase(self, phase: str) -> MeteredLM:
         """The same model and settings, charged to another phase."""
         twin = self.copy()
         twin.phase = phase
         twin.usage_memory = self.usage_memory
         return twin
+
+
+# The raw response of the call this thread is making (read by MeteredLM.__call__ right after it).
+_last_response = threading.local()
+
+
+class GrammarLM(MeteredLM):
+    """A metered LM for llama.cpp: a call's reply schema is sent as a compact grammar.
+
+    Callers keep passing ``response_format`` (what hosted models take), so one schema serves both;
+    only this LM, used for the embedded model, turns it into the grammar that rules out
+    whitespace, unknown tool names and non-identifier argument names. It always goes through
+    DSPy's litellm engine: that engine forwards ``extra_body`` fields and keeps llama.cpp's
+    ``timings`` in the response, where DSPy's native engine would pick other routes per request.
+    """
+
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        super().__init__(model, **{"engine": "litellm", **kwargs})
+
+    def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
+        return super().__call__(prompt, messages=messages, **schema_as_grammar(kwargs))
+
+
+def _timings_of(response: Any) -> dict[str, Any] | None:
+    """llama.cpp's ``timings`` object of a chat completion, or None (hosted models have none)."""
+    timings = response.get("timings") if isinstance(response, dict) else getattr(response, "timings", None)
+    return timings if isinstance(timings, dict) else None
 
 
 def _usage_tokens(usage: Any) -> int:

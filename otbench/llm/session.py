@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from otbench.errors import UserError
-from otbench.llm.metering import MeteredLM, TokenLedger, UsageMemory
+from otbench.llm.metering import GrammarLM, MeteredLM, TokenLedger, UsageMemory
 from otbench.paths import cache_dir
 from otbench.llm.server import EmbeddedServer, ServerSettings
 from otbench.llm.weights import EMBEDDED_MODELS, check_gguf_file, ensure_gguf
@@ -36,6 +36,8 @@ class LMOptions:
     context_per_slot: int = 8192
     temperature: float = 0.0
     cache: bool = True
+    grammar: bool = True
+    """Send the embedded model each reply schema as a compact grammar (False: as ``response_format``)."""
 
 
 def check_hosted_model(model: str) -> None:
@@ -109,14 +111,16 @@ def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = 
             threads = {"threads": options.threads} if options.threads else {}
             settings = ServerSettings(path, slots=options.slots, context_per_slot=options.context_per_slot, **threads)
             url = _pool.url(settings) if _pool is not None else stack.enter_context(EmbeddedServer(settings))
-            # repeat_penalty: at temperature 0 the small Qwen models can loop until max_tokens.
+            # repeat_penalty: at temperature 0 the small Qwen models can loop until max_tokens. The litellm
+            # engine forwards it (and a grammar) to llama.cpp and keeps the server's timings in each reply.
             embedded = {"model": f"openai/{name}", "api_base": f"{url}/v1", "api_key": "local",
-                        "repeat_penalty": 1.15, "num_retries": 0}
+                        "repeat_penalty": 1.15, "num_retries": 0, "engine": "litellm"}
         lms = {}
         memory = UsageMemory(cache_dir() / "usage") if options.cache else UsageMemory()
         for phase, model in choice.items():
             kwargs: dict[str, Any] = dict(embedded) if model == EMBEDDED else {"model": model}
-            lms[phase] = MeteredLM(
+            lm_class = GrammarLM if model == EMBEDDED and options.grammar else MeteredLM
+            lms[phase] = lm_class(
                 kwargs.pop("model"), ledger=ledger, phase=phase, temperature=options.temperature,
                 max_tokens=1024, cache=options.cache, usage_memory=memory, **kwargs,
             )

@@ -1,0 +1,216 @@
+"""Compact GBNF grammars from the JSON schemas of constrained replies, for the embedded model.
+
+Hosted models get a reply schema as ``response_format``; llama.cpp turns such a schema into a
+grammar that allows whitespace anywhere, and the small model then pretty-prints its JSON, which
+doubles the tokens it generates. The grammar written here from the *same* schema admits only
+compact JSON (no insignificant whitespace), so one schema stays the single source of truth and
+only its rendering differs by model.
+
+It also enforces what llama.cpp's own conversion ignores: ``propertyNames`` patterns (argument
+names are identifiers, never prose). Only the schema features the project's replies use are
+supported; any other feature raises :class:`UnsupportedSchema` instead of being silently dropped,
+so a new reply schema is caught by the tests that render every one of them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+# A JSON string character: anything but a quote, a backslash or a control character, or an escape.
+_CHAR = r'[^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+_BASE_RULES = {
+    "value": "object | array | string | number | boolean | null",
+    "object": '"{" ( string ":" value ( "," string ":" value )* )? "}"',
+    "array": '"[" ( value ( "," value )* )? "]"',
+    "string": '"\\"" char* "\\""',
+    "char": _CHAR,
+    "number": '"-"? ( "0" | [1-9] [0-9]{0,15} ) ( "." [0-9]{1,20} )? ( [eE] [-+]? [0-9]{1,3} )?',
+    "integer": '"-"? ( "0" | [1-9] [0-9]{0,15} )',
+    "boolean": '"true" | "false"',
+    "null": '"null"',
+}
+# Integer ranges up to this many values are spelt out exactly (a 1-10 score); wider or open ones admit any
+# integer of at most 16 digits (the parser still reads what comes back; bounds are not scored).
+_MAX_ENUMERATED_INTEGERS = 100
+# The regular-expression subset ``pattern`` may use: anchors, character classes and single
+# characters, each optionally repeated (``[A-Za-z_][A-Za-z0-9_]{0,39}`` and the like).
+_PATTERN_ATOM = re.compile(r"(\[(?:\\.|[^\]\\])+\]|\\.|[^\[\]\\(){}*+?|^$.])(\{\d+(?:,\d*)?\}|[*+?])?")
+
+
+class UnsupportedSchema(ValueError):
+    """The schema uses a feature this converter does not render (name the feature, then extend it here)."""
+
+
+def _literal(text: str) -> str:
+    """``text`` as a GBNF string literal."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _json_literal(value: Any) -> str:
+    """A JSON value as the exact compact text the model must write, as a GBNF literal."""
+    return _literal(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+class _Builder:
+    """Collects named rules while walking a schema; rules with equal bodies are written once."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+        self._names: dict[str, str] = {}
+
+    def rule(self, hint: str, body: str) -> str:
+        """A rule name for ``body``, reusing an earlier rule with the same body."""
+        if body in self._names:
+            return self._names[body]
+        base = re.sub(r"[^a-z0-9]+", "-", hint.lower()).strip("-") or "rule"
+        name, number = base, 1
+        while name in self.rules or name in _BASE_RULES or name == "root":
+            number += 1
+            name = f"{base}-{number}"
+        self.rules[name] = body
+        self._names[body] = name
+        return name
+
+    def value(self, schema: Any, hint: str) -> str:
+        """The GBNF expression (a rule name or a literal alternation) for values of ``schema``."""
+        if schema is True or schema == {}:
+            return "value"
+        if not isinstance(schema, dict):
+            raise UnsupportedSchema(f"schema at {hint!r} must be an object, got {schema!r}")
+        if "enum" in schema:
+            return self.rule(hint, " | ".join(_json_literal(v) for v in schema["enum"]))
+        if "const" in schema:
+            return self.rule(hint, _json_literal(schema["const"]))
+        kind = schema.get("type")
+        unsupported = set(schema) & {"anyOf", "oneOf", "allOf", "not", "$ref", "if", "patternProperties"}
+        if unsupported or isinstance(kind, list):
+            raise UnsupportedSchema(f"schema at {hint!r} uses {sorted(unsupported) or 'a list of types'}")
+        if kind == "object":
+            return self._object(schema, hint)
+        if kind == "array":
+            return self._array(schema, hint)
+        if kind == "string":
+            return self._string(schema, hint)
+        if kind == "integer":
+            return self._integer(schema, hint)
+        if kind in ("number", "boolean", "null"):
+            return kind
+        if kind is None:
+            return "value"
+        raise UnsupportedSchema(f"schema at {hint!r} has unknown type {kind!r}")
+
+    def _object(self, schema: dict[str, Any], hint: str) -> str:
+        properties: dict[str, Any] = schema.get("properties") or {}
+        if not properties:  # a free-form object; keys may be constrained by ``propertyNames``
+            names = schema.get("propertyNames")
+            key = self._string(names, f"{hint}-key") if names else "string"
+            member = f'{key} ":" value'
+            return self.rule(hint, f'"{{" ( {member} ( "," {member} )* )? "}}"')
+        required = [name for name in properties if name in set(schema.get("required", []))]
+        optional = [name for name in properties if name not in required]
+        members = [f'{_literal(_literal(name) + ":")} {self.value(properties[name], f"{hint}-{name}")}'
+                   for name in (*required, *optional)]
+        fixed, extra = members[: len(required)], members[len(required):]
+        if fixed:
+            body = ' "," '.join(fixed) + "".join(f' ( "," {member} )?' for member in extra)
+        else:  # all optional: kept in order, each only after the one before it
+            body = f"( {_chain(extra)} )?"
+        return self.rule(hint, f'"{{" {body} "}}"')
+
+    def _array(self, schema: dict[str, Any], hint: str) -> str:
+        low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
+        if high is not None and int(high) == 0:
+            return self.rule(hint, '"[" "]"')
+        item = self.value(schema.get("items", {}), f"{hint}-item")
+        more = _repeat(f'"," {item}', max(low - 1, 0), None if high is None else int(high) - 1)
+        return self.rule(hint, f'"[" {item} {more} "]"' if low >= 1 else f'"[" ( {item} {more} )? "]"')
+
+    def _string(self, schema: dict[str, Any], hint: str) -> str:
+        if "enum" in schema:
+            return self.rule(hint, " | ".join(_json_literal(v) for v in schema["enum"]))
+        if "pattern" in schema:
+            return self.rule(hint, f'"\\"" {_pattern(schema["pattern"])} "\\""')
+        low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+        if low == 0 and high is None:
+            return "string"
+        return self.rule(hint, f'"\\"" {_repeat("char", low, None if high is None else int(high))} "\\""')
+
+    def _integer(self, schema: dict[str, Any], hint: str) -> str:
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if low is None or high is None or int(high) - int(low) >= _MAX_ENUMERATED_INTEGERS:
+            return "integer"
+        # Longest first, so "10" is tried before "1" (GBNF alternatives are not ordered, but it reads better).
+        numbers = sorted(range(int(low), int(high) + 1), key=lambda n: (-len(str(n)), n))
+        return self.rule(hint, " | ".join(_literal(str(n)) for n in numbers))
+
+
+def _chain(members: list[str]) -> str:
+    """``a ( "," b ( "," c )? )?``: a prefix of ``members`` in order, at least the first."""
+    head, *rest = members
+    return head + (f' ( "," {_chain(rest)} )?' if rest else "")
+
+
+def _repeat(expression: str, low: int, high: int | None) -> str:
+    """``expression`` repeated ``low`` to ``high`` times (unbounded when ``high`` is None)."""
+    if high is not None and high < low:
+        raise UnsupportedSchema(f"a bound of {high} below the least count {low}")
+    if high is None:
+        return f"( {expression} ){{{low},}}" if low else f"( {expression} )*"
+    if high == 0:
+        return ""
+    return f"( {expression} ){{{low},{high}}}"
+
+
+def _pattern(pattern: str) -> str:
+    """A GBNF sequence for an anchored regular expression made of classes and single characters."""
+    body = pattern.removeprefix("^").removesuffix("$")
+    parts, position = [], 0
+    while position < len(body):
+        match = _PATTERN_ATOM.match(body, position)
+        if match is None:
+            raise UnsupportedSchema(f"pattern {pattern!r}: only character classes and characters, each optionally "
+                                    f"repeated, are supported (stopped at {body[position:]!r})")
+        atom, quantifier = match.groups()
+        if atom.startswith("\\"):
+            atom = _literal(atom[1])
+        elif not atom.startswith("["):
+            atom = _literal(atom)
+        parts.append(atom + (quantifier or ""))
+        position = match.end()
+    return " ".join(parts)
+
+
+@lru_cache(maxsize=256)
+def _grammar_of(schema_json: str) -> str:
+    builder = _Builder()
+    root = builder.value(json.loads(schema_json), "reply")
+    rules = {"root": root, **builder.rules, **_BASE_RULES}
+    return "\n".join(f"{name} ::= {body}" for name, body in rules.items()) + "\n"
+
+
+def schema_to_gbnf(schema: dict[str, Any]) -> str:
+    """A llama.cpp GBNF grammar that admits exactly the compact JSON texts valid under ``schema``.
+
+    Cached by the schema's JSON (properties keep their declared order, which the grammar follows).
+    """
+    return _grammar_of(json.dumps(schema))
+
+
+def schema_as_grammar(request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` with a JSON-schema ``response_format`` replaced by the equivalent compact grammar.
+
+    llama.cpp refuses a request that has both, so the schema is removed; the grammar travels in
+    ``extra_body``, which the OpenAI-compatible client forwards as a top-level field. A request
+    without a reply schema is returned unchanged.
+    """
+    response_format = request.get("response_format")
+    if not isinstance(response_format, dict) or response_format.get("type") not in ("json_schema", "json_object"):
+        return request
+    schema = (response_format.get("json_schema") or {}).get("schema") if response_format["type"] == "json_schema" \
+        else None
+    rest = {key: value for key, value in request.items() if key != "response_format"}
+    rest["extra_body"] = {**(request.get("extra_body") or {}), "grammar": schema_to_gbnf(schema or {"type": "object"})}
+    return rest

@@ -1,0 +1,120 @@
+"""What reaches an OpenAI-compatible server: a grammar for the embedded model, the schema for hosted ones,
+and llama.cpp's per-call timings back into the token ledger.
+
+A small HTTP server on 127.0.0.1 records each request body and answers like llama.cpp (with a
+``timings`` object); the client side is the real DSPy/litellm path.
+"""
+
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from modules.agent import FunctionCallingAgent
+from modules.tool_docs import DocumentedTool
+from otbench.calls import ToolCall
+from otbench.llm import session
+from otbench.llm.grammar import schema_to_gbnf
+from otbench.llm.metering import GrammarLM, MeteredLM, TokenLedger
+from otbench.llm.session import LMOptions, open_lms
+
+REPLY = '{"calls":[{"name":"function_1","arguments":{"n":3}}]}'
+TIMINGS = {"cache_n": 30, "prompt_n": 10, "prompt_ms": 200.0, "predicted_n": 12, "predicted_ms": 600.0}
+
+
+@pytest.fixture
+def recording_server():
+    bodies = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's naming
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            reply = {"id": "r", "object": "chat.completion", "created": 1, "model": "local",
+                     "choices": [{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": REPLY}}],
+                     "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}, "timings": TIMINGS}
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", bodies
+    server.shutdown()
+    server.server_close()
+
+
+def _ask_agent(lm):
+    agent = FunctionCallingAgent()
+    agent.lm = lm
+    return agent(question="What is 3!?", tools=[DocumentedTool("function_1"), DocumentedTool("function_2")])
+
+
+def test_the_embedded_model_gets_the_reply_schema_as_a_compact_grammar(recording_server):
+    url, bodies = recording_server
+    ledger = TokenLedger()
+    lm = GrammarLM("openai/local", api_base=f"{url}/v1", api_key="k", ledger=ledger, phase="agent", cache=False,
+                   num_retries=0, repeat_penalty=1.15, max_tokens=64)
+    assert _ask_agent(lm).calls == [ToolCall("function_1", {"n": 3})]
+    (body,) = bodies
+    assert "response_format" not in body and body["repeat_penalty"] == 1.15
+    from modules.agent import call_schema
+    assert body["grammar"] == schema_to_gbnf(call_schema(["function_1", "function_2"]))
+    figures = ledger.server_figures()["agent"]
+    assert figures["calls"] == 1 and figures["cache_share"] == 0.75
+    assert figures["completion_tokens_per_call"] == 12 and figures["generation_tokens_per_second"] == 20.0
+    assert figures["prompt_tokens_per_second"] == 50.0 and figures["seconds"] == 0.8
+    assert ledger.server_metrics()["llm_agent_cache_share"] == 0.75
+
+
+def test_a_hosted_model_gets_the_schema_as_response_format_and_no_grammar(recording_server):
+    url, bodies = recording_server
+    lm = MeteredLM("openai/hosted", api_base=f"{url}/v1", api_key="k", ledger=TokenLedger(), phase="agent",
+                   cache=False, num_retries=0, max_tokens=64)
+    _ask_agent(lm)
+    (body,) = bodies
+    assert body["response_format"]["type"] == "json_schema" and "grammar" not in body
+
+
+def test_a_reply_served_from_the_lm_cache_adds_no_server_timings(recording_server):
+    url, bodies = recording_server
+    ledger = TokenLedger()
+    lm = GrammarLM("openai/local", api_base=f"{url}/v1", api_key="k", ledger=ledger, phase="editor", cache=True,
+                   num_retries=0, max_tokens=64)
+    messages = [{"role": "user", "content": "a prompt only this test sends"}]
+    lm(messages=messages)
+    lm(messages=messages)
+    assert len(bodies) == 1
+    assert ledger.server_figures()["editor"]["calls"] == 1 and ledger.phase("editor").calls == 2
+
+
+def test_sessions_choose_the_grammar_for_the_embedded_model_unless_told_not_to(monkeypatch, recording_server):
+    url, bodies = recording_server
+
+    class Served:
+        def __init__(self, settings):
+            pass
+
+        def __enter__(self):
+            return url
+
+        def __exit__(self, *exc_info):
+            pass
+
+    monkeypatch.setattr(session, "EmbeddedServer", Served)
+    monkeypatch.setattr(session, "_embedded_identity", lambda options: (Path("model.gguf"), "model"))
+    for grammar in (True, False):
+        with open_lms(LMOptions(cache=False, grammar=grammar), TokenLedger()) as lms:
+            assert isinstance(lms["agent"], GrammarLM) is grammar
+            _ask_agent(lms["agent"])
+    assert "grammar" in bodies[0] and "response_format" not in bodies[0]
+    assert "response_format" in bodies[1] and "grammar" not in bodies[1]
