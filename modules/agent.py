@@ -93,8 +93,11 @@ class FunctionCallingAgent(dspy.Module):
         self.lm: dspy.LM | None = None
 
     def messages(self, question: str, tools: list[DocumentedTool]) -> list[dict[str, str]]:
-        user = f"Tools:\n{render_tools(tools)}\n\nRequest: {question}\n\n{_REPLY_FORMAT}"
-        return [{"role": "system", "content": self.instructions}, {"role": "user", "content": user}]
+        """What stays the same across calls comes first (instructions, reply format, then the tools of a
+        toolset) and the request last, so the server's prefix cache serves the shared part."""
+        user = f"Tools:\n{render_tools(tools)}\n\nRequest: {question}"
+        return [{"role": "system", "content": f"{self.instructions}\n\n{_REPLY_FORMAT}"},
+                {"role": "user", "content": user}]
 
     def forward(self, question: str, tools: list[DocumentedTool], **lm_kwargs: Any) -> AgentReply:
         lm = self.lm or dspy.settings.lm

@@ -128,9 +128,11 @@ class DocEditor(dspy.Module):
         self.max_tokens = max_tokens
         self.lm: dspy.LM | None = None
 
-    def _ask(self, job: str, prompt: str, tool_names: list[str], *, required: int = 0,
+    def _ask(self, job: str, task: str, prompt: str, tool_names: list[str], *, required: int = 0,
              **lm_kwargs: Any) -> EditorExchange:
-        reply, _ = ask_json(self.lm, system=EDITOR_ROLE, user=f"{prompt}\n\n{_REPLY}",
+        """One editor call. The role, the job's task and the reply format are the system message, the same
+        for every call of a job, so the server's prefix cache serves them; the evidence comes last."""
+        reply, _ = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{task}\n\n{_REPLY}", user=prompt,
                             schema=updates_schema(tool_names, required=required), schema_name="doc_updates",
                             max_tokens=self.max_tokens, **lm_kwargs)
         return EditorExchange(job, prompt, reply, parse_updates(reply, set(tool_names)))
@@ -139,18 +141,18 @@ class DocEditor(dspy.Module):
         """Online mode: updates for the tools called in one attempt (empty when nothing was called)."""
         called = sorted({step.call.name for step in trajectory.steps} & {tool.name for tool in tools})
         prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
-                  f"What happened:\n{render_attempt(trajectory, show_outcome=show_outcome)}\n\n{REVISE_TASK}")
+                  f"What happened:\n{render_attempt(trajectory, show_outcome=show_outcome)}")
         if not called:
             return EditorExchange("revise", prompt, "", {})
         blank = [tool for tool in tools if tool.name in called and not tool.description]
-        return self._ask("revise", prompt, called, required=1 if blank else 0)
+        return self._ask("revise", REVISE_TASK, prompt, called, required=1 if blank else 0)
 
     def analyse_batch(self, tools: list[DocumentedTool], batch: list[Trajectory]) -> EditorExchange:
         """Offline mode: candidate docs from one mini-batch, with each attempt's outcome signal."""
         attempts = "\n\n".join(f"Attempt {i}:\n{render_attempt(t, show_outcome=True)}" for i, t in enumerate(batch, 1))
         prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
-                  f"{len(batch)} attempts by an agent using these tools:\n\n{attempts}\n\n{BATCH_TASK}")
-        return self._ask("batch", prompt, [tool.name for tool in tools])
+                  f"{len(batch)} attempts by an agent using these tools:\n\n{attempts}")
+        return self._ask("batch", BATCH_TASK, prompt, [tool.name for tool in tools])
 
     def merge(self, tools: list[DocumentedTool], proposals: list[dict[str, str]]) -> EditorExchange:
         """Offline mode: consensus of the batch proposals."""
@@ -159,6 +161,6 @@ class DocEditor(dspy.Module):
             for i, proposal in enumerate(proposals, 1) if proposal
         )
         prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
-                  f"Candidate descriptions:\n\n{candidates}\n\n{MERGE_TASK}")
+                  f"Candidate descriptions:\n\n{candidates}")
         names = sorted({name for proposal in proposals for name in proposal})
-        return self._ask("merge", prompt, names)
+        return self._ask("merge", MERGE_TASK, prompt, names)

@@ -79,15 +79,16 @@ class EasyToolWriter(dspy.Module):
 
     def rewrite(self, toolset: str, tool: DocumentedTool) -> Rewrite:
         docs = json.dumps(tool.to_dict(), ensure_ascii=False)
+        # Role, task and reply format first (the same for every tool: the server's prefix cache serves them).
         condense_reply, condensed = ask_json(
-            self.lm, system=WRITER_ROLE, user=f"Tool documentation:\n{docs}\n\n{CONDENSE_TASK}\n\n"
-            'Reply with JSON only: {"purpose": "<one sentence>"}', schema=_CONDENSE_SCHEMA,
-            schema_name="purpose", max_tokens=self.max_tokens)
+            self.lm, system=f"{WRITER_ROLE}\n\n{CONDENSE_TASK}\n\n"
+            'Reply with JSON only: {"purpose": "<one sentence>"}', user=f"Tool documentation:\n{docs}",
+            schema=_CONDENSE_SCHEMA, schema_name="purpose", max_tokens=self.max_tokens)
         purpose = " ".join(str((condensed or {}).get("purpose", "")).split())
         guideline_reply, guideline = ask_json(
-            self.lm, system=WRITER_ROLE, user=f"Tool documentation:\n{docs}\n\nCore purpose: {purpose or '(unknown)'}"
-            f"\n\n{GUIDELINE_TASK}\n\n"
+            self.lm, system=f"{WRITER_ROLE}\n\n{GUIDELINE_TASK}\n\n"
             'Reply with JSON only: {"scenario": "<when to use it>", "example_arguments": {"<parameter>": <value>}}',
+            user=f"Tool documentation:\n{docs}\n\nCore purpose: {purpose or '(unknown)'}",
             schema=_GUIDELINE_SCHEMA, schema_name="guideline", max_tokens=self.max_tokens)
         return Rewrite(toolset, tool.name, condense_reply, guideline_reply,
                        compose_description(tool.name, purpose, guideline or {}))

@@ -121,8 +121,10 @@ class ToolPlayer(dspy.Module):
         self.max_tokens = max_tokens
         self.lm: dspy.LM | None = None
 
-    def _ask(self, job: str, prompt: str, schema: dict[str, Any]) -> tuple[EditorExchange, dict[str, Any]]:
-        reply, data = ask_json(self.lm, system=PLAYER_ROLE, user=prompt, schema=schema, schema_name=job,
+    def _ask(self, job: str, task: str, prompt: str, schema: dict[str, Any]) -> tuple[EditorExchange, dict[str, Any]]:
+        """Role, task and reply format as the system message (the same for every call of a job, so the server's
+        prefix cache serves them); the tool and its evidence as the user message."""
+        reply, data = ask_json(self.lm, system=f"{PLAYER_ROLE}\n\n{task}", user=prompt, schema=schema, schema_name=job,
                                max_tokens=self.max_tokens)
         return EditorExchange(job, prompt, reply, {}), data or {}
 
@@ -134,22 +136,21 @@ class ToolPlayer(dspy.Module):
                 f"- {tool.name}({json.dumps(e.arguments, default=str)})" for e in examples))
         if attempts:
             lines.append("Earlier attempts:\n" + "\n".join(_render_result(result) for result in attempts))
-        prompt = "\n\n".join([*lines, PROPOSE_TASK, 'Reply with JSON only: {"arguments": {"<parameter>": <value>}}'])
-        exchange, data = self._ask("propose", prompt, _ARGUMENTS_SCHEMA)
+        task = f'{PROPOSE_TASK}\n\nReply with JSON only: {{"arguments": {{"<parameter>": <value>}}}}'
+        exchange, data = self._ask("propose", task, "\n\n".join(lines), _ARGUMENTS_SCHEMA)
         arguments = data.get("arguments")
         return exchange, arguments if isinstance(arguments, dict) else None
 
     def reverse(self, tool: DocumentedTool, result: CallResult) -> tuple[EditorExchange, str]:
-        prompt = (f"Tool documentation:\n{render_docs([tool])}\n\nCall: {_render_result(result)}\n\n{REVERSE_TASK}\n\n"
-                  'Reply with JSON only: {"query": "<request>"}')
-        exchange, data = self._ask("reverse", prompt, _QUERY_SCHEMA)
+        prompt = f"Tool documentation:\n{render_docs([tool])}\n\nCall: {_render_result(result)}"
+        task = f'{REVERSE_TASK}\n\nReply with JSON only: {{"query": "<request>"}}'
+        exchange, data = self._ask("reverse", task, prompt, _QUERY_SCHEMA)
         return exchange, " ".join(str(data.get("query", "")).split())
 
     def judge(self, tool: DocumentedTool, example: Example) -> tuple[EditorExchange, float]:
         call = f"{tool.name}({json.dumps(example.arguments, ensure_ascii=False, default=str)}) returned {example.output}"
-        prompt = (f"Request: {example.query}\nCall: {call}\n\n{JUDGE_TASK}\n\n"
-                  'Reply with JSON only: {"score": <1-10>}')
-        exchange, data = self._ask("judge", prompt, _SCORE_SCHEMA)
+        task = f'{JUDGE_TASK}\n\nReply with JSON only: {{"score": <1-10>}}'
+        exchange, data = self._ask("judge", task, f"Request: {example.query}\nCall: {call}", _SCORE_SCHEMA)
         score = data.get("score")
         return exchange, float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else 0.0
 
@@ -171,9 +172,10 @@ class DocRefiner(dspy.Module):
             lines.append("What the assistant did with the current documentation:\n" + "\n".join(failures))
         if tried:
             lines.append("Descriptions already tried:\n" + "\n".join(f"- {text}" for text in tried))
-        prompt = "\n\n".join([*lines, REFINE_TASK, 'Reply with JSON only: {"description": "<new description>"}'])
-        reply, data = ask_json(self.lm, system=REFINER_ROLE, user=prompt, schema=_DESCRIPTION_SCHEMA,
-                               schema_name="description", max_tokens=self.max_tokens)
+        prompt = "\n\n".join(lines)
+        reply, data = ask_json(self.lm, system=f"{REFINER_ROLE}\n\n{REFINE_TASK}\n\n"
+                               'Reply with JSON only: {"description": "<new description>"}', user=prompt,
+                               schema=_DESCRIPTION_SCHEMA, schema_name="description", max_tokens=self.max_tokens)
         description = " ".join(str((data or {}).get("description", "")).split())
         return EditorExchange("refine", prompt, reply, {tool.name: description} if description else {}), description
 

@@ -40,3 +40,9 @@ class ScriptedEngine:
 def scripted_lm(responder: Responder, *, ledger: TokenLedger | None = None, phase: str = "agent") -> MeteredLM:
     return MeteredLM("scripted/test", engine=ScriptedEngine(responder), cache=False,
                      ledger=ledger or TokenLedger(), phase=phase)
+
+
+def prompt_text(messages: list[dict[str, str]]) -> str:
+    """All of a request's messages as one text: tests route scripted replies on what the prompt asks,
+    wherever (system or user message) the prompt puts it."""
+    return "\n\n".join(message["content"] for message in messages)

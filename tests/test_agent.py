@@ -3,14 +3,14 @@ import json
 from modules.agent import FunctionCallingAgent, call_schema
 from modules.tool_docs import DocumentedTool
 from otbench.calls import ToolCall
-from scripted_lm import scripted_lm
+from scripted_lm import prompt_text, scripted_lm
 
 
 def test_agent_renders_current_docs_at_every_call_and_constrains_output():
     seen = []
 
     def respond(messages):
-        seen.append(messages[-1]["content"])
+        seen.append(prompt_text(messages))
         return '{"calls": [{"name": "function_1", "arguments": {"n": 3}}]}'
 
     tool = DocumentedTool("function_1")

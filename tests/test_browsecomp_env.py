@@ -3,7 +3,7 @@ import json
 
 import pytest
 from browsecomp_world import tiny_env
-from scripted_lm import scripted_lm
+from scripted_lm import prompt_text, scripted_lm
 
 from modules.agent import AgentReply, FunctionCallingAgent
 from modules.editor import DocEditor
@@ -109,7 +109,7 @@ def _tools_in(content: str) -> dict[str, str]:
 
 def agent_reply(messages):
     """Search once with the tool documented as covering Wikipedia (else search_1), then give up."""
-    content = messages[-1]["content"]
+    content = prompt_text(messages)
     if "Call 1:" in content:
         return json.dumps({"calls": [{"name": ANSWER_TOOL, "arguments": {"answer": "unknown"}}]})
     documented = [name for name, text in _tools_in(content).items() if "Wikipedia" in text]
@@ -125,7 +125,7 @@ def test_toolobserver_learns_shared_docs_offline_from_multi_turn_attempts():
     prompts = []
 
     def editor_reply(messages):
-        prompts.append(messages[-1]["content"])
+        prompts.append(prompt_text(messages))
         return json.dumps({"updates": [{"name": "search_3", "description": "Searches Wikipedia biographies."}]})
 
     editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")

@@ -20,7 +20,7 @@ from otbench.envs.chess.env import TOOLSET_ID, ChessEnvironment
 from otbench.envs.chess.positions import Position
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
-from scripted_lm import scripted_lm
+from scripted_lm import prompt_text, scripted_lm
 
 FENS = {
     "opening": "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
@@ -143,7 +143,7 @@ def test_base_docs_are_opaque_and_gold_docs_tell_the_truth(phase_env):
 
 def _docs_aware_chess_agent(messages):
     """Calls the tool documented as strongest, else engine_2 (the depth-2 tool in the skill set)."""
-    content = messages[-1]["content"]
+    content = prompt_text(messages)
     fen = re.search(r"^FEN: (.+)$", content, re.MULTILINE).group(1)
     docs = [json.loads(line)["function"] for line in content.split("Request:")[0].splitlines() if line.startswith("{")]
     strongest = [tool["name"] for tool in docs if "strongest" in tool["description"]]
@@ -154,7 +154,7 @@ def test_offline_toolobserver_learns_from_evaluations_on_chess(envs):
     prompts = []
 
     def editor_reply(messages):
-        prompts.append(messages[-1]["content"])
+        prompts.append(prompt_text(messages))
         return json.dumps({"updates": [{"name": "engine_1", "description": "The strongest tool: deep search."}]})
 
     env = envs["skill"]

@@ -15,7 +15,7 @@ from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.errors import UserError
-from scripted_lm import scripted_lm
+from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
@@ -24,7 +24,7 @@ EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Co
 
 def every_role_reply(messages):
     """Well-formed replies for the agent and every optimizer's prompts; ToolObserver's editor documents function_1."""
-    return EDITOR_REPLY if '{"updates"' in messages[-1]["content"] else any_role_reply(messages)
+    return EDITOR_REPLY if '{"updates"' in prompt_text(messages) else any_role_reply(messages)
 
 
 def _run(argv, capsys):

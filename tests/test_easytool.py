@@ -5,13 +5,13 @@ from modules.program import ToolAgentProgram
 from optimizers.easytool import EasyTool, EasyToolWriter, compose_description
 from otbench.llm.metering import TokenLedger
 from recorder import Recorder
-from scripted_lm import scripted_lm
+from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 
 def writer_reply(messages):
     """Condense: guess the purpose from the name; guideline: a scenario and example arguments."""
-    content = messages[-1]["content"]
+    content = prompt_text(messages)
     if "Condense" in content:
         adds = '"name": "function_1"' in content
         return json.dumps({"purpose": "Adds a and b." if adds else "Multiplies a and b."})
@@ -47,8 +47,8 @@ def test_the_writer_prompt_holds_the_condensed_purpose():
     env = ToyEnvironment(1)
     program, writer, _ = _setup(env)
     EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
-    guideline_prompts = [r["messages"][-1]["content"] for r in writer.lm.history if "guideline" in
-                         r["messages"][-1]["content"]]
+    guideline_prompts = [prompt_text(r["messages"]) for r in writer.lm.history if "guideline" in
+                         prompt_text(r["messages"])]
     assert any("Core purpose: Adds a and b." in prompt for prompt in guideline_prompts)
 
 

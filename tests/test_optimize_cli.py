@@ -9,12 +9,12 @@ import pytest
 
 from otbench import optimize
 from otbench.cli import run_main
-from scripted_lm import scripted_lm
+from scripted_lm import prompt_text, scripted_lm
 
 
 def any_role_reply(messages):
     """A scripted model that answers every prompt of the three optimizers with well-formed JSON."""
-    content = messages[-1]["content"]
+    content = prompt_text(messages)
     if '{"calls"' in content:
         name = re.search(r'"name": "([^"]+)"', content.split("Tools:")[1]).group(1)
         return json.dumps({"calls": [{"name": name, "arguments": {}}]})

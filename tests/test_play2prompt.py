@@ -7,7 +7,7 @@ from modules.program import ToolAgentProgram
 from optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
 from otbench.llm.metering import TokenLedger
 from recorder import Recorder
-from scripted_lm import scripted_lm
+from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 TRUTH = {"function_1": "Adds a and b.", "function_2": "Multiplies a and b."}
@@ -15,7 +15,7 @@ TRUTH = {"function_1": "Adds a and b.", "function_2": "Multiplies a and b."}
 
 def player_reply(messages):
     """Propose a wrong parameter first, the right ones after seeing the error; reverse and judge honestly."""
-    content = messages[-1]["content"]
+    content = prompt_text(messages)
     if "Propose one call" in content:
         arguments = {"a": 2, "b": 5} if "unexpected keyword argument" in content else {"x": 1}
         return json.dumps({"arguments": arguments})
@@ -26,7 +26,7 @@ def player_reply(messages):
 
 
 def refiner_reply(messages):
-    content = messages[-1]["content"]
+    content = prompt_text(messages)
     name = "function_1" if '"name": "function_1"' in content.split("Examples of calls")[0] else "function_2"
     return json.dumps({"description": TRUTH[name]})
 
@@ -66,7 +66,7 @@ def test_the_judge_is_asked_only_when_examples_must_be_dropped_and_the_best_rate
     ratings = iter([3, 9, 6] * 2)  # per tool, in the order the three examples were found
 
     def rating_player(messages):
-        if "Rate this example" in messages[-1]["content"]:
+        if "Rate this example" in prompt_text(messages):
             return json.dumps({"score": next(ratings)})
         return player_reply(messages)
 
@@ -128,7 +128,7 @@ def test_an_interrupted_run_resumes_after_play_without_playing_again():
     resumed = Recorder()
     _optimizer(env, player2, refiner2, scorer2, initial_samples=1, tracker=resumed).compile(
         fresh, trainset=env.tasks(), resume=checkpoint)
-    assert not any(r["messages"][-1]["content"].find("Propose one call") >= 0 for r in player2.lm.history)
+    assert not any(prompt_text(r["messages"]).find("Propose one call") >= 0 for r in player2.lm.history)
     assert [r.step for r in resumed.records] == [1, 2]
     assert fresh.toolbox.get("t0", "function_1").description == "Adds a and b."
 

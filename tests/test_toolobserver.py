@@ -8,7 +8,7 @@ from modules.program import ToolAgentProgram
 from optimizers.toolobserver import ToolObserver
 from otbench.llm.metering import TokenLedger
 from recorder import Recorder
-from scripted_lm import scripted_lm
+from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_reply
 
 ADDS = json.dumps({"updates": [{"name": "function_1", "description": "Adds a and b."}]})
@@ -19,7 +19,7 @@ def endless_rewriter():
     counter = iter(range(1000))
 
     def reply(messages):
-        name = "function_1" if "Call 1: function_1(" in messages[-1]["content"] else "function_2"
+        name = "function_1" if "Call 1: function_1(" in prompt_text(messages) else "function_2"
         return json.dumps({"updates": [{"name": name, "description": f"Some tool, version {next(counter)}."}]})
 
     return reply
@@ -62,7 +62,7 @@ def test_online_stops_at_max_iterations_when_the_editor_keeps_rewriting():
 def test_a_task_the_editor_leaves_alone_is_not_run_again():
     env = ToyEnvironment(2)
     program, editor, ledger = _setup(
-        env, lambda m: truthful_editor_reply(m) if "add 2 and 3" in m[-1]["content"] else '{"updates": []}')
+        env, lambda m: truthful_editor_reply(m) if "add 2 and 3" in prompt_text(m) else '{"updates": []}')
     recorder = Recorder()
     ToolObserver(env=env, editor=editor, tracker=recorder, progress=False).compile(program, trainset=env.tasks())
     assert [r.metrics["tasks_run"] for r in recorder.records] == [2.0, 1.0, 1.0]
@@ -74,7 +74,7 @@ def test_oracle_feedback_shows_the_outcome_to_the_editor_only_when_asked():
         env = ToyEnvironment(1)
         program, editor, _ = _setup(env, lambda m: '{"updates": []}')
         ToolObserver(env=env, editor=editor, oracle_feedback=oracle, progress=False).compile(program, trainset=env.tasks())
-        seen = editor.lm.history[-1]["messages"][-1]["content"]
+        seen = prompt_text(editor.lm.history[-1]["messages"])
         assert ("Outcome:" in seen) is expected
 
 
@@ -104,7 +104,7 @@ def test_offline_batches_trajectories_merges_by_consensus_and_iterates_k_times()
     jobs = []
 
     def editor_reply(messages):
-        content = messages[-1]["content"]
+        content = prompt_text(messages)
         jobs.append("merge" if "Candidate descriptions" in content else "batch")
         return ADDS
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
+from scripted_lm import prompt_text
 
 IMPLEMENTATIONS = {"function_1": lambda a, b: a + b, "function_2": lambda a, b: a * b}
 
@@ -80,7 +81,7 @@ def _documented(content: str, marker: str) -> dict[str, str]:
 
 def docs_aware_agent_reply(messages: list[dict[str, str]]) -> str:
     """Scripted agent: the tool documented as adding; else explore the last undocumented tool."""
-    content = messages[-1]["content"]
+    content = prompt_text(messages)
     numbers = [int(word) for word in content.split("Request:")[1].split() if word.isdigit()]
     docs = _documented(content.split("Request:")[0], "Tools:")
     adders = [name for name, text in docs.items() if "adds" in text.lower()]
@@ -91,7 +92,7 @@ def docs_aware_agent_reply(messages: list[dict[str, str]]) -> str:
 
 def truthful_editor_reply(messages: list[dict[str, str]]) -> str:
     """Scripted editor: document a called, still-blank tool truthfully; nothing once all are documented."""
-    content = messages[-1]["content"]
+    content = prompt_text(messages)
     docs = _documented(content, "Current documentation (one JSON object per tool):")
     truth = {"function_1": "Adds a and b.", "function_2": "Multiplies a and b."}
     called = [name for name in truth if f"{name}(" in content.split("What happened:")[-1]]
