@@ -8,7 +8,8 @@ clock-seeded, so weaker play is made here instead, with random choices seeded fr
 position through SHA-256 (Python's ``hash()`` differs between processes).
 
 Engine processes are always closed: :class:`Engine` and :class:`EnginePool` are context
-managers, and a failure while starting one closes what was already started.
+managers, and a failure while starting one closes what was already started. Being deterministic,
+every search result can be reused: engines share an :class:`~otbench.envs.chess.engine_cache.EngineCache`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 import chess
 import chess.engine
 
+from otbench.envs.chess.engine_cache import EngineCache, score_from_json, score_to_json
 from otbench.errors import UserError
 
 STOCKFISH_VARIABLE = "OTBENCH_STOCKFISH"
@@ -66,10 +68,17 @@ def seeded_random_move(salt: str, board: chess.Board) -> chess.Move:
     return moves[int(seeded_fraction(salt, board) * len(moves))]
 
 
-class Engine:
-    """One Stockfish process configured for reproducible searches."""
+def engine_identity(path: str) -> str:
+    """What makes two engines answer alike: the binary (path, size, modification time) and the settings."""
+    stat = os.stat(path)
+    return f"{Path(path).resolve()}:{stat.st_size}:{stat.st_mtime_ns}:threads=1:hash={HASH_MB}"
 
-    def __init__(self, path: str) -> None:
+
+class Engine:
+    """One Stockfish process configured for reproducible searches; results are reused through ``cache``."""
+
+    def __init__(self, path: str, cache: EngineCache | None = None) -> None:
+        self.cache = cache if cache is not None else EngineCache(engine_identity(path))
         try:
             self._engine = chess.engine.SimpleEngine.popen_uci(path)
         except (OSError, chess.engine.EngineError) as exc:
@@ -85,20 +94,40 @@ class Engine:
         return self._engine.transport.get_pid()
 
     def best_move(self, board: chess.Board, depth: int) -> chess.Move:
+        key = self.cache.key("play", depth, board)
+        known = self.cache.get(key)
+        if isinstance(known, str):
+            return chess.Move.from_uci(known)
         result = self._engine.play(board, chess.engine.Limit(depth=depth), game=object())
         if result.move is None:
             raise ValueError(f"Stockfish returned no move for {board.fen()}")
+        self.cache.put(key, result.move.uci())
         return result.move
 
     def evaluate(self, board: chess.Board, depth: int) -> chess.engine.PovScore:
         """The position's score (a game-over position is scored by its result, no search)."""
         if board.is_game_over(claim_draw=False):
             return _result_score(board)
-        info = self._engine.analyse(board, chess.engine.Limit(depth=depth), game=object())
-        return info["score"]
+        key = self.cache.key("analyse", depth, board)
+        known = self.cache.get(key)
+        if isinstance(known, dict):
+            return score_from_json(known)
+        score = self._engine.analyse(board, chess.engine.Limit(depth=depth), game=object())["score"]
+        self.cache.put(key, score_to_json(score))
+        return score
 
     def evaluate_moves(self, board: chess.Board, moves: list[chess.Move], depth: int) -> dict[chess.Move, chess.engine.PovScore]:
         """Scores of the positions after each of ``moves``, from one multi-PV search restricted to them."""
+        key = self.cache.key("multipv", depth, board, ",".join(move.uci() for move in moves))
+        known = self.cache.get(key)
+        if isinstance(known, dict):
+            return {chess.Move.from_uci(uci): score_from_json(score) for uci, score in known.items()}
+        scores = self._search_moves(board, moves, depth)
+        self.cache.put(key, {move.uci(): score_to_json(score) for move, score in scores.items()})
+        return scores
+
+    def _search_moves(self, board: chess.Board, moves: list[chess.Move],
+                      depth: int) -> dict[chess.Move, chess.engine.PovScore]:
         infos = self._engine.analyse(board, chess.engine.Limit(depth=depth), multipv=len(moves), root_moves=moves,
                                      game=object())
         scores = {info["pv"][0]: info["score"] for info in infos if info.get("pv") and "score" in info}
@@ -136,12 +165,14 @@ def _result_score(board: chess.Board) -> chess.engine.PovScore:
 class EnginePool:
     """Up to ``size`` engines shared by concurrent rollouts; each search borrows one for its duration.
 
-    Engines start on first use, so building an environment costs nothing until it plays.
+    Engines start on first use, so building an environment costs nothing until it plays. They
+    share one result cache, kept in ``cache_path`` across runs when given (in memory otherwise).
     """
 
-    def __init__(self, path: str, size: int = 1) -> None:
+    def __init__(self, path: str, size: int = 1, cache_path: Path | None = None) -> None:
         self.path = path
         self.size = max(1, size)
+        self.cache = EngineCache(engine_identity(path), cache_path)
         self._idle: queue.LifoQueue[Engine] = queue.LifoQueue()
         self._started: list[Engine] = []
         self._lock = threading.Lock()
@@ -164,7 +195,7 @@ class EnginePool:
             except queue.Empty:
                 pass
             if len(self._started) < self.size:
-                engine = Engine(self.path)
+                engine = Engine(self.path, self.cache)
                 self._started.append(engine)
                 return engine
         return self._idle.get()
@@ -179,6 +210,7 @@ class EnginePool:
             self._idle = queue.LifoQueue()
         for engine in started:
             engine.close()
+        self.cache.close()
 
     def __enter__(self) -> EnginePool:
         return self

@@ -36,6 +36,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 import chess
 
@@ -145,7 +146,10 @@ def diagram(board: chess.Board) -> str:
 
 
 class ChessEnvironment:
-    """Chess under one tool set (``phase``, ``skill`` or ``elo``). Close it (or use ``with``) to stop the engines."""
+    """Chess under one tool set (``phase``, ``skill`` or ``elo``). Close it (or use ``with``) to stop the engines.
+
+    ``engine_cache`` is a file that keeps engine results across runs (in memory only when None).
+    """
 
     name = "chess"
     primary_metric = "optimal_pct"
@@ -156,7 +160,7 @@ class ChessEnvironment:
     def __init__(
         self, *, toolset: str = DEFAULT_TOOLSET, positions: list[Position] | None = None,
         max_moves: int = DEFAULT_MAX_MOVES, exploration_moves: int = EXPLORATION_MOVES, stockfish: str | None = None,
-        workers: int = 1, cache_size: int = 50_000,
+        workers: int = 1, cache_size: int = 50_000, engine_cache: Path | None = None,
     ) -> None:
         if toolset not in TOOLSETS:
             raise UserError(f"unknown chess toolset {toolset!r}; choose from {', '.join(TOOLSETS)}")
@@ -165,7 +169,7 @@ class ChessEnvironment:
         self.exploration_moves = exploration_moves
         self._positions = positions if positions is not None else load_positions()
         self._tools: dict[str, ChessTool] = {tool.name: tool for tool in chess_tools(toolset)}
-        self._pool = EnginePool(find_stockfish(stockfish), size=workers)
+        self._pool = EnginePool(find_stockfish(stockfish), size=workers, cache_path=engine_cache)
         self._decisions: OrderedDict[str, Decision] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()

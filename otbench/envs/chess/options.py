@@ -7,6 +7,7 @@ optimize): a chess task is one game from one position.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from otbench.cli import positive_int
 from otbench.errors import UserError
@@ -19,6 +20,9 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help="chess: agent moves per exploration (train) game (default 10)")
     group.add_argument("--stockfish", default=None,
                        help="chess: Stockfish binary (default: $OTBENCH_STOCKFISH, PATH, then /usr/games/stockfish)")
+    group.add_argument("--engine-cache", default=None,
+                       help="chess: file that keeps engine results across runs (default: in the otbench cache); "
+                            "'none' keeps them for this run only")
 
 
 def check(args: argparse.Namespace) -> None:
@@ -33,6 +37,11 @@ def check(args: argparse.Namespace) -> None:
 def build(args: argparse.Namespace, *, workers: int = 1):  # noqa: ANN201 - a ChessEnvironment
     from otbench.envs.chess.env import ChessEnvironment
     from otbench.envs.chess.tools import DEFAULT_TOOLSET
+    from otbench.paths import cache_dir
 
+    choice = getattr(args, "engine_cache", None)
+    default = cache_dir() / "chess" / "engine-results.sqlite"
+    engine_cache = None if choice == "none" else Path(choice) if choice else default
     return ChessEnvironment(toolset=args.toolset or DEFAULT_TOOLSET, max_moves=args.max_moves,
-                            exploration_moves=args.exploration_moves, stockfish=args.stockfish, workers=workers)
+                            exploration_moves=args.exploration_moves, stockfish=args.stockfish, workers=workers,
+                            engine_cache=engine_cache)
