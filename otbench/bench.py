@@ -6,24 +6,43 @@
   rollout or a full test game; BrowseComp: the searches of a question).
 - ``retrieval``: BrowseComp index build time (a fresh index in a temporary directory) and per-query
   latency over the oracle's queries.
-- ``llm``: completion tokens per second of the embedded model through otbench's metered DSPy LM
-  versus raw HTTP requests to the same server (same prompts, cache off).
+- ``llm``: the embedded model as llama.cpp measures it, by phase: a BFCL workload (``--limit``
+  agent rollouts, default 8, then one editor revision of each) gives prompt and generation
+  tokens per second, the share of prompt tokens served from the prefix cache and completion
+  tokens per call; plain prompts give completion tokens per second through otbench's metered
+  DSPy LM versus raw HTTP requests to the same server (cache off throughout).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
+import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
-from otbench.cli import OneLineParser, positive_int, run_main
+from tqdm import tqdm
+
+from otbench.cli import (
+    OneLineParser,
+    add_lm_arguments,
+    lm_options,
+    positive_int,
+    run_main,
+)
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
+from otbench.envs.registry import (
+    add_environment_arguments,
+    check_environment_arguments,
+    make_environment,
+)
 from otbench.errors import UserError
+from otbench.report import server_table
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]
 
@@ -38,8 +57,8 @@ def bench_oracle(args: argparse.Namespace) -> dict[str, float]:
             started = time.perf_counter()
             trajectories.append(env.rollout(agent, toolbox, task))
             seconds.append(time.perf_counter() - started)
-        # no warm-up rollout: chess caches engine decisions, so a replayed task would time the cache;
-        # the median is robust to the first task's start-up, reported on its own
+        # no warm-up rollout: chess reuses engine results (on disk across runs, unless --engine-cache none),
+        # so a replayed task would time the cache; the median is robust to the first task's start-up
         return {**env.summarise(trajectories), "seconds": round(sum(seconds), 3),
                 "seconds_first_task": round(seconds[0], 4),
                 "seconds_per_task_median": round(statistics.median(seconds), 4),
@@ -81,25 +100,39 @@ def _raw_tokens_per_second(url: str, prompts: list[str], max_tokens: int) -> flo
     return tokens / seconds
 
 
-def bench_llm(requests: int, max_tokens: int) -> dict[str, float]:
+def bench_llm(args: argparse.Namespace) -> dict[str, Any]:
+    from modules.agent import FunctionCallingAgent
+    from modules.editor import DocEditor
     from otbench.llm.metering import TokenLedger
-    from otbench.llm.session import LMOptions, open_lms
+    from otbench.llm.session import open_lms
 
     ledger = TokenLedger()
-    with open_lms(LMOptions(cache=False), ledger) as lms:
-        lm = lms["agent"]
-        url = lm.kwargs["api_base"].removesuffix("/v1")
+    options = dataclasses.replace(lm_options(args), cache=False)
+    with make_environment(args) as env, open_lms(options, ledger, ("agent", "editor")) as lms:
+        plain = lms["agent"].for_phase("plain")
+        url = plain.kwargs["api_base"].removesuffix("/v1")
         # Warm both paths (server slot, litellm's first-call set-up) before measuring either.
         _raw_tokens_per_second(url, _PROMPTS[:1], 8)
-        lm(messages=[{"role": "user", "content": _PROMPTS[0]}], max_tokens=8)
-        warm = ledger.phase("agent")
-        raw = _raw_tokens_per_second(url, _PROMPTS[1 : 1 + requests], max_tokens)
-        for prompt in _PROMPTS[1 + requests : 1 + 2 * requests]:
-            lm(messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens)
-        usage = ledger.phase("agent")
+        plain(messages=[{"role": "user", "content": _PROMPTS[0]}], max_tokens=8)
+        warm = ledger.phase("plain")
+        raw = _raw_tokens_per_second(url, _PROMPTS[1 : 1 + args.requests], args.max_tokens)
+        for prompt in _PROMPTS[1 + args.requests : 1 + 2 * args.requests]:
+            plain(messages=[{"role": "user", "content": prompt}], max_tokens=args.max_tokens)
+        usage = ledger.phase("plain")
         framework = (usage.completion_tokens - warm.completion_tokens) / (usage.seconds - warm.seconds)
+
+        agent, editor, toolbox = FunctionCallingAgent(instructions=env.agent_instructions), DocEditor(), env.toolbox()
+        agent.lm, editor.lm = lms["agent"], lms["editor"]
+        tasks = sample_tasks(env.tasks(), args.limit or 8, args.seed)
+        for task in tqdm(tasks, desc="bench llm: agent, then editor", unit="task", disable=args.quiet):
+            trajectory = env.rollout(agent, toolbox, task)
+            editor.revise(toolbox.toolset(trajectory.toolset), trajectory, show_outcome=False)
+    figures = ledger.server_figures()
+    if not args.quiet:
+        print(server_table({phase: row for phase, row in figures.items() if phase != "all"}), file=sys.stderr)
     return {"raw_tokens_per_second": round(raw, 2), "framework_tokens_per_second": round(framework, 2),
-            "framework_share": round(framework / raw, 3)}
+            "framework_share": round(framework / raw, 3), "tasks": len(tasks), "grammar": options.grammar,
+            "by_phase": figures}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,11 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", help="oracle, retrieval or llm")
     parser.add_argument("--split", default="test", help="oracle: the split whose tasks are run (default test)")
     parser.add_argument("--limit", type=positive_int, default=None,
-                        help="oracle, retrieval: a seeded sample of N tasks (default all)")
+                        help="oracle, retrieval: a seeded sample of N tasks (default all); llm: tasks of the "
+                             "workload (default 8)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
     parser.add_argument("--requests", type=positive_int, default=4, help="llm: requests per side")
     parser.add_argument("--max-tokens", type=positive_int, default=96, help="llm: completion length")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
     add_environment_arguments(parser)
+    add_lm_arguments(parser)
     args = parser.parse_args(argv)
     check_environment_arguments(args)
     if args.name == "oracle":
@@ -119,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.name == "retrieval":
         result = bench_retrieval(args)
     elif args.name == "llm":
-        result = bench_llm(args.requests, args.max_tokens)
+        result = bench_llm(args)
     else:
         raise UserError(f"unknown benchmark {args.name!r}; choose from oracle, retrieval, llm")
     print(json.dumps(result))

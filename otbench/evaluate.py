@@ -26,7 +26,7 @@ from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import open_lms
 from otbench.parallel import MapInterrupted
-from otbench.report import format_table
+from otbench.report import format_table, server_table
 from otbench.trajectory import Trajectory
 
 AGENTS = ("llm", "oracle", "null")
@@ -98,8 +98,8 @@ def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, 
 
     summary: dict[str, Any] = dict(env.summarise(trajectories)) if trajectories else {"n": 0}
     summary["seconds"] = round(seconds, 2)
-    tokens = ledger.flat_metrics()
-    summary.update(tokens)
+    summary.update(ledger.flat_metrics())
+    summary.update(ledger.server_metrics())
     mlflow.log_metrics({k: float(v) for k, v in summary.items() if isinstance(v, (int, float))})
     mlflow.log_dict({"tokens_by_phase": ledger.snapshot()}, "tokens.json")
     mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), "trajectories.jsonl")
@@ -118,6 +118,9 @@ def _print(summary: dict[str, Any], ledger: TokenLedger, metric_names: tuple[str
     rows = [{"phase": phase, **row} for phase, row in ledger.snapshot().items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
                               "cached_tokens"]))
+    server = server_table(ledger.server_figures())
+    if server:
+        print(server)
     print(f"seconds: {summary['seconds']}   MLflow run: {summary['run_id']}")
 
 

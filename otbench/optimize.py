@@ -33,15 +33,15 @@ from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import open_lms
 from otbench.parallel import MapInterrupted
-from otbench.report import format_table
+from otbench.report import format_table, server_table
 from otbench.sweep import add_sweep_arguments, check_sweep_arguments, print_sweep, run_sweep
 
 OPTIMIZERS = ("toolobserver", "play2prompt", "easytool")
 DEFAULT_LIMIT = 10
 # Options that say how a command carries out its work, not what it computes. Every other option
 # defines the run: it is logged, saved in the checkpoint, and taken from there by --resume.
-HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "quiet", "json", "mlruns", "tracking_uri", "resume",
-                         "out", "sweep", "token_budget", "storage", "study_name"})
+HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns", "tracking_uri",
+                         "resume", "out", "sweep", "token_budget", "storage", "study_name"})
 
 
 def add_play2prompt_arguments(parser: argparse.ArgumentParser) -> None:
@@ -233,11 +233,11 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
         "mode": args.mode, "n": len(optimizer.final_trajectories), "before": before, "after": after, "test": test,
         "mean_editor_iterations": round(sum(rounds) / len(rounds), 2) if rounds else 0.0,
         "steps": len(history["tokens_all_total"]),
-        "tokens_by_phase": tokens, "seconds": round(seconds, 1),
+        "tokens_by_phase": tokens, "server": ledger.server_figures(), "seconds": round(seconds, 1),
         "share_of_time_outside_llm": round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
         "docs": str(out / "final_docs.json"),
     }
-    mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} |
+    mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
                        {"mean_editor_iterations": summary["mean_editor_iterations"], "seconds": seconds})
     tracking.log_table(_summary_rows(summary), "summary_table.json")
     mlflow.log_dict(summary, "summary.json")
@@ -257,6 +257,9 @@ def _print(summary: dict[str, Any]) -> None:
     rows = [{"phase": phase, **row} for phase, row in summary["tokens_by_phase"].items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
                               "cached_tokens", "seconds"]))
+    server = server_table(summary["server"])
+    if server:
+        print(server)
     print(f"mean editor iterations: {summary['mean_editor_iterations']}   seconds: {summary['seconds']}   "
           f"outside LLM calls: {summary['share_of_time_outside_llm']:.1%}")
     print(f"final docs: {summary['docs']}   MLflow run: {summary['run_id']}")

@@ -26,3 +26,16 @@ def format_table(rows: list[dict[str, Any]], columns: list[str] | None = None) -
         return "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(values, widths, numeric)).rstrip()
 
     return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(c) for c in cells)])
+
+
+SERVER_COLUMNS = ["phase", "calls", "completion_tokens_per_call", "cache_share", "prompt_tokens_per_second",
+                  "generation_tokens_per_second", "seconds"]
+
+
+def server_table(figures: dict[str, dict[str, float]]) -> str | None:
+    """The embedded model's own figures by phase (``TokenLedger.server_figures``); None when no call was timed."""
+    if not figures:
+        return None
+    rows = [{"phase": phase, **{k: (int(v) if k == "calls" else v) for k, v in row.items()}}
+            for phase, row in figures.items()]
+    return "embedded model, as llama.cpp measured it:\n" + format_table(rows, SERVER_COLUMNS)

@@ -101,7 +101,8 @@ class MlflowIterationTracker:
 
         folder = f"iterations/step_{record.step:02d}"
         mlflow.log_metrics({**{k: float(v) for k, v in record.metrics.items()},
-                            **{k: float(v) for k, v in self.ledger.flat_metrics().items()}}, step=record.step)
+                            **{k: float(v) for k, v in self.ledger.flat_metrics().items()},
+                            **self.ledger.server_metrics()}, step=record.step)
         mlflow.log_dict(record.toolbox.to_json(), f"{folder}/docs.json")
         mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in record.trajectories) + "\n",
                         f"{folder}/trajectories.jsonl")
