@@ -1,18 +1,28 @@
 """The embedded LLM server: llama.cpp (xllamacpp) serving an OpenAI-compatible API on 127.0.0.1.
 
-It runs in-process for as long as a command needs it and stops when the context exits (the
-native server shuts down when its object is released), so no stray process outlives a run.
+It runs in a child process (``python -m otbench.llm.server``) for as long as a command needs it.
+Stopping it is ending that process, which takes no lock of ours: a native server released from
+Python while client threads still waited on it deadlocked on Ctrl-C or SIGTERM during a reply
+(the release held the GIL that the waiting client thread needed). The child reads its standard
+input until the parent closes it or dies, then exits, so no stray server outlives a run.
 """
 
 from __future__ import annotations
 
-import gc
+import argparse
 import os
+import signal
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from otbench.errors import UserError
+
+_STOP_SECONDS = 5
+_READY = "otbench-llm-url "
+_FAILED = "otbench-llm-error "
 
 
 @dataclass(frozen=True)
@@ -20,8 +30,9 @@ class ServerSettings:
     """How to run the embedded model.
 
     ``context_per_slot`` is the context each concurrent request gets; llama.cpp splits ``n_ctx``
-    evenly across ``slots``. 8192 fits an offline editor prompt of ten chess attempts (~6k tokens). ``threads`` defaults to the core count: NOTES.md measured that two
-    threads collapse when other processes share the cores, so it must stay configurable.
+    evenly across ``slots``. 8192 fits an offline editor prompt of ten chess attempts (~6k tokens).
+    ``threads`` defaults to the core count; two threads collapse when other processes share the
+    cores, so it must stay configurable.
     """
 
     model_path: Path
@@ -30,33 +41,37 @@ class ServerSettings:
     context_per_slot: int = 8192
     verbose: bool = False
 
+    def argv(self) -> list[str]:
+        return [sys.executable, "-m", "otbench.llm.server", str(self.model_path), "--threads", str(self.threads),
+                "--slots", str(self.slots), "--context-per-slot", str(self.context_per_slot),
+                *(["--verbose"] if self.verbose else [])]
+
 
 class EmbeddedServer:
     """Context manager: ``with EmbeddedServer(settings) as url: ...`` gives ``http://127.0.0.1:PORT``."""
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self._server: object | None = None
         self.url: str | None = None
+        self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> str:
+        # Its own process group: a Ctrl-C reaches the command, which then stops the server in order.
+        self._process = subprocess.Popen(self.settings.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         text=True, start_new_session=True)
+        line = "-"
         try:
-            import xllamacpp
-        except ImportError as exc:
-            raise UserError("the embedded LLM needs the xllamacpp package: pip install -e . (or run .ci/run)") from exc
-        params = xllamacpp.CommonParams()
-        params.model.path = str(self.settings.model_path)
-        params.n_parallel = self.settings.slots
-        params.n_ctx = self.settings.context_per_slot * self.settings.slots
-        params.cpuparams.n_threads = self.settings.threads
-        params.cpuparams_batch.n_threads = self.settings.threads
-        params.hostnames = ["127.0.0.1"]
-        params.port = 0
-        params.verbosity = 1 if self.settings.verbose else -1
-        params.warmup = False
-        self._server = xllamacpp.Server(params)
-        self.url = str(self._server.listening_address).rstrip("/")
-        return self.url
+            while line and not line.startswith((_READY, _FAILED)):  # skip anything the native code printed first
+                line = self._process.stdout.readline() if self._process.stdout else ""
+        except BaseException:
+            self.stop()
+            raise
+        if line.startswith(_READY):
+            self.url = line.removeprefix(_READY).strip()
+            return self.url
+        self.stop()
+        raise UserError(line.removeprefix(_FAILED).strip() if line.startswith(_FAILED)
+                        else "the embedded LLM server process ended while starting")
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
@@ -64,7 +79,62 @@ class EmbeddedServer:
         self.stop()
 
     def stop(self) -> None:
-        """Release the native server; its destructor stops the HTTP loop and frees the model."""
-        self._server = None
-        self.url = None
-        gc.collect()
+        """End the server process: its input closed first (it exits), then terminated, then killed."""
+        process, self._process, self.url = self._process, None, None
+        if process is None:
+            return
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+        for end in (None, process.terminate, process.kill):
+            if end is not None:
+                end()
+            try:
+                process.wait(_STOP_SECONDS)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def serve(settings: ServerSettings) -> None:
+    """The child's side: start the server, print its address, serve until standard input closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    try:
+        import xllamacpp
+    except ImportError:
+        print(f"{_FAILED}the embedded LLM needs the xllamacpp package: pip install -e . (or run .ci/run)", flush=True)
+        return
+    params = xllamacpp.CommonParams()
+    params.model.path = str(settings.model_path)
+    params.n_parallel = settings.slots
+    params.n_ctx = settings.context_per_slot * settings.slots
+    params.cpuparams.n_threads = settings.threads
+    params.cpuparams_batch.n_threads = settings.threads
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0
+    params.verbosity = 1 if settings.verbose else -1
+    params.warmup = False
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as exc:  # noqa: BLE001 - the native server raises plain exceptions for a bad model
+        print(f"{_FAILED}the embedded LLM could not start: {exc}", flush=True)
+        return
+    print(f"{_READY}{str(server.listening_address).rstrip('/')}", flush=True)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nobody reads the pipe from now on: it must never fill
+    sys.stdin.read()  # returns when the parent closes the pipe or dies
+    os._exit(0)  # the OS frees the model; no native teardown that could wait on a request in flight
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m otbench.llm.server", description="serve a GGUF model on 127.0.0.1")
+    parser.add_argument("model_path", type=Path)
+    parser.add_argument("--threads", type=int, default=ServerSettings.threads)
+    parser.add_argument("--slots", type=int, default=1)
+    parser.add_argument("--context-per-slot", type=int, default=8192)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    serve(ServerSettings(args.model_path, args.threads, args.slots, args.context_per_slot, args.verbose))
+
+
+if __name__ == "__main__":
+    main()
