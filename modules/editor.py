@@ -8,7 +8,7 @@ consensus (offline mode). Replies are JSON constrained by a schema and parsed as
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
@@ -46,6 +46,15 @@ Each candidate above was written from a different batch of attempts, so single c
 be noisy. For every tool with at least one candidate, write one final description (1-3 \
 sentences) that keeps the behaviours several batches agree on and drops claims that only one \
 batch makes or that others contradict. Keep the comparisons between tools that hold up."""
+
+DESCRIBE_TASK = """\
+Write the documentation of one tool from the facts below. The facts were read by code from the \
+tool's own answers, so trust them: its parameters are exactly the required and accepted names \
+listed. Say in 1-2 sentences what the tool does and returns, judging from its parameter names, \
+the requests it was called for and the results it returned; then give each parameter's meaning \
+and expected type in a few words."""
+
+FACTS_HEADING = "Facts read by code from the tools' answers (trust them):"
 
 _REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
 
@@ -94,17 +103,33 @@ def render_attempt(trajectory: Trajectory, *, show_outcome: bool) -> str:
     return "\n".join(lines)
 
 
+def describe_schema(parameters: list[str]) -> dict[str, Any]:
+    """A structured doc: the description, and one short meaning per known parameter (all of them)."""
+    meanings = {name: {"type": "string", "minLength": 1, "maxLength": 160} for name in parameters}
+    properties: dict[str, Any] = {"description": {"type": "string", "minLength": 1, "maxLength": 500}}
+    if parameters:
+        properties["parameters"] = {"type": "object", "properties": meanings, "required": list(parameters)}
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
 @dataclass(frozen=True)
 class EditorExchange:
-    """One editor call, kept for the run's artefacts: what it was asked and what it proposed."""
+    """One editor call, kept for the run's artefacts: what it was asked and what it proposed.
+
+    ``parameter_updates`` holds per-parameter meanings of a structured doc (tool -> name -> text).
+    """
 
     job: str
     prompt: str
     reply: str
     updates: dict[str, str]
+    parameter_updates: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"job": self.job, "prompt": self.prompt, "reply": self.reply, "updates": self.updates}
+        data = {"job": self.job, "prompt": self.prompt, "reply": self.reply, "updates": self.updates}
+        if self.parameter_updates:
+            data["parameter_updates"] = self.parameter_updates
+        return data
 
 
 def parse_updates(text: str, allowed: set[str]) -> dict[str, str]:
@@ -137,15 +162,40 @@ class DocEditor(dspy.Module):
                             max_tokens=self.max_tokens, **lm_kwargs)
         return EditorExchange(job, prompt, reply, parse_updates(reply, set(tool_names)))
 
-    def revise(self, tools: list[DocumentedTool], trajectory: Trajectory, *, show_outcome: bool) -> EditorExchange:
-        """Online mode: updates for the tools called in one attempt (empty when nothing was called)."""
+    def revise(self, tools: list[DocumentedTool], trajectory: Trajectory, *, show_outcome: bool,
+               facts: dict[str, list[str]] | None = None) -> EditorExchange:
+        """Online mode: updates for the tools called in one attempt (empty when nothing was called).
+
+        ``facts`` (tool -> fact lines read by code) are added to the evidence when given.
+        """
         called = sorted({step.call.name for step in trajectory.steps} & {tool.name for tool in tools})
+        known = "".join(f"\n- {name}: {line}" for name, lines in sorted((facts or {}).items()) for line in lines)
         prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
-                  f"What happened:\n{render_attempt(trajectory, show_outcome=show_outcome)}")
+                  f"What happened:\n{render_attempt(trajectory, show_outcome=show_outcome)}"
+                  + (f"\n\n{FACTS_HEADING}{known}" if known else ""))
         if not called:
             return EditorExchange("revise", prompt, "", {})
         blank = [tool for tool in tools if tool.name in called and not tool.description]
         return self._ask("revise", REVISE_TASK, prompt, called, required=1 if blank else 0)
+
+    def describe(self, tool: DocumentedTool, facts: list[str], requests: list[str]) -> EditorExchange:
+        """One tool, only its evidence: a structured doc (description plus each known parameter's meaning)."""
+        parameters = [p.name for p in tool.parameters or ()]
+        shown = "\n".join(f"- {request}" for request in requests) or "- (none yet)"
+        prompt = (f"Tool: {tool.name}\nCurrent description: {tool.description or '(none)'}\n\n"
+                  f"{FACTS_HEADING}\n" + "\n".join(f"- {line}" for line in facts)
+                  + f"\n\nRequests it was called for:\n{shown}")
+        reply_format = ('Reply with JSON only: {"description": "<what it does and returns>"'
+                        + (', "parameters": {"<name>": "<meaning and type>"}}' if parameters else "}"))
+        reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{DESCRIBE_TASK}\n\n{reply_format}", user=prompt,
+                               schema=describe_schema(parameters), schema_name="tool_doc", max_tokens=self.max_tokens)
+        data = data or {}
+        description = " ".join(str(data.get("description", "")).split())
+        meanings = data.get("parameters") if isinstance(data.get("parameters"), dict) else {}
+        cleaned = {name: " ".join(str(text).split()) for name, text in meanings.items()
+                   if name in parameters and isinstance(text, str) and text.strip()}
+        return EditorExchange("describe", prompt, reply, {tool.name: description} if description else {},
+                              {tool.name: cleaned} if cleaned else {})
 
     def analyse_batch(self, tools: list[DocumentedTool], batch: list[Trajectory]) -> EditorExchange:
         """Offline mode: candidate docs from one mini-batch, with each attempt's outcome signal."""

@@ -8,8 +8,10 @@ save and load with ``Module.save`` / ``Module.load`` like any other DSPy state, 
 edit them by editing signatures.
 
 The parameter schema (names, types, which are required) comes from the environment's opacity
-setting and is never optimized; only descriptions are. ``parameters=None`` means "undocumented":
-the agent is told nothing about arguments (BFCL's names_only and names_desc settings).
+setting; ``parameters=None`` means "undocumented": the agent is told nothing about arguments
+(BFCL's names_only and names_desc settings). There, and only there, an optimizer may *learn* a
+schema from what the tool itself answered (``learn_parameters``); it is marked as learned, so it
+is the optimizer's output and never mistaken for what the setting showed.
 """
 
 from __future__ import annotations
@@ -86,9 +88,25 @@ class DocumentedTool(Parameter):
     ) -> None:
         self.name = name
         self.parameters: tuple[ParameterSpec, ...] | None = None if parameters is None else tuple(parameters)
+        self.parameters_learned = False
         self.signature = _make_signature(
             description, self.parameters or (), parameter_descriptions or {}, returns
         )
+
+    def learn_parameters(self, parameters: Iterable[ParameterSpec]) -> bool:
+        """Show a learned parameter schema; refused (False) when the setting already shows one.
+
+        Returns whether the schema changed. Descriptions of parameters that stay are kept.
+        """
+        if self.parameters is not None and not self.parameters_learned:
+            return False
+        learned = tuple(parameters)
+        if learned == self.parameters:
+            return False
+        kept = self.parameter_descriptions if self.parameters else {}
+        self.signature = _make_signature(self.description, learned, kept, self.returns)
+        self.parameters, self.parameters_learned = learned, True
+        return True
 
     # -- what the agent sees -------------------------------------------------------------------
     @property
@@ -147,7 +165,7 @@ class DocumentedTool(Parameter):
     def to_dict(self) -> dict[str, Any]:
         """Code-free form for export: everything the agent is shown."""
         descriptions = self.parameter_descriptions
-        return {
+        data = {
             "name": self.name,
             "description": self.description,
             "returns": self.returns,
@@ -158,6 +176,9 @@ class DocumentedTool(Parameter):
                 for p in self.parameters
             ],
         }
+        if self.parameters_learned:
+            data["parameters_learned"] = True
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DocumentedTool:
@@ -165,19 +186,26 @@ class DocumentedTool(Parameter):
         parameters = None if raw is None else [
             ParameterSpec(p["name"], p.get("type", "any"), bool(p.get("required", True))) for p in raw
         ]
-        return cls(
+        tool = cls(
             str(data["name"]),
             description=str(data.get("description", "")),
             parameters=parameters,
             parameter_descriptions={p["name"]: str(p.get("description", "")) for p in raw or []},
             returns=str(data.get("returns", "")),
         )
+        tool.parameters_learned = bool(data.get("parameters_learned")) and parameters is not None
+        return tool
 
     # -- DSPy state ----------------------------------------------------------------------------
     def dump_state(self, json_mode: bool = True) -> dict[str, Any]:
-        return {"name": self.name, "signature": self.signature.dump_state()}
+        state: dict[str, Any] = {"name": self.name, "signature": self.signature.dump_state()}
+        if self.parameters_learned:  # the signature's fields hold no types or required flags
+            state["learned_parameters"] = [vars(p) for p in self.parameters or ()]
+        return state
 
     def load_state(self, state: dict[str, Any]) -> DocumentedTool:
+        if "learned_parameters" in state:
+            self.learn_parameters(ParameterSpec(**p) for p in state["learned_parameters"])
         self.signature = self.signature.load_state(state["signature"])
         return self
 
@@ -246,13 +274,16 @@ class Toolbox(dspy.Module):
         """Copy descriptions from ``learned`` onto matching tools here; returns how many tools matched.
 
         The schema stays this toolbox's own: a docs file learned in one setting can be tried in
-        another without smuggling in parameter names the setting hides.
+        another without smuggling in parameter names the setting hides. A schema the optimizer
+        learned is its output, and is taken where this toolbox shows none.
         """
         matched = 0
         for key, tool in self.tools.items():
             source = learned.tools.get(key)
             if source is None:
                 continue
+            if source.parameters_learned and source.parameters is not None:  # refused where the setting shows one
+                tool.learn_parameters(source.parameters)
             tool.with_docs(
                 description=source.description,
                 parameter_descriptions=source.parameter_descriptions,

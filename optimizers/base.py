@@ -15,6 +15,7 @@ from dspy.teleprompt import Teleprompter
 from evals.harness import run_rollouts
 from modules.program import ToolAgentProgram
 from modules.tool_docs import Toolbox
+from optimizers.evidence import EvidenceBook, probe_toolset
 from otbench.envs.base import Environment
 from otbench.trajectory import Trajectory
 
@@ -62,6 +63,20 @@ def apply_updates(toolbox: Toolbox, toolset: str, updates: dict[str, str]) -> in
     return changed
 
 
+def apply_exchange(toolbox: Toolbox, toolset: str, exchange: Any) -> int:
+    """Apply an editor exchange's descriptions and parameter meanings; returns how many tools changed."""
+    meanings: dict[str, dict[str, str]] = getattr(exchange, "parameter_updates", {})
+    changed = 0
+    for name in dict.fromkeys([*exchange.updates, *meanings]):
+        tool = toolbox.get(toolset, name)
+        if tool is None:
+            continue
+        before = tool.to_dict()
+        tool.with_docs(description=exchange.updates.get(name), parameter_descriptions=meanings.get(name))
+        changed += tool.to_dict() != before
+    return changed
+
+
 def checkpoint_trajectory(trajectory: Trajectory) -> dict[str, Any]:
     """The part of a trajectory a resumed run needs: which task, its metrics and outcome."""
     return {"task_id": trajectory.task_id, "toolset": trajectory.toolset, "metrics": trajectory.metrics,
@@ -86,9 +101,10 @@ class DocOptimizer(Teleprompter):
     evaluates_start_docs = False
 
     def __init__(self, *, env: Environment, num_threads: int = 1, tracker: IterationTracker | None = None,
-                 progress: bool = True) -> None:
+                 progress: bool = True, probe: bool = False) -> None:
         super().__init__()
         self.env = env
+        self.probe = probe
         self.num_threads = num_threads
         self.tracker = tracker or NoTracking()
         self.progress = progress
@@ -98,6 +114,21 @@ class DocOptimizer(Teleprompter):
     def _rollouts(self, student: ToolAgentProgram, tasks: list[Any], description: str) -> list[Trajectory]:
         return run_rollouts(self.env, student.agent, student.toolbox, tasks, num_threads=self.num_threads,
                             description=description, progress=self.progress)
+
+    def _learn_interfaces(self, toolbox: Toolbox, tasks: list[Any], book: EvidenceBook | None = None, *,
+                          teach: bool = True) -> EvidenceBook:
+        """Probe the tools of the tasks' toolsets whose parameters are not shown (they name the required
+        ones when called with none) and, with ``teach``, show the schema that taught as learned docs.
+
+        Not specific to one optimizer: ToolObserver's ``probe`` knob, and ``probe=True`` for the others.
+        """
+        book = book if book is not None else EvidenceBook()
+        for toolset in self._toolsets(tasks):
+            names = {tool.name for tool in toolbox.toolset(toolset)}
+            book.add(toolset, probe_toolset(self.env, toolbox, toolset), names)
+            if teach:
+                book.teach(toolbox, toolset)
+        return book
 
     def _toolsets(self, tasks: list[Any]) -> list[str]:
         """The toolsets the tasks use, each once, in task order."""

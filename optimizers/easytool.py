@@ -113,8 +113,8 @@ class EasyTool(DocOptimizer):
     """
 
     def __init__(self, *, env: Environment, writer: EasyToolWriter, num_threads: int = 1,
-                 tracker: IterationTracker | None = None, progress: bool = True) -> None:
-        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress)
+                 tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False) -> None:
+        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe)
         self.writer = writer
 
     def compile(self, student: ToolAgentProgram, *, trainset: list[Any], teacher: Any = None,
@@ -127,6 +127,8 @@ class EasyTool(DocOptimizer):
         """
         if resume:
             return student
+        if self.probe:
+            self._learn_interfaces(student.toolbox, trainset)
         jobs = [(toolset, tool) for toolset in self._toolsets(trainset) for tool in student.toolbox.toolset(toolset)]
         rewrites = parallel_map(lambda job: self.writer.rewrite(*job), jobs, num_threads=self.num_threads,
                                 description="easytool: rewrite", progress=self.progress)

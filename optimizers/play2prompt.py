@@ -197,8 +197,9 @@ class Play2Prompt(DocOptimizer):
         self, *, env: Environment, player: ToolPlayer, refiner: DocRefiner, scorer: Agent | None = None,
         initial_samples: int = 3, retries: int = 2, top_k: int = 3, beam_width: int = 2, expansions: int = 2,
         iterations: int = 1, num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
+        probe: bool = False,
     ) -> None:
-        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress)
+        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe)
         for name, value in {"initial_samples": initial_samples, "top_k": top_k, "beam_width": beam_width,
                             "expansions": expansions, "iterations": iterations}.items():
             if value < 1:
@@ -221,6 +222,8 @@ class Play2Prompt(DocOptimizer):
         ]
         step = resume.get("next_step", 0)
         if step == 0:
+            if self.probe:
+                self._learn_interfaces(student.toolbox, trainset)
             exchanges = self._map(lambda state: self._play(student, scorer, state), states, "play2prompt: play")
             self._log(step, student, states, exchanges)
             step += 1

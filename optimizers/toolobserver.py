@@ -8,22 +8,75 @@ is not run again: its last result stands.
 Offline mode (one toolset shared by all tasks): run the agent on the whole train set, have the
 editor analyse mini-batches of attempts with their outcome signal, merge the batch proposals by
 consensus, and repeat ``max_iterations`` (K) times.
+
+The paper's method is :data:`PAPER`. What makes it work with a small editor is a set of named
+knobs, each an ablation of its own (:class:`Improvements`), all on in :data:`IMPROVED`: tools
+are probed so they state their interface, facts are read from their answers by code, a learned
+parameter schema is shown where the setting hides one, the editor documents one tool at a time
+from that tool's facts, and an edit that makes the next attempt fail more often is undone.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from modules.editor import DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
-from optimizers.base import (DocOptimizer, IterationRecord, IterationTracker, apply_updates, checkpoint_trajectory,
-                             restore_trajectory)
+from modules.tool_docs import DocumentedTool, Toolbox, tool_key
+from optimizers.base import (
+    DocOptimizer,
+    IterationRecord,
+    IterationTracker,
+    apply_exchange,
+    apply_updates,
+    checkpoint_trajectory,
+    restore_trajectory,
+)
+from optimizers.evidence import EvidenceBook
 from otbench.envs.base import Environment
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
 
 MODES = ("online", "offline")
+
+
+def _knob(help_text: str) -> Any:
+    return field(default=False, metadata={"help": help_text})
+
+
+@dataclass(frozen=True)
+class Improvements:
+    """What ToolObserver adds to the paper's protocol; each field is one ablation (online mode)."""
+
+    probe: bool = _knob("before the first attempt, call each tool whose parameters are not shown once with no "
+                        "arguments: the tool's error names its required parameters")
+    facts: bool = _knob("give the editor facts read by code from the tools' answers (parameters, accepted types, "
+                        "what worked and failed) instead of leaving it to infer them from transcripts")
+    learned_schema: bool = _knob("where the setting shows no parameter schema, show the agent the one the facts "
+                                 "support")
+    per_tool: bool = _knob("one editor call per tool with only that tool's evidence, answered as a structured doc "
+                           "(description and each parameter's meaning); asked again only on new evidence")
+    accept_check: bool = _knob("undo an edit when the attempt with it has more failed calls than the one before")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def help(cls, name: str) -> str:
+        return next(f.metadata["help"] for f in fields(cls) if f.name == name)
+
+
+PAPER = Improvements()
+IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True)
+VARIANTS = {"paper": PAPER, "improved": IMPROVED}
+
+
+def _failures(trajectory: Trajectory) -> int:
+    """Failed calls of an attempt; a reply with no call at all counts as one."""
+    return sum(not step.ok for step in trajectory.steps) if trajectory.steps else 1
 
 
 class ToolObserver(DocOptimizer):
@@ -37,12 +90,13 @@ class ToolObserver(DocOptimizer):
 
     def __init__(
         self, *, env: Environment, editor: DocEditor, mode: str = "online", max_iterations: int | None = None,
-        batch_size: int = 10, oracle_feedback: bool = False, num_threads: int = 1,
-        tracker: IterationTracker | None = None, progress: bool = True,
+        batch_size: int = 10, oracle_feedback: bool = False, improvements: Improvements | None = None,
+        num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress)
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.improvements = IMPROVED if improvements is None else improvements
         self.editor = editor
         self.mode = mode
         self.max_iterations = max_iterations if max_iterations is not None else (10 if mode == "online" else 3)
@@ -65,38 +119,84 @@ class ToolObserver(DocOptimizer):
 
     # -- online ----------------------------------------------------------------------------------
     def _online(self, student: ToolAgentProgram, tasks: list[Any], resume: dict[str, Any]) -> None:
+        knobs = self.improvements
         by_id = {task.id: task for task in tasks}
         latest: dict[str, Trajectory] = {t["task_id"]: restore_trajectory(t) for t in resume.get("latest", [])}
         converged: set[str] = set(resume.get("converged", []))
         self.editor_rounds = dict(resume.get("editor_rounds", {}))
         to_run = list(resume.get("to_run", by_id))
+        book = EvidenceBook.from_dict(resume.get("evidence", {}))
+        described: dict[str, str] = dict(resume.get("described", {}))  # tool key -> the facts its doc was written from
+        undo: dict[str, list[dict[str, Any]]] = dict(resume.get("undo", {}))  # task -> toolset docs before its edit
+        if knobs.probe and not resume:
+            self._learn_interfaces(student.toolbox, [by_id[i] for i in to_run], book, teach=knobs.learned_schema)
         for step in range(resume.get("next_step", 0), self.max_iterations + 1):
             ran = self._rollouts(student, [by_id[i] for i in to_run], f"step {step}: agent")
-            latest.update({t.task_id: t for t in ran})
+            docs_evaluated = student.toolbox.deepcopy()
+            for trajectory in ran:
+                names = {tool.name for tool in student.toolbox.toolset(trajectory.toolset)}
+                book.add(trajectory.toolset, trajectory.steps, names)
+                previous = latest.get(trajectory.task_id)
+                if (knobs.accept_check and previous is not None and trajectory.task_id in undo
+                        and _failures(trajectory) > _failures(previous)):
+                    _restore(student.toolbox, trajectory.toolset, undo.pop(trajectory.task_id))
+                    converged.add(trajectory.task_id)  # the edit made things worse: the earlier docs and result stand
+                    continue
+                latest[trajectory.task_id] = trajectory
             metrics = dict(self.env.summarise([latest[i] for i in by_id]))
             editable = [latest[i] for i in by_id if i not in converged] if step < self.max_iterations else []
             exchanges = parallel_map(
-                lambda trajectory: self.editor.revise(student.toolbox.toolset(trajectory.toolset), trajectory,
-                                                      show_outcome=self.oracle_feedback),
+                lambda trajectory: self._edit(student.toolbox, trajectory, book, described),
                 editable, num_threads=self.num_threads, description=f"step {step}: editor", progress=self.progress,
             )
-            docs_evaluated = student.toolbox.deepcopy()
             to_run = []
-            for trajectory, exchange in zip(editable, exchanges, strict=True):
+            for trajectory, asked in zip(editable, exchanges, strict=True):
                 self.editor_rounds[trajectory.task_id] = self.editor_rounds.get(trajectory.task_id, 0) + 1
-                if apply_updates(student.toolbox, trajectory.toolset, exchange.updates):
+                before = [tool.to_dict() for tool in student.toolbox.toolset(trajectory.toolset)]
+                changed = sum(apply_exchange(student.toolbox, trajectory.toolset, exchange) for exchange in asked)
+                if knobs.learned_schema:
+                    changed += book.teach(student.toolbox, trajectory.toolset)
+                if changed:
                     to_run.append(trajectory.task_id)
+                    undo[trajectory.task_id] = before
                 else:
                     converged.add(trajectory.task_id)
             metrics.update({"docs_changed": float(len(to_run)), "converged": float(len(converged)),
                             "tasks_run": float(len(ran))})
             checkpoint = {"mode": "online", "next_step": step + 1, "to_run": to_run, "converged": sorted(converged),
                           "editor_rounds": self.editor_rounds, "docs": student.toolbox.to_json(),
-                          "latest": [checkpoint_trajectory(latest[i]) for i in by_id]}
-            self.tracker.log_iteration(IterationRecord(step, metrics, docs_evaluated, ran, exchanges, checkpoint))
+                          "latest": [checkpoint_trajectory(latest[i]) for i in by_id],
+                          "evidence": book.to_dict(), "described": described, "undo": undo}
+            flat = [exchange for asked in exchanges for exchange in asked]
+            self.tracker.log_iteration(IterationRecord(step, metrics, docs_evaluated, ran, flat, checkpoint))
             if not to_run:
                 break
         self.final_trajectories = [latest[i] for i in by_id]
+
+    def _edit(self, toolbox: Toolbox, trajectory: Trajectory, book: EvidenceBook,
+              described: dict[str, str]) -> list[EditorExchange]:
+        """The editor's proposals for one attempt: one call for the toolset (paper), or one per tool."""
+        tools = toolbox.toolset(trajectory.toolset)
+        if not self.improvements.per_tool:
+            facts = ({tool.name: book.of(trajectory.toolset, tool.name).facts() for tool in tools}
+                     if self.improvements.facts else None)
+            return [self.editor.revise(tools, trajectory, show_outcome=self.oracle_feedback, facts=facts)]
+        called = {step.call.name for step in trajectory.steps}
+        failed = {step.call.name for step in trajectory.steps if not step.ok}
+        exchanges = []
+        for tool in tools:
+            evidence, key = book.of(trajectory.toolset, tool.name), tool_key(trajectory.toolset, tool.name)
+            facts = "\n".join(evidence.facts())
+            first = tool.name in called and key not in described
+            news = tool.name in failed and described.get(key) != facts
+            if not (not tool.description or first or news):
+                continue  # a doc is rewritten only when blank, first used, or when it failed on new evidence
+            described[key] = facts
+            requests = [trajectory.question] if tool.name in called else []
+            # without the facts knob the editor gets the calls as they happened, not what code read from them
+            lines = evidence.facts() if self.improvements.facts else evidence.call_lines()
+            exchanges.append(self.editor.describe(tool, lines, requests))
+        return exchanges
 
     # -- offline ---------------------------------------------------------------------------------
     def _offline(self, student: ToolAgentProgram, tasks: list[Any], resume: dict[str, Any]) -> None:
@@ -128,3 +228,9 @@ class ToolObserver(DocOptimizer):
             checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json()}
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_explored, trajectories, exchanges, checkpoint))
             self.final_trajectories = trajectories
+
+
+def _restore(toolbox: Toolbox, toolset: str, docs: list[dict[str, Any]]) -> None:
+    """Put a toolset's docs back as they were (``DocumentedTool.to_dict`` records)."""
+    for data in docs:
+        toolbox.tools[tool_key(toolset, data["name"])] = DocumentedTool.from_dict(data)

@@ -40,6 +40,9 @@ _COMMANDS = {"evaluate": evaluate.main, "optimize": optimize.main}
 # environment's setting is its own, not BFCL's --setting; optimize logs the resolved mode and
 # editor model; evaluate logs no --docs as "".
 _COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
+# Options added after runs were logged without them, with the value those runs had in effect: a
+# ToolObserver run from before --variant existed ran the paper's protocol.
+_UNLOGGED_MEANT = {"variant": "paper"}
 
 
 @dataclass
@@ -149,13 +152,17 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
         gold = evaluate_row("gold", own, ["--docs", "gold"], env.setting, "gold")
     rows = [evaluate_row("base", own, [], env.setting, "base"), gold]
 
-    for name in chosen_optimizers(args.optimizers):
+    variants = [(name, []) for name in chosen_optimizers(args.optimizers)]
+    if ("toolobserver", []) in variants:  # the paper's protocol beside the improved default
+        variants.insert(variants.index(("toolobserver", [])), ("toolobserver", ["--variant", "paper"]))
+    for name, variant in variants:
         # the optimizer's own defaults (iterations, knobs) and the paper's protocol (no success bits)
         knobs = forwarded(parser, own, ("play2prompt",)) if name == "play2prompt" else []
         argv = ["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
-                *forwarded(parser, own, ("environment",)), *knobs, *lm_optimize]
+                *forwarded(parser, own, ("environment",)), *knobs, *variant, *lm_optimize]
+        label = _ROW_LABELS.get(name, f"+{name}") + (" (paper)" if variant else "")
         rows.append(RowPlan(
-            label=_ROW_LABELS.get(name, f"+{name}"), optimizer=name, command="optimize", argv=argv,
+            label=label, optimizer=name, command="optimize", argv=argv,
             tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,
                   "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
                   "seed": str(args.seed)},
@@ -178,7 +185,7 @@ def find_run(plan: RowPlan) -> Any | None:
     for run in runs:
         if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
             continue
-        logged = run.data.params
+        logged = {**_UNLOGGED_MEANT, **run.data.params}
         if all(logged[key] == value for key, value in plan.if_logged.items() if key in logged):
             return run
     return None

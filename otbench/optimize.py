@@ -10,6 +10,7 @@ written as an otbench docs file and as DSPy state, locally and as run artefacts.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from contextlib import ExitStack
 from pathlib import Path
@@ -22,26 +23,41 @@ from modules.program import ToolAgentProgram
 from optimizers.base import DocOptimizer
 from optimizers.easytool import EasyTool, EasyToolWriter
 from optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
-from optimizers.toolobserver import MODES, ToolObserver
+from optimizers.toolobserver import MODES, VARIANTS, Improvements, ToolObserver
 from otbench import tracking
-from otbench.cli import (OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int,
-                         run_main)
+from otbench.cli import (
+    OneLineParser,
+    add_lm_arguments,
+    add_tracking_arguments,
+    lm_options,
+    positive_int,
+    run_main,
+)
 from otbench.docs_io import RUN_DOCS_ARTIFACT
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
+from otbench.envs.registry import (
+    add_environment_arguments,
+    check_environment_arguments,
+    make_environment,
+)
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import open_lms
 from otbench.parallel import MapInterrupted
 from otbench.report import format_table, server_table
-from otbench.sweep import add_sweep_arguments, check_sweep_arguments, print_sweep, run_sweep
+from otbench.sweep import (
+    add_sweep_arguments,
+    check_sweep_arguments,
+    print_sweep,
+    run_sweep,
+)
 
 OPTIMIZERS = ("toolobserver", "play2prompt", "easytool")
 DEFAULT_LIMIT = 10
 # Options that say how a command carries out its work, not what it computes. Every other option
 # defines the run: it is logged, saved in the checkpoint, and taken from there by --resume.
-HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns", "tracking_uri",
-                         "resume", "out", "sweep", "token_budget", "storage", "study_name"})
+HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns",
+                         "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name"})
 
 
 def add_play2prompt_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +69,26 @@ def add_play2prompt_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--p2p-beam-width", type=positive_int, default=2, help="docs kept per round (default 2)")
     group.add_argument("--p2p-expansions", type=positive_int, default=2, help="rewrites per beam doc (default 2)")
     group.add_argument("--p2p-iterations", type=positive_int, default=1, help="beam rounds (default 1)")
+
+
+def add_toolobserver_arguments(parser: argparse.ArgumentParser) -> None:
+    """ToolObserver's variant and, for ablations, each of its improvements on or off."""
+    group = parser.add_argument_group("toolobserver", "ToolObserver's variant and improvements; --probe (probing "
+                                      "and the learned schema) applies to play2prompt and easytool too")
+    group.add_argument("--variant", default="improved",
+                       help="improved (default: every improvement on) or paper (the paper's protocol, as published)")
+    for name in Improvements.names():
+        group.add_argument(f"--{name.replace('_', '-')}", dest=name, action=argparse.BooleanOptionalAction,
+                           default=None, help=f"this improvement on or off, whatever the variant: "
+                                              f"{Improvements.help(name)}")
+
+
+def improvements_of(args: argparse.Namespace) -> Improvements:
+    """The variant's improvements with any ``--[no-]KNOB`` the user gave applied on top."""
+    if args.variant not in VARIANTS:
+        raise UserError(f"unknown variant {args.variant!r}; choose from {', '.join(VARIANTS)}")
+    chosen = {name: getattr(args, name) for name in Improvements.names() if getattr(args, name, None) is not None}
+    return dataclasses.replace(VARIANTS[args.variant], **chosen)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=positive_int, default=10, help="offline mini-batch size (default 10)")
     parser.add_argument("--oracle-feedback", action="store_true",
                         help="online: show the editor whether each attempt succeeded (off in the paper)")
+    add_toolobserver_arguments(parser)
     add_play2prompt_arguments(parser)
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
     parser.add_argument("--resume", default=None, metavar="RUN_ID", help="continue an interrupted run")
@@ -94,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         raise UserError(f"unknown optimizer {args.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
     if args.mode is not None and args.mode not in MODES:
         raise UserError(f"unknown mode {args.mode!r}; choose from {', '.join(MODES)}")
+    improvements_of(args)  # an unknown variant is refused before anything loads
     check_environment_arguments(args)
 
     if args.sweep and args.resume:
@@ -165,6 +203,8 @@ def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tr
     calls are exploration, apart from its doc rewrites (editor) and the final scoring (agent).
     """
     common = {"env": env, "num_threads": args.num_threads, "tracker": tracker, "progress": not args.quiet}
+    if args.optimizer != "toolobserver":  # probing is not specific to ToolObserver: offered to every optimizer
+        common["probe"] = bool(args.probe)
     if args.optimizer == "easytool":
         writer = EasyToolWriter()
         writer.lm = lms["editor"]
@@ -180,6 +220,7 @@ def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tr
     editor = DocEditor()
     editor.lm = lms["editor"]
     return ToolObserver(editor=editor, mode=args.mode, max_iterations=args.iterations, batch_size=args.batch_size,
+                        improvements=improvements_of(args),
                         oracle_feedback=args.oracle_feedback, **common)
 
 

@@ -7,6 +7,9 @@ from contextlib import contextmanager
 
 import mlflow
 import pytest
+from scripted_lm import prompt_text, scripted_lm
+from test_optimize_cli import any_role_reply
+from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 from modules.tool_docs import DocumentedTool, Toolbox
 from otbench import compare, evaluate, optimize, tracking
@@ -15,9 +18,6 @@ from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.errors import UserError
-from scripted_lm import prompt_text, scripted_lm
-from test_optimize_cli import any_role_reply
-from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
 
@@ -90,20 +90,20 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
     code, out, err = _run(argv, capsys)
     assert code == 0, err
     first = json.loads(out)
-    assert [row["row"] for row in first["rows"]] == ["base", "gold", "+TO", "+P2P", "+ET"]  # every optimizer
-    assert [row["optimizer"] for row in first["rows"][2:]] == list(optimize.OPTIMIZERS)
-    assert [row["run"] for row in first["rows"]] == ["ran"] * 5 and len(scripted_models) == 5
+    assert [row["row"] for row in first["rows"]] == ["base", "gold", "+TO (paper)", "+TO", "+P2P", "+ET"]
+    assert [row["optimizer"] for row in first["rows"][2:]] == ["toolobserver", *optimize.OPTIMIZERS]
+    assert [row["run"] for row in first["rows"]] == ["ran"] * 6 and len(scripted_models) == 6
     assert first["metrics"] == ["E", "P", "A"] and first["learning"] == "online"
     for row in first["rows"]:
         assert set(row) >= {"E", "P", "A", "tokens", "docs_sem", "docs_lex", "run_id"} and row["tokens"] > 0
-    base, gold, learned = first["rows"][:3]
+    base, gold, learned = first["rows"][:3]  # learned: the paper's ToolObserver
     assert mlflow.get_run(gold["run_id"]).data.tags["setting"] == "gold"
     assert gold["docs_sem"] == pytest.approx(1.0) and gold["docs_lex"] == pytest.approx(1.0)
     assert base["docs_sem"] == 0.0 and learned["docs_sem"] > 0.0  # names_only base docs are blank
 
     code, out, _ = _run(argv, capsys)
     second = json.loads(out)
-    assert [row["run"] for row in second["rows"]] == ["reused"] * 5 and len(scripted_models) == 5
+    assert [row["run"] for row in second["rows"]] == ["reused"] * 6 and len(scripted_models) == 6
     assert [row["run_id"] for row in second["rows"]] == [row["run_id"] for row in first["rows"]]
     artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(second["run_id"])}
     assert {"comparison.json", "comparison.csv", "comparison.md", "plots"} <= artifacts
@@ -120,7 +120,7 @@ def test_offline_rows_are_scored_on_the_test_split_and_gold_swaps_in_the_true_do
                          "--plots", str(tmp_path), "--json", "--quiet"], capsys)
     result = json.loads(out)
     rows = {row["row"]: row for row in result["rows"]}
-    assert code == 0 and result["learning"] == "offline" and list(rows) == ["base", "gold", "+TO"]
+    assert code == 0 and result["learning"] == "offline" and list(rows) == ["base", "gold", "+TO (paper)", "+TO"]
     assert (rows["base"]["E"], rows["gold"]["E"], rows["+TO"]["E"]) == (0.0, 1.0, 1.0)
     assert mlflow.get_run(rows["gold"]["run_id"]).data.params["docs"] == "gold"
     learned = mlflow.get_run(rows["+TO"]["run_id"]).data
@@ -163,7 +163,8 @@ def _prelogged_comparison(seed):
                            for test in sample_tasks(env.tasks(), 3, seed)})
     optimize_tags = {"command": "optimize", "optimizer": "toolobserver", "mode": "online", "env": "bfcl",
                      "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": str(seed)}
-    optimize_params = {**params, "iterations": "null", "batch_size": "10", "oracle_feedback": "false", "p2p_samples": "3"}
+    optimize_params = {**params, "iterations": "null", "batch_size": "10", "oracle_feedback": "false", "p2p_samples": "3",
+                       "variant": "improved"}
     summary = _ledger(8000, cached_tokens=1000)
 
     def optimize_run(metrics, **kwargs):
@@ -176,7 +177,9 @@ def _prelogged_comparison(seed):
     optimize_run({"final_E": 0.8, "final_P": 0.8, "final_A": 0.8}, params={**optimize_params, "oracle_feedback": "true"})
     optimize_run({"final_E": 0.7, "final_P": 0.7, "final_A": 0.7}, params={**optimize_params, "limit": "4"})
     optimize_run({"final_E": 0.6, "final_P": 0.6, "final_A": 0.6}, params={**optimize_params, "p2p_samples": "9"})
-    return {"base": base, "gold": gold, "+TO": chosen}
+    unlogged_variant = {key: value for key, value in optimize_params.items() if key != "variant"}
+    paper = optimize_run({"final_E": 0.1, "final_P": 0.2, "final_A": 0.3}, params=unlogged_variant)  # before --variant
+    return {"base": base, "gold": gold, "+TO (paper)": paper, "+TO": chosen}
 
 
 def test_finished_runs_with_the_same_definition_are_reused_without_running_anything(monkeypatch, tmp_path, capsys):
@@ -203,7 +206,7 @@ def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     lines = out.splitlines()
     assert code == 0 and lines[1].split()[:9] == ["row", "E", "P", "A", "tokens", "tokens_vs_to", "docs_sem",
                                                   "docs_lex", "run"]
-    assert [line.split()[0] for line in lines[3:6]] == ["base", "gold", "+TO"]
+    assert [line.split()[0] for line in lines[3:7]] == ["base", "gold", "+TO", "+TO"]  # "+TO (paper)", "+TO"
 
 
 def test_the_optimizer_rows_follow_the_optimize_command(monkeypatch):
@@ -215,8 +218,9 @@ def test_the_optimizer_rows_follow_the_optimize_command(monkeypatch):
         name, setting, learning = "bfcl", "names_only", "online"
 
     plans = compare.plan_rows(parser, args, Env())
-    assert [plan.label for plan in plans] == ["base", "gold", "+TO", "+newcomer"]
-    assert plans[2].if_logged["oracle_feedback"] == "false" and plans[2].if_logged["iterations"] == "null"
+    assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+newcomer"]
+    assert plans[2].if_logged["variant"] == "paper" and plans[3].if_logged["variant"] == "improved"
+    assert plans[3].if_logged["oracle_feedback"] == "false" and plans[3].if_logged["iterations"] == "null"
     assert "num_threads" not in plans[2].if_logged and "no_cache" not in plans[0].if_logged
     assert plans[1].argv[plans[1].argv.index("--setting") + 1] == "gold"
     Env.learning = "offline"

@@ -68,3 +68,29 @@ def test_the_embedded_model_replies_in_compact_json_under_every_reply_grammar():
     figures = ledger.server_figures()
     assert figures["agent"]["calls"] == 1 and figures["editor"]["calls"] == len(schemas)
     assert figures["agent"]["completion_tokens_per_call"] > 0 and 0.0 <= figures["all"]["cache_share"] <= 1.0
+
+
+def test_sigterm_while_the_embedded_model_answers_ends_the_command_and_its_server(tmp_path):
+    """The server is a child process: stopping it never waits on a reply in flight (this once deadlocked)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "otbench.evaluate", "--setting", "names_only", "--limit", "3", "--no-cache",
+               "--mlruns", str(tmp_path / "mlruns")]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                               env={**os.environ, "PYTHONPATH": os.getcwd()})
+    seen = ""
+    while "evaluate:" not in seen:  # the progress bar: the environment is built and the model is loaded
+        chunk = process.stderr.read(1)
+        assert chunk, f"the command ended before evaluating: {seen}"
+        seen += chunk
+    time.sleep(3)  # inside the first agent call
+    process.send_signal(signal.SIGTERM)
+    code = process.wait(timeout=120)  # a hang guard, not a speed check: a deadlock never returns
+    rest = process.stderr.read()
+    assert code == 130 and "interrupted" in rest
+    servers = subprocess.run(["pgrep", "-f", "otbench.llm.server"], capture_output=True, text=True).stdout.split()
+    assert not [pid for pid in servers if int(pid) != os.getpid()]

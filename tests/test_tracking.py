@@ -1,15 +1,19 @@
 import json
+from functools import partial
 
 import mlflow
+from scripted_lm import scripted_lm
+from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_reply
 
 from modules.agent import FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
-from optimizers.toolobserver import ToolObserver
+from optimizers.toolobserver import PAPER, ToolObserver
 from otbench import tracking
 from otbench.llm.metering import TokenLedger
-from scripted_lm import scripted_lm
-from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_reply
+
+# the paper's protocol: these tests pin its exact behaviour
+PaperTO = partial(ToolObserver, improvements=PAPER)
 
 
 def test_every_iteration_is_logged_with_docs_trajectories_editor_and_checkpoint():
@@ -20,7 +24,7 @@ def test_every_iteration_is_logged_with_docs_trajectories_editor_and_checkpoint(
     editor.lm = scripted_lm(truthful_editor_reply, ledger=ledger, phase="editor")
     tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": {"env": "toy"}})
     with tracking.tracked_run("toy", tags={"optimizer": "toolobserver"}, params={"n": 2}) as run:
-        ToolObserver(env=env, editor=editor, tracker=tracker, progress=False).compile(
+        PaperTO(env=env, editor=editor, tracker=tracker, progress=False).compile(
             ToolAgentProgram(env.toolbox(), agent), trainset=env.tasks())
     client = mlflow.MlflowClient()
     history = client.get_metric_history(run.info.run_id, "E")

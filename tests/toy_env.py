@@ -32,8 +32,9 @@ class ToyEnvironment:
     metric_names = ("E",)
     agent_instructions = "Call the tool that answers the request."
 
-    def __init__(self, n_tasks: int = 4, *, shared: bool = False) -> None:
+    def __init__(self, n_tasks: int = 4, *, shared: bool = False, hide_parameters: bool = False) -> None:
         self.shared = shared
+        self.hide_parameters = hide_parameters
         self.learning = "offline" if shared else "online"
         self._tasks = [ToyTask(f"t{i}", f"add {i + 2} and 3", i + 2, 3) for i in range(n_tasks)]
 
@@ -51,8 +52,8 @@ class ToyEnvironment:
 
     def toolbox(self, setting: str | None = None) -> Toolbox:
         def tools() -> list[DocumentedTool]:
-            return [DocumentedTool(n, parameters=[ParameterSpec("a", "integer"), ParameterSpec("b", "integer")])
-                    for n in IMPLEMENTATIONS]
+            shown = None if self.hide_parameters else [ParameterSpec("a", "integer"), ParameterSpec("b", "integer")]
+            return [DocumentedTool(n, parameters=shown) for n in IMPLEMENTATIONS]
         ids = ["shared"] if self.shared else [t.id for t in self._tasks]
         return Toolbox({toolset: tools() for toolset in ids})
 

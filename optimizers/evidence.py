@@ -1,0 +1,173 @@
+"""What calls revealed about each tool, read by code, so a small editor writes from facts.
+
+A 1.5B editor does not reliably infer a parameter list from a transcript, but the tools state it
+themselves: a call with no arguments fails with Python's ``missing 2 required positional
+arguments: 'a' and 'b'``, an unknown name with ``got an unexpected keyword argument 'x'``, and a
+call that works shows which names and value types are accepted and what comes back. This module
+makes those calls (:func:`probe_toolset`: one call with no arguments per tool whose parameters the
+docs do not show, as any caller of a validating API may do) and reads every result into a
+:class:`ToolEvidence`: short fact lines for the editor, and a parameter schema an optimizer may
+show as learned docs. It reads only what the tools answered: no gold docs, calls or outcomes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+from otbench.calls import CallResult, ToolCall
+from otbench.envs.base import Environment
+from otbench.trajectory import preview
+
+_MISSING = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?: (.+)$")
+_UNEXPECTED = re.compile(r"got an unexpected (?:keyword )?argument '([^']+)'")
+_QUOTED = re.compile(r"'([^']+)'")
+_MAX_EXAMPLES = 3  # calls shown per kind (worked, failed): enough to generalise from, a short prompt
+
+_TYPE_NAMES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"),
+               (dict, "object"))
+
+
+def json_type(value: Any) -> str:
+    """The JSON-schema type of an argument value (``bool`` before ``int``: True is an int in Python)."""
+    return next((name for kind, name in _TYPE_NAMES if isinstance(value, kind)), "any")
+
+
+def read_error(error: str) -> tuple[list[str], str | None]:
+    """The parameter names a call error reports as missing, and the name it rejected (if any)."""
+    missing = _MISSING.search(error)
+    unexpected = _UNEXPECTED.search(error)
+    return (_QUOTED.findall(missing.group(1)) if missing else [], unexpected.group(1) if unexpected else None)
+
+
+def render_call(call: ToolCall) -> str:
+    arguments = ", ".join(f"{name}={json.dumps(value, ensure_ascii=False, default=str)}"
+                          for name, value in call.arguments.items()) if isinstance(call.arguments, dict) else ""
+    return f"{call.name}({arguments})"
+
+
+@dataclass
+class ToolEvidence:
+    """Everything observed of one tool's interface and behaviour."""
+
+    required: list[str] | None = None
+    """Parameter names the tool reported as required (None: it has not said)."""
+    accepted: dict[str, str] = field(default_factory=dict)
+    """Argument names of calls that worked, with the JSON type of the value given."""
+    rejected: list[str] = field(default_factory=list)
+    """Argument names the tool refused as unexpected."""
+    worked: list[str] = field(default_factory=list)
+    """``f(a=1) returned 2`` lines, the first few."""
+    failed: list[str] = field(default_factory=list)
+    """``f(x=1) failed: ...`` lines, the first few."""
+    calls: int = 0
+    """Calls seen: a tool whose count grew has new evidence."""
+
+    def add(self, result: CallResult) -> None:
+        self.calls += 1
+        arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
+        line = render_call(result.call)
+        if result.ok:
+            if not arguments and self.required is None:
+                self.required = []  # a call with no arguments worked: nothing is required
+            for name, value in arguments.items():
+                self.accepted[name] = json_type(value)
+            if len(self.worked) < _MAX_EXAMPLES and line not in (w.split(" returned ")[0] for w in self.worked):
+                self.worked.append(f"{line} returned {preview(result.output, 160)}")
+            return
+        missing, unexpected = read_error(result.error or "")
+        if missing:  # Python names every missing required parameter; with no arguments given, that is all of them
+            known = [] if not arguments else list(self.required or [])
+            self.required = known + [name for name in missing if name not in known]
+        if unexpected and unexpected not in self.rejected:
+            self.rejected.append(unexpected)
+        if len(self.failed) < _MAX_EXAMPLES:
+            self.failed.append(f"{line} failed: {(result.error or '')[:160]}")
+
+    def parameters(self) -> list[ParameterSpec] | None:
+        """The schema these facts support: required names first, then other accepted names; None if unknown."""
+        if self.required is None and not self.accepted:
+            return None
+        required = list(self.required or [])
+        optional = [name for name in self.accepted if name not in required and name not in self.rejected]
+        return ([ParameterSpec(name, self.accepted.get(name, "any"), True) for name in required]
+                + [ParameterSpec(name, self.accepted[name], False) for name in optional])
+
+    def facts(self) -> list[str]:
+        """Short statements for the editor, each backed by a call the tool answered."""
+        lines = []
+        if self.required is not None:
+            lines.append("required parameters: " + (", ".join(self.required) or "none")
+                         + " (the tool's own error message for a call without them)")
+        optional = [name for name in self.accepted if name not in (self.required or [])]
+        if optional:
+            lines.append("also accepted: " + ", ".join(optional))
+        typed = [f"{name}: {kind}" for name, kind in self.accepted.items()]
+        if typed:
+            lines.append("value types that worked: " + ", ".join(typed))
+        if self.rejected:
+            lines.append("not parameters (rejected as unexpected): " + ", ".join(self.rejected))
+        return lines + self.call_lines()
+
+    def call_lines(self) -> list[str]:
+        """The calls seen, as they happened, with nothing read from them."""
+        return [f"worked: {line}" for line in self.worked] + [f"failed: {line}" for line in self.failed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolEvidence:
+        return cls(**data)
+
+
+class EvidenceBook:
+    """Evidence for every tool of a run, keyed by toolset and tool name."""
+
+    def __init__(self) -> None:
+        self.tools: dict[str, dict[str, ToolEvidence]] = {}
+
+    def of(self, toolset: str, tool: str) -> ToolEvidence:
+        return self.tools.setdefault(toolset, {}).setdefault(tool, ToolEvidence())
+
+    def add(self, toolset: str, results: Iterable[CallResult], known: set[str]) -> None:
+        """Record results of calls to tools named in ``known`` (calls to other names say nothing of a tool)."""
+        for result in results:
+            if result.call.name in known:
+                self.of(toolset, result.call.name).add(result)
+
+    def teach(self, toolbox: Toolbox, toolset: str) -> int:
+        """Show each tool of ``toolset`` the schema its evidence supports, where the setting shows none;
+        returns how many tools' schemas changed."""
+        changed = 0
+        for tool in toolbox.toolset(toolset):
+            evidence = self.tools.get(toolset, {}).get(tool.name)
+            learned = evidence.parameters() if evidence else None
+            if learned is not None and tool.learn_parameters(learned):
+                changed += 1
+        return changed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {toolset: {name: evidence.to_dict() for name, evidence in tools.items()}
+                for toolset, tools in self.tools.items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvidenceBook:
+        book = cls()
+        book.tools = {toolset: {name: ToolEvidence.from_dict(e) for name, e in tools.items()}
+                      for toolset, tools in data.items()}
+        return book
+
+
+def needs_probe(tool: DocumentedTool) -> bool:
+    """A tool whose docs show no parameters: one call with none makes it list the required ones."""
+    return tool.parameters is None or tool.parameters_learned
+
+
+def probe_toolset(env: Environment, toolbox: Toolbox, toolset: str) -> list[CallResult]:
+    """Call each tool of ``toolset`` whose parameters are not shown, once, with no arguments."""
+    return [env.execute(toolset, ToolCall(tool.name, {})) for tool in toolbox.toolset(toolset) if needs_probe(tool)]
