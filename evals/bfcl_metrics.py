@@ -63,8 +63,9 @@ def output_matches(gold: Any, output: Any, result_type: str) -> bool:
     a JSON round trip: BFCL stores gold outputs as JSON and converts tuple outputs for the same
     reason, and our gold outputs may or may not have been through a cache.
 
-    - ``exact_match``: plain ``==``, as BFCL. So ``5 == 5.0`` and even ``1 == True`` match, while
-      floats must be bit-equal (``0.1 + 0.2`` does not match ``0.3``).
+    - ``exact_match``: ``==`` as BFCL, so ``5`` matches ``5.0`` and floats must be bit-equal
+      (``0.1 + 0.2`` does not match ``0.3``), but with the guard parameter matching has: a bool is
+      not a number (BFCL's plain ``==`` let a wrong tool's ``False`` match a gold ``0.0``).
     - ``real_time_match``: see :func:`_within_real_time_tolerance`.
     - ``structural_match``: BFCL's pattern check, which is shallow on purpose (live services return
       different values, and nested lists of varying length, on every call): the output must have
@@ -74,7 +75,7 @@ def output_matches(gold: Any, output: Any, result_type: str) -> bool:
     """
     gold, output = _as_json_sequences(gold), _as_json_sequences(output)
     if result_type == "exact_match":
-        return bool(output == gold)
+        return values_equal(gold, output)
     if result_type == "real_time_match":
         return _within_real_time_tolerance(gold, output)
     if result_type == "structural_match":
@@ -96,7 +97,7 @@ def _within_real_time_tolerance(gold: Any, output: Any) -> bool:
         return all(map(_within_real_time_tolerance, gold, output))
     if isinstance(gold, dict) and isinstance(output, dict) and gold.keys() == output.keys():
         return all(_within_real_time_tolerance(gold[key], output[key]) for key in gold)
-    return bool(output == gold)
+    return values_equal(gold, output)
 
 
 def _has_same_structure(gold: Any, output: Any) -> bool:

@@ -97,11 +97,13 @@ class TestExecutionAccuracy:
         assert m.output_matches("sunny", "sunny", "real_time_match")
         assert not m.output_matches("sunny", "rain", "real_time_match")
 
-    def test_exact_match_is_plain_equality(self):
+    def test_exact_match_is_equality_with_bools_kept_apart_from_numbers(self):
         assert not m.output_matches(0.3, 0.1 + 0.2, "exact_match")
         assert m.output_matches(0.1 + 0.2, 0.1 + 0.2, "exact_match")
         assert m.output_matches(5.0, 5, "exact_match")
-        assert m.output_matches(1, True, "exact_match")  # Python ==, as BFCL
+        assert not m.output_matches(1, True, "exact_match")  # a bool is not a number
+        assert not m.output_matches(0.0, False, "exact_match") and not m.output_matches([0.0], [False], "exact_match")
+        assert not m.output_matches(1.0, True, "real_time_match")
         assert not m.output_matches("5", 5, "exact_match")
 
     def test_tuples_compare_as_lists(self):
