@@ -25,15 +25,8 @@ from typing import Any
 from modules.editor import DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, Toolbox, tool_key
-from optimizers.base import (
-    DocOptimizer,
-    IterationRecord,
-    IterationTracker,
-    apply_exchange,
-    apply_updates,
-    checkpoint_trajectory,
-    restore_trajectory,
-)
+from optimizers.base import (DocOptimizer, IterationRecord, IterationTracker, apply_exchange, apply_updates,
+                             checkpoint_trajectory, restore_trajectory)
 from optimizers.evidence import EvidenceBook
 from otbench.envs.base import Environment
 from otbench.parallel import parallel_map

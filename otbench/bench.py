@@ -28,19 +28,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from otbench.cli import (
-    OneLineParser,
-    add_lm_arguments,
-    lm_options,
-    positive_int,
-    run_main,
-)
+from otbench.cli import OneLineParser, add_lm_arguments, lm_options, positive_int, run_main
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import (
-    add_environment_arguments,
-    check_environment_arguments,
-    make_environment,
-)
+from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
 from otbench.errors import UserError
 from otbench.report import server_table
 

@@ -25,32 +25,16 @@ from optimizers.easytool import EasyTool, EasyToolWriter
 from optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
 from optimizers.toolobserver import MODES, VARIANTS, Improvements, ToolObserver
 from otbench import tracking
-from otbench.cli import (
-    OneLineParser,
-    add_lm_arguments,
-    add_tracking_arguments,
-    lm_options,
-    positive_int,
-    run_main,
-)
+from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int, run_main
 from otbench.docs_io import RUN_DOCS_ARTIFACT
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import (
-    add_environment_arguments,
-    check_environment_arguments,
-    make_environment,
-)
+from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import open_lms
 from otbench.parallel import MapInterrupted
 from otbench.report import format_table, server_table
-from otbench.sweep import (
-    add_sweep_arguments,
-    check_sweep_arguments,
-    print_sweep,
-    run_sweep,
-)
+from otbench.sweep import add_sweep_arguments, check_sweep_arguments, print_sweep, run_sweep
 
 OPTIMIZERS = ("toolobserver", "play2prompt", "easytool")
 DEFAULT_LIMIT = 10

@@ -3,18 +3,8 @@
 import chess
 import chess.engine
 
-from otbench.envs.chess.engine import (
-    Engine,
-    EnginePool,
-    engine_identity,
-    find_stockfish,
-)
-from otbench.envs.chess.engine_cache import (
-    EngineCache,
-    score_from_json,
-    score_to_json,
-    search_key,
-)
+from otbench.envs.chess.engine import Engine, EnginePool, engine_identity, find_stockfish
+from otbench.envs.chess.engine_cache import EngineCache, score_from_json, score_to_json, search_key
 
 MIDDLEGAME = "r2q1rk1/pp2bppp/2n1pn2/3p4/3P4/2NBPN2/PP3PPP/R2Q1RK1 w - - 0 10"
 
