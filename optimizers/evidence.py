@@ -89,8 +89,12 @@ class ToolEvidence:
             self.failed.append(f"{line} failed: {(result.error or '')[:160]}")
 
     def parameters(self) -> list[ParameterSpec] | None:
-        """The schema these facts support: required names first, then other accepted names; None if unknown."""
-        if self.required is None and not self.accepted:
+        """The schema these facts support: required names first, then other accepted names; None if unknown.
+
+        A tool that worked with no arguments and was never seen taking any gets none: it may still
+        take optional ones, and an empty schema would tell the agent it takes nothing.
+        """
+        if not self.required and not self.accepted:
             return None
         required = list(self.required or [])
         optional = [name for name in self.accepted if name not in required and name not in self.rejected]
