@@ -79,8 +79,6 @@ class ToolObserver(DocOptimizer):
     authors' released code did; the paper's online mode gives the editor no gold information.
     """
 
-    evaluates_start_docs = True
-
     def __init__(
         self, *, env: Environment, editor: DocEditor, mode: str = "online", max_iterations: int | None = None,
         batch_size: int = 10, oracle_feedback: bool = False, improvements: Improvements | None = None,
@@ -95,6 +93,11 @@ class ToolObserver(DocOptimizer):
         self.max_iterations = max_iterations if max_iterations is not None else (10 if mode == "online" else 3)
         self.batch_size = batch_size
         self.oracle_feedback = oracle_feedback
+
+    @property
+    def evaluates_start_docs(self) -> bool:  # type: ignore[override]
+        """The first step scores the starting docs, unless probing already showed a learned schema."""
+        return not (self.improvements.probe and self.improvements.learned_schema)
 
     def compile(
         self, student: ToolAgentProgram, *, trainset: list[Any], teacher: Any = None, valset: list[Any] | None = None,

@@ -43,6 +43,14 @@ def scripted_lms(monkeypatch):
     monkeypatch.setattr(optimize, "open_lms", open_scripted)
 
 
+def test_the_paper_variant_reports_its_starting_docs_as_before(scripted_lms, tmp_path, capsys):
+    argv = ["--limit", "2", "--iterations", "1", "--variant", "paper", "--json", "--quiet", "--out", str(tmp_path)]
+    with pytest.raises(SystemExit) as stop:
+        run_main(optimize.main, argv)
+    assert stop.value.code == 0
+    assert set(json.loads(capsys.readouterr().out)["before"]) == {"E", "P", "A"}
+
+
 @pytest.mark.parametrize("optimizer, phases", [
     ("toolobserver", {"agent", "editor"}),
     ("easytool", {"agent", "editor"}),
@@ -58,7 +66,7 @@ def test_every_optimizer_runs_logs_and_saves_docs(optimizer, phases, scripted_lm
     summary = json.loads(capsys.readouterr().out)
     assert summary["optimizer"] == optimizer and summary["n"] == 2
     assert set(summary["after"]) == {"E", "P", "A"}
-    assert bool(summary["before"]) is (optimizer == "toolobserver")
+    assert not summary["before"]  # ToolObserver's first step already shows the probed schema: no "before" figure
     paid = {phase for phase, row in summary["tokens_by_phase"].items() if row["total_tokens"] and phase != "all"}
     assert paid == phases
     run = mlflow.get_run(summary["run_id"])
