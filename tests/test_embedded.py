@@ -78,6 +78,10 @@ def test_sigterm_while_the_embedded_model_answers_ends_the_command_and_its_serve
     import sys
     import time
 
+    def servers() -> set[str]:
+        return set(subprocess.run(["pgrep", "-f", "otbench.llm.server"], capture_output=True, text=True).stdout.split())
+
+    running_before = servers()  # another command's server on this machine is not ours to judge
     command = [sys.executable, "-m", "otbench.evaluate", "--setting", "names_only", "--limit", "3", "--no-cache",
                "--mlruns", str(tmp_path / "mlruns")]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
@@ -92,5 +96,4 @@ def test_sigterm_while_the_embedded_model_answers_ends_the_command_and_its_serve
     code = process.wait(timeout=120)  # a hang guard, not a speed check: a deadlock never returns
     rest = process.stderr.read()
     assert code == 130 and "interrupted" in rest
-    servers = subprocess.run(["pgrep", "-f", "otbench.llm.server"], capture_output=True, text=True).stdout.split()
-    assert not [pid for pid in servers if int(pid) != os.getpid()]
+    assert not servers() - running_before  # the command's server ended with it
