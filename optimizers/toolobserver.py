@@ -182,15 +182,15 @@ class ToolObserver(DocOptimizer):
         exchanges = []
         for tool in tools:
             evidence, key = book.of(trajectory.toolset, tool.name), tool_key(trajectory.toolset, tool.name)
-            facts = "\n".join(evidence.facts())
+            facts = evidence.facts()
             first = tool.name in called and key not in described
-            news = tool.name in failed and described.get(key) != facts
+            news = tool.name in failed and described.get(key) != "\n".join(facts)
             if not (not tool.description or first or news):
                 continue  # a doc is rewritten only when blank, first used, or when it failed on new evidence
-            described[key] = facts
+            described[key] = "\n".join(facts)
             requests = [trajectory.question] if tool.name in called else []
             # without the facts knob the editor gets the calls as they happened, not what code read from them
-            lines = evidence.facts() if self.improvements.facts else evidence.call_lines()
+            lines = facts if self.improvements.facts else evidence.call_lines()
             exchanges.append(self.editor.describe(tool, lines, requests))
         return exchanges
 

@@ -36,6 +36,5 @@ def server_table(figures: dict[str, dict[str, float]]) -> str | None:
     """The embedded model's own figures by phase (``TokenLedger.server_figures``); None when no call was timed."""
     if not figures:
         return None
-    rows = [{"phase": phase, **{k: (int(v) if k == "calls" else v) for k, v in row.items()}}
-            for phase, row in figures.items()]
+    rows = [{"phase": phase, **row} for phase, row in figures.items()]
     return "embedded model, as llama.cpp measured it:\n" + format_table(rows, SERVER_COLUMNS)

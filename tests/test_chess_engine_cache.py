@@ -67,3 +67,12 @@ def test_a_damaged_cache_file_is_set_aside_and_started_again(tmp_path):
     cache.close()
     assert (tmp_path / "engine.damaged").exists()
     assert EngineCache("stockfish", path).get(key) == "e2e4"
+
+
+def test_an_entry_that_does_not_decode_is_searched_again_and_replaced():
+    cache = EngineCache("stockfish")
+    key = cache.key("analyse", 4, chess.Board())
+    cache.put(key, "not a score")
+    fresh = chess.engine.PovScore(chess.engine.Cp(20), chess.WHITE)
+    assert cache.through(key, lambda: fresh, score_to_json, score_from_json) == fresh
+    assert score_from_json(cache.get(key)) == fresh

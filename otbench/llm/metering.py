@@ -20,7 +20,7 @@ import hashlib
 import json
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +75,16 @@ class ServerTimings:
         self.prompt_ms += float(timings.get("prompt_ms") or 0.0)
         self.generation_ms += float(timings.get("predicted_ms") or 0.0)
 
+    def __add__(self, other: ServerTimings) -> ServerTimings:
+        return ServerTimings(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
     def figures(self) -> dict[str, float]:
         """Rates and shares people compare: empty when no call reported timings."""
         if not self.calls:
             return {}
         seen = self.prompt_processed + self.prompt_cached
         return {
-            "calls": float(self.calls),
+            "calls": self.calls,
             "cache_share": round(self.prompt_cached / seen, 4) if seen else 0.0,
             "prompt_tokens_per_second": _per_second(self.prompt_processed, self.prompt_ms),
             "generation_tokens_per_second": _per_second(self.generated, self.generation_ms),
@@ -123,10 +126,7 @@ class TokenLedger:
         """llama.cpp's figures by phase, plus ``all``; phases with no timed call are left out."""
         with self._lock:
             timings = {name: dataclasses.replace(usage.server) for name, usage in sorted(self._phases.items())}
-        total = ServerTimings()
-        for row in timings.values():
-            for key in ("calls", "prompt_processed", "prompt_cached", "generated", "prompt_ms", "generation_ms"):
-                setattr(total, key, getattr(total, key) + getattr(row, key))
+        total = sum(timings.values(), ServerTimings())
         figures = {name: row.figures() for name, row in {**timings, "all": total}.items()}
         return {name: row for name, row in figures.items() if row}
 
@@ -149,22 +149,8 @@ class TokenLedger:
     def snapshot(self) -> dict[str, dict[str, float]]:
         """Plain totals by phase plus an ``all`` row, for printing and MLflow metrics."""
         with self._lock:
-            rows = {
-                name: {
-                    "prompt_tokens": usage.prompt_tokens,
-                    "completion_tokens": usage.completion_tokens,
-                    "total_tokens": usage.total_tokens,
-                    "calls": usage.calls,
-                    "paid_calls": usage.paid_calls,
-                    "seconds": round(usage.seconds, 3),
-                    "cached_tokens": usage.cached_tokens,
-                    **{f"server_{key}": value for key, value in dataclasses.asdict(usage.server).items()},
-                }
-                for name, usage in sorted(self._phases.items())
-            }
-        keys = next(iter(rows.values())).keys() if rows else ("prompt_tokens", "completion_tokens", "total_tokens",
-                                                               "calls", "paid_calls", "seconds", "cached_tokens")
-        rows["all"] = {key: sum(row[key] for row in rows.values()) for key in keys}
+            rows = {name: _row(usage) for name, usage in sorted(self._phases.items())}
+        rows["all"] = {key: sum(row[key] for row in rows.values()) for key in _row(PhaseUsage())}
         return rows
 
     def flat_metrics(self) -> dict[str, int]:
@@ -180,6 +166,20 @@ class TokenLedger:
         """``llm_agent_cache_share`` style keys: the server's figures by phase, for MLflow."""
         return {f"llm_{phase}_{key}": value
                 for phase, row in self.server_figures().items() for key, value in row.items()}
+
+
+def _row(usage: PhaseUsage) -> dict[str, float]:
+    """One phase's totals as plain numbers (server timings prefixed ``server_``)."""
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+        "calls": usage.calls,
+        "paid_calls": usage.paid_calls,
+        "seconds": round(usage.seconds, 3),
+        "cached_tokens": usage.cached_tokens,
+        **{f"server_{key}": value for key, value in dataclasses.asdict(usage.server).items()},
+    }
 
 
 class _PhaseUsageSink:

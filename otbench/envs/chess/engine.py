@@ -94,37 +94,31 @@ class Engine:
         return self._engine.transport.get_pid()
 
     def best_move(self, board: chess.Board, depth: int) -> chess.Move:
-        key = self.cache.key("play", depth, board)
-        known = self.cache.get(key)
-        if isinstance(known, str):
-            return chess.Move.from_uci(known)
+        return self.cache.through(self.cache.key("play", depth, board), lambda: self._play(board, depth),
+                                  chess.Move.uci, chess.Move.from_uci)
+
+    def _play(self, board: chess.Board, depth: int) -> chess.Move:
         result = self._engine.play(board, chess.engine.Limit(depth=depth), game=object())
         if result.move is None:
             raise ValueError(f"Stockfish returned no move for {board.fen()}")
-        self.cache.put(key, result.move.uci())
         return result.move
 
     def evaluate(self, board: chess.Board, depth: int) -> chess.engine.PovScore:
         """The position's score (a game-over position is scored by its result, no search)."""
         if board.is_game_over(claim_draw=False):
             return _result_score(board)
-        key = self.cache.key("analyse", depth, board)
-        known = self.cache.get(key)
-        if isinstance(known, dict):
-            return score_from_json(known)
-        score = self._engine.analyse(board, chess.engine.Limit(depth=depth), game=object())["score"]
-        self.cache.put(key, score_to_json(score))
-        return score
+        return self.cache.through(
+            self.cache.key("analyse", depth, board),
+            lambda: self._engine.analyse(board, chess.engine.Limit(depth=depth), game=object())["score"],
+            score_to_json, score_from_json)
 
     def evaluate_moves(self, board: chess.Board, moves: list[chess.Move], depth: int) -> dict[chess.Move, chess.engine.PovScore]:
         """Scores of the positions after each of ``moves``, from one multi-PV search restricted to them."""
-        key = self.cache.key("multipv", depth, board, ",".join(move.uci() for move in moves))
-        known = self.cache.get(key)
-        if isinstance(known, dict):
-            return {chess.Move.from_uci(uci): score_from_json(score) for uci, score in known.items()}
-        scores = self._search_moves(board, moves, depth)
-        self.cache.put(key, {move.uci(): score_to_json(score) for move, score in scores.items()})
-        return scores
+        return self.cache.through(
+            self.cache.key("multipv", depth, board, ",".join(move.uci() for move in moves)),
+            lambda: self._search_moves(board, moves, depth),
+            lambda scores: {move.uci(): score_to_json(score) for move, score in scores.items()},
+            lambda known: {chess.Move.from_uci(uci): score_from_json(score) for uci, score in known.items()})
 
     def _search_moves(self, board: chess.Board, moves: list[chess.Move],
                       depth: int) -> dict[chess.Move, chess.engine.PovScore]:

@@ -17,13 +17,15 @@ import json
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import chess
 import chess.engine
 
 _log = logging.getLogger(__name__)
+Result = TypeVar("Result")
 
 
 def search_key(board: chess.Board) -> str:
@@ -116,6 +118,19 @@ class EngineCache:
             return json.loads(text)
         except ValueError:
             return None
+
+    def through(self, key: str, search: Callable[[], Result], encode: Callable[[Result], Any],
+                decode: Callable[[Any], Result]) -> Result:
+        """The result stored under ``key``, else ``search()``'s, stored. A value that does not decode is a miss."""
+        known = self.get(key)
+        if known is not None:
+            try:
+                return decode(known)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                _log.warning("chess engine cache entry %s is unreadable; searching again", key[:12])
+        result = search()
+        self.put(key, encode(result))
+        return result
 
     def put(self, key: str, value: Any) -> None:
         text = json.dumps(value, separators=(",", ":"))
