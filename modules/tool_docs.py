@@ -17,9 +17,10 @@ is the optimizer's output and never mistaken for what the setting showed.
 from __future__ import annotations
 
 import copy
+import enum
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +51,50 @@ _OPENAI_TYPES = {
 }
 
 
+class _Unset(enum.Enum):
+    UNSET = "unset"
+
+
+UNSET = _Unset.UNSET
+"""Marks a parameter with no default (``None`` is a default like any other)."""
+
+
 @dataclass(frozen=True)
 class ParameterSpec:
-    """One parameter of the shown schema: its name, a type name, and whether it is required."""
+    """One parameter of the shown schema, as the environment's data gives it."""
 
     name: str
+    """The argument name a call must use."""
     type: str = "any"
+    """A type name: JSON schema's, or BFCL's richer ones (``float``, ``tuple``, ``dict``)."""
     required: bool = True
+    """Whether a call must give it."""
+    items: dict[str, Any] | None = field(default=None, hash=False)
+    """The schema of an array's elements, when the data gives one."""
+    default: Any = field(default=UNSET, hash=False)
+    """The value used when a call leaves the parameter out (:data:`UNSET`: none given)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data; ``items`` and ``default`` only when the data gave them."""
+        data: dict[str, Any] = {"name": self.name, "type": self.type, "required": self.required}
+        if self.items is not None:
+            data["items"] = self.items
+        if self.default is not UNSET:
+            data["default"] = self.default
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ParameterSpec:
+        return cls(str(data["name"]), str(data.get("type", "any")), bool(data.get("required", True)),
+                   data.get("items"), data.get("default", UNSET))
+
+
+def _openai_schema_types(schema: dict[str, Any]) -> dict[str, Any]:
+    """A nested schema (an array's ``items``) with its type names mapped to JSON schema's."""
+    mapped = {key: _openai_schema_types(value) if isinstance(value, dict) else value for key, value in schema.items()}
+    if mapped.get("type") in _OPENAI_TYPES:
+        mapped["type"] = _OPENAI_TYPES[mapped["type"]]
+    return mapped
 
 
 def _field_name(parameter: str) -> str:
@@ -151,6 +189,10 @@ class DocumentedTool(Parameter):
                 prop: dict[str, Any] = {}
                 if p.type in _OPENAI_TYPES:
                     prop["type"] = _OPENAI_TYPES[p.type]
+                if p.items is not None:
+                    prop["items"] = _openai_schema_types(p.items)
+                if p.default is not UNSET:
+                    prop["default"] = p.default
                 if descriptions.get(p.name):
                     prop["description"] = descriptions[p.name]
                 properties[p.name] = prop
@@ -172,7 +214,7 @@ class DocumentedTool(Parameter):
             "parameters": None
             if self.parameters is None
             else [
-                {"name": p.name, "type": p.type, "required": p.required, "description": descriptions[p.name]}
+                {**p.to_dict(), "description": descriptions[p.name]}
                 for p in self.parameters
             ],
         }
@@ -183,9 +225,7 @@ class DocumentedTool(Parameter):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DocumentedTool:
         raw = data.get("parameters")
-        parameters = None if raw is None else [
-            ParameterSpec(p["name"], p.get("type", "any"), bool(p.get("required", True))) for p in raw
-        ]
+        parameters = None if raw is None else [ParameterSpec.from_dict(p) for p in raw]
         tool = cls(
             str(data["name"]),
             description=str(data.get("description", "")),
@@ -200,12 +240,12 @@ class DocumentedTool(Parameter):
     def dump_state(self, json_mode: bool = True) -> dict[str, Any]:
         state: dict[str, Any] = {"name": self.name, "signature": self.signature.dump_state()}
         if self.parameters_learned:  # the signature's fields hold no types or required flags
-            state["learned_parameters"] = [vars(p) for p in self.parameters or ()]
+            state["learned_parameters"] = [p.to_dict() for p in self.parameters or ()]
         return state
 
     def load_state(self, state: dict[str, Any]) -> DocumentedTool:
         if "learned_parameters" in state:
-            self.learn_parameters(ParameterSpec(**p) for p in state["learned_parameters"])
+            self.learn_parameters(ParameterSpec.from_dict(p) for p in state["learned_parameters"])
         self.signature = self.signature.load_state(state["signature"])
         return self
 

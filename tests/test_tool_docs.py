@@ -58,3 +58,33 @@ def test_openai_export_leaves_out_undocumented_parameters():
     assert spec["parameters"] == {"type": "object", "properties": {"n": {"type": "integer"}, "json": {"type": "string"}},
                                   "required": ["n"]}
     assert "parameters" not in box.get("t1", "function_2").openai_schema()["function"]
+
+
+def test_array_items_and_defaults_are_shown_saved_and_exported():
+    tool = DocumentedTool("function_1", parameters=[
+        ParameterSpec("points", "array", items={"type": "array", "items": {"type": "float"}}),
+        ParameterSpec("reverse", "boolean", required=False, default=False),
+        ParameterSpec("unit", "string", required=False, default=None),
+    ])
+    properties = tool.openai_schema()["function"]["parameters"]["properties"]
+    assert properties["points"] == {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}
+    assert properties["reverse"] == {"type": "boolean", "default": False}
+    assert properties["unit"] == {"type": "string", "default": None}  # None is a default like any other
+    again = DocumentedTool.from_dict(json.loads(json.dumps(tool.to_dict())))
+    assert again.parameters == tool.parameters and again.to_dict() == tool.to_dict()
+
+
+def test_bfcl_shows_items_and_defaults_as_its_data_gives_them():
+    from otbench.envs.bfcl.opacity import documented_tools
+
+    function = {"name": "polygon_area", "description": "Area.", "parameters": {"type": "dict", "properties": {
+        "vertices": {"type": "array", "description": "The vertices.",
+                     "items": {"type": "array", "items": {"type": "float"}, "description": "A vertex [x, y]."}},
+        "signed": {"type": "boolean", "description": "Keep the sign.", "default": False}},
+        "required": ["vertices"]}}
+    gold, = documented_tools((function,), "gold")
+    shown, = documented_tools((function,), "names_params")
+    assert gold.parameters[0].items == {"type": "array", "items": {"type": "float"}, "description": "A vertex [x, y]."}
+    assert shown.parameters[0].items == {"type": "array", "items": {"type": "float"}}  # descriptions blanked
+    assert shown.parameters[1].default is False and not shown.parameters[1].required
+    assert documented_tools((function,), "names_only")[0].parameters is None

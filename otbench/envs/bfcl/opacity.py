@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modules.tool_docs import DocumentedTool, ParameterSpec
+from modules.tool_docs import UNSET, DocumentedTool, ParameterSpec
 from otbench.errors import UserError
 
 SETTINGS = ("gold", "names_only", "names_desc", "names_params")
@@ -21,13 +21,26 @@ def shown_names(functions: tuple[dict[str, Any], ...], setting: str) -> dict[str
     return {f"function_{index}": f["name"] for index, f in enumerate(functions, start=1)}
 
 
-def _parameters(function: dict[str, Any]) -> list[ParameterSpec]:
+def _without_descriptions(schema: dict[str, Any]) -> dict[str, Any]:
+    return {key: _without_descriptions(value) if isinstance(value, dict) else value
+            for key, value in schema.items() if key != "description"}
+
+
+def _parameters(function: dict[str, Any], *, descriptions: bool) -> list[ParameterSpec]:
+    """The function's parameter schema as BFCL's data gives it: types, array items and defaults.
+
+    Without ``descriptions`` (names_params) the descriptions nested in array items go too.
+    """
     schema = function.get("parameters", {})
     required = set(schema.get("required", []))
-    return [
-        ParameterSpec(name, str(spec.get("type", "any")), name in required)
-        for name, spec in schema.get("properties", {}).items()
-    ]
+    parameters = []
+    for name, spec in schema.get("properties", {}).items():
+        items = spec.get("items")
+        if isinstance(items, dict) and not descriptions:
+            items = _without_descriptions(items)
+        parameters.append(ParameterSpec(name, str(spec.get("type", "any")), name in required,
+                                        items if isinstance(items, dict) else None, spec.get("default", UNSET)))
+    return parameters
 
 
 def documented_tools(functions: tuple[dict[str, Any], ...], setting: str) -> list[DocumentedTool]:
@@ -41,7 +54,7 @@ def documented_tools(functions: tuple[dict[str, Any], ...], setting: str) -> lis
             tool = DocumentedTool(
                 shown,
                 description=function.get("description", ""),
-                parameters=_parameters(function),
+                parameters=_parameters(function, descriptions=True),
                 parameter_descriptions={name: spec.get("description", "") for name, spec in properties.items()},
             )
         elif setting == "names_only":
@@ -49,6 +62,6 @@ def documented_tools(functions: tuple[dict[str, Any], ...], setting: str) -> lis
         elif setting == "names_desc":
             tool = DocumentedTool(shown, description=function.get("description", ""))
         else:  # names_params: names and types kept, every description blanked
-            tool = DocumentedTool(shown, parameters=_parameters(function))
+            tool = DocumentedTool(shown, parameters=_parameters(function, descriptions=False))
         tools.append(tool)
     return tools
