@@ -54,6 +54,13 @@ listed. Say in 1-2 sentences what the tool does and returns, judging from its pa
 the requests it was called for and the results it returned; then give each parameter's meaning \
 and expected type in a few words."""
 
+COMPARE_TASK = """\
+Write the documentation of one tool from a set of similar tools, using the facts below. The facts \
+were counted by code over many attempts by an agent, so trust them over the current description. \
+In 1-3 sentences say what the tool does, what its results are (name the sources they came from, \
+when listed), in which situations it is the best choice and in which to avoid it (name those \
+situations exactly as the facts do). Then give each parameter's meaning and expected type in a few words."""
+
 FACTS_HEADING = "Facts read by code from the tools' answers (trust them):"
 
 _REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
@@ -178,16 +185,23 @@ class DocEditor(dspy.Module):
         blank = [tool for tool in tools if tool.name in called and not tool.description]
         return self._ask("revise", REVISE_TASK, prompt, called, required=1 if blank else 0)
 
-    def describe(self, tool: DocumentedTool, facts: list[str], requests: list[str]) -> EditorExchange:
-        """One tool, only its evidence: a structured doc (description plus each known parameter's meaning)."""
+    def describe(self, tool: DocumentedTool, facts: list[str], requests: list[str] | None, *,
+                 task: str = DESCRIBE_TASK) -> EditorExchange:
+        """One tool, only its evidence: a structured doc (description plus each known parameter's meaning).
+
+        ``requests`` are the requests it was called for (None: not shown, as for an offline toolset whose
+        tasks all read alike); ``task`` is :data:`DESCRIBE_TASK` (one attempt's tool) or
+        :data:`COMPARE_TASK` (a tool among similar ones, from usage counts).
+        """
         parameters = [p.name for p in tool.parameters or ()]
-        shown = "\n".join(f"- {request}" for request in requests) or "- (none yet)"
         prompt = (f"Tool: {tool.name}\nCurrent description: {tool.description or '(none)'}\n\n"
-                  f"{FACTS_HEADING}\n" + "\n".join(f"- {line}" for line in facts)
-                  + f"\n\nRequests it was called for:\n{shown}")
+                  f"{FACTS_HEADING}\n" + "\n".join(f"- {line}" for line in facts))
+        if requests is not None:
+            shown = "\n".join(f"- {request}" for request in requests) or "- (none yet)"
+            prompt += f"\n\nRequests it was called for:\n{shown}"
         reply_format = ('Reply with JSON only: {"description": "<what it does and returns>"'
                         + (', "parameters": {"<name>": "<meaning and type>"}}' if parameters else "}"))
-        reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{DESCRIBE_TASK}\n\n{reply_format}", user=prompt,
+        reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{task}\n\n{reply_format}", user=prompt,
                                schema=describe_schema(parameters), schema_name="tool_doc", max_tokens=self.max_tokens)
         data = data or {}
         description = " ".join(str(data.get("description", "")).split())
@@ -197,11 +211,17 @@ class DocEditor(dspy.Module):
         return EditorExchange("describe", prompt, reply, {tool.name: description} if description else {},
                               {tool.name: cleaned} if cleaned else {})
 
-    def analyse_batch(self, tools: list[DocumentedTool], batch: list[Trajectory]) -> EditorExchange:
-        """Offline mode: candidate docs from one mini-batch, with each attempt's outcome signal."""
+    def analyse_batch(self, tools: list[DocumentedTool], batch: list[Trajectory],
+                      facts: dict[str, list[str]] | None = None) -> EditorExchange:
+        """Offline mode: candidate docs from one mini-batch, with each attempt's outcome signal.
+
+        ``facts`` (tool -> fact lines counted by code over all attempts) are added when given.
+        """
         attempts = "\n\n".join(f"Attempt {i}:\n{render_attempt(t, show_outcome=True)}" for i, t in enumerate(batch, 1))
+        known = "".join(f"\n- {name}: {line}" for name, lines in sorted((facts or {}).items()) for line in lines)
         prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
-                  f"{len(batch)} attempts by an agent using these tools:\n\n{attempts}")
+                  f"{len(batch)} attempts by an agent using these tools:\n\n{attempts}"
+                  + (f"\n\n{FACTS_HEADING}{known}" if known else ""))
         return self._ask("batch", BATCH_TASK, prompt, [tool.name for tool in tools])
 
     def merge(self, tools: list[DocumentedTool], proposals: list[dict[str, str]]) -> EditorExchange:

@@ -7,7 +7,8 @@ is not run again: its last result stands.
 
 Offline mode (one toolset shared by all tasks): run the agent on the whole train set, have the
 editor analyse mini-batches of attempts with their outcome signal, merge the batch proposals by
-consensus, and repeat ``max_iterations`` (K) times.
+consensus, and repeat ``max_iterations`` (K) times. Improved, the editor instead writes each
+tool's doc from usage counts that code kept over all attempts so far.
 
 The paper's method is :data:`PAPER`. What makes it work with a small editor is a set of named
 knobs, each an ablation of its own (:class:`Improvements`), all on in :data:`IMPROVED`: tools
@@ -22,12 +23,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from modules.editor import DocEditor, EditorExchange
+from modules.editor import COMPARE_TASK, DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, Toolbox, tool_key
 from optimizers.base import (DocOptimizer, IterationRecord, IterationTracker, apply_exchange, apply_updates,
                              checkpoint_trajectory, restore_trajectory)
 from optimizers.evidence import EvidenceBook
+from optimizers.usage import UsageBook
 from otbench.envs.base import Environment
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
@@ -41,12 +43,19 @@ def _knob(help_text: str) -> Any:
 
 @dataclass(frozen=True)
 class Improvements:
-    """What ToolObserver adds to the paper's protocol; each field is one ablation (online mode)."""
+    """What ToolObserver adds to the paper's protocol; each field is one ablation.
+
+    Offline mode (one toolset shared by all tasks) uses ``facts`` (per-tool usage counts: sources of
+    results, outcome per situation, compared with the other tools) and ``per_tool`` (one editor call
+    per tool from those counts instead of batch analyses and a merge); the other knobs are about
+    hidden parameter schemas and per-task edits, which only online mode has.
+    """
 
     probe: bool = _knob("before the first attempt, call each tool whose parameters are not shown once with no "
                         "arguments: the tool's error names its required parameters")
     facts: bool = _knob("give the editor facts read by code from the tools' answers (parameters, accepted types, "
-                        "what worked and failed) instead of leaving it to infer them from transcripts")
+                        "what worked and failed; offline: each tool's result sources and outcome per situation "
+                        "against the other tools) instead of leaving it to infer them from transcripts")
     learned_schema: bool = _knob("where the setting shows no parameter schema, show the agent the one the facts "
                                  "support")
     per_tool: bool = _knob("one editor call per tool with only that tool's evidence, answered as a structured doc "
@@ -196,6 +205,9 @@ class ToolObserver(DocOptimizer):
 
     # -- offline ---------------------------------------------------------------------------------
     def _offline(self, student: ToolAgentProgram, tasks: list[Any], resume: dict[str, Any]) -> None:
+        knobs = self.improvements
+        usage = {toolset: UsageBook.from_dict(data) for toolset, data in resume.get("usage", {}).items()}
+        seen = EvidenceBook.from_dict(resume.get("evidence", {}))
         for step in range(resume.get("next_step", 0), self.max_iterations):
             trajectories = self._rollouts(student, tasks, f"iteration {step + 1}: explore")
             metrics = dict(self.env.summarise(trajectories))
@@ -207,8 +219,25 @@ class ToolObserver(DocOptimizer):
                 by_toolset[trajectory.toolset].append(trajectory)
             for toolset, members in by_toolset.items():
                 tools = student.toolbox.toolset(toolset)
+                names = {tool.name for tool in tools}
+                book = usage.setdefault(toolset, UsageBook())
+                book.add(members, names)
+                for trajectory in members:
+                    seen.add(toolset, trajectory.steps, names)
+                if knobs.per_tool:
+                    # without the facts knob each tool's editor call gets its calls as they happened
+                    asked = parallel_map(
+                        lambda tool: self.editor.describe(
+                            tool, book.facts(tool.name) if knobs.facts else seen.of(toolset, tool.name).call_lines(),
+                            None, task=COMPARE_TASK),
+                        [tool for tool in tools if tool.name in book.tools], num_threads=self.num_threads,
+                        description=f"iteration {step + 1}: editor", progress=self.progress)
+                    exchanges.extend(asked)
+                    changed += sum(apply_exchange(student.toolbox, toolset, exchange) for exchange in asked)
+                    continue
+                facts = {tool.name: book.facts(tool.name) for tool in tools} if knobs.facts else None
                 batches = [members[i : i + self.batch_size] for i in range(0, len(members), self.batch_size)]
-                analyses = parallel_map(lambda batch: self.editor.analyse_batch(tools, batch), batches,
+                analyses = parallel_map(lambda batch: self.editor.analyse_batch(tools, batch, facts), batches,
                                         num_threads=self.num_threads, description=f"iteration {step + 1}: batches",
                                         progress=self.progress)
                 exchanges.extend(analyses)
@@ -221,7 +250,9 @@ class ToolObserver(DocOptimizer):
                     consensus = proposals[0] if proposals else {}
                 changed += apply_updates(student.toolbox, toolset, consensus)
             metrics["docs_changed"] = float(changed)
-            checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json()}
+            checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json(),
+                          "usage": {toolset: book.to_dict() for toolset, book in usage.items()},
+                          "evidence": seen.to_dict()}
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_explored, trajectories, exchanges, checkpoint))
             self.final_trajectories = trajectories
 

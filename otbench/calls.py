@@ -31,9 +31,25 @@ class CallResult:
     """
 
     call: ToolCall
+    """The call as it was made."""
     ok: bool
+    """Whether the call ran and returned."""
     output: Any = None
+    """What it returned (``ok`` only)."""
     error: str | None = None
+    """Why it failed (not ``ok`` only)."""
+    situation: str = ""
+    """The kind of situation the call was made in, as any caller could see it (chess: the game phase
+    by the material on the board); blank where an environment has no such notion."""
+    value: float | None = None
+    """How much the call helped, higher is better, from the same outcome signal the attempt is scored
+    by (chess: the evaluation change in pawns; BrowseComp: 1 when a result was a page the question
+    needed); None where an environment does not judge single calls. Optimizers compare tools by it."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"call": self.call.to_dict(), "ok": self.ok, "output": self.output, "error": self.error}
+        data = {"call": self.call.to_dict(), "ok": self.ok, "output": self.output, "error": self.error}
+        if self.situation:
+            data["situation"] = self.situation
+        if self.value is not None:
+            data["value"] = self.value
+        return data

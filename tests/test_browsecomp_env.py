@@ -8,7 +8,7 @@ from scripted_lm import prompt_text, scripted_lm
 from modules.agent import AgentReply, FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
-from optimizers.toolobserver import ToolObserver
+from optimizers.toolobserver import PAPER, ToolObserver
 from otbench.calls import ToolCall
 from otbench.envs.browsecomp.tools import ANSWER_TOOL
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments
@@ -131,7 +131,7 @@ def test_toolobserver_learns_shared_docs_offline_from_multi_turn_attempts():
     editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
     program = ToolAgentProgram(env.toolbox(), agent)
     train = env.tasks("train")
-    optimizer = ToolObserver(env=env, editor=editor, mode="offline", max_iterations=2, batch_size=4, progress=False)
+    optimizer = ToolObserver(env=env, editor=editor, mode="offline", improvements=PAPER, max_iterations=2, batch_size=4, progress=False)
     optimizer.compile(program, trainset=train)
     assert ledger.phase("agent").calls == 2 * 2 * len(train)  # two turns per task, two iterations
     assert ledger.phase("editor").calls == 2 * (2 + 1)  # two batches and a merge per iteration
@@ -139,3 +139,23 @@ def test_toolobserver_learns_shared_docs_offline_from_multi_turn_attempts():
     assert "Call 1: search_1({\"query\": \"What is" in prompts[0] and "returned [{'url'" in prompts[0]
     assert program.toolbox.get("domains", "search_3").description == "Searches Wikipedia biographies."
     assert {t.steps[0].call.name for t in optimizer.final_trajectories} == {"search_3"}
+
+
+def test_improved_offline_toolobserver_tells_the_editor_where_each_tools_results_come_from():
+    env = tiny_env()
+    prompts = []
+
+    def editor_reply(messages):
+        prompts.append(prompt_text(messages))
+        return json.dumps({"description": "Searches one domain.", "parameters": {"query": "search words"}})
+
+    ledger = TokenLedger()
+    agent, editor = FunctionCallingAgent(instructions=env.agent_instructions), DocEditor()
+    agent.lm = scripted_lm(agent_reply, ledger=ledger, phase="agent")
+    editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
+    program = ToolAgentProgram(env.toolbox(), agent)
+    ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, progress=False).compile(
+        program, trainset=env.tasks("train"))
+    assert len(prompts) == 1 and "Tool: search_1" in prompts[0]  # only the tool the agent called
+    assert "its results came from: " in prompts[0] and "average outcome of its calls" in prompts[0]
+    assert program.toolbox.get("domains", "search_1").description == "Searches one domain."

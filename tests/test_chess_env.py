@@ -12,7 +12,7 @@ from modules.agent import AgentReply, FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
 from modules.reference_agents import NullAgent
-from optimizers.toolobserver import ToolObserver
+from optimizers.toolobserver import PAPER, ToolObserver
 from otbench import evaluate
 from otbench.calls import ToolCall
 from otbench.cli import run_main
@@ -169,7 +169,7 @@ def test_offline_toolobserver_learns_from_evaluations_on_chess(envs):
         def log_iteration(self, record):
             records.append(record)
 
-    ToolObserver(env=env, editor=editor, mode="offline", max_iterations=2, batch_size=2, tracker=Recorder(),
+    ToolObserver(env=env, editor=editor, mode="offline", improvements=PAPER, max_iterations=2, batch_size=2, tracker=Recorder(),
                  progress=False).compile(program, trainset=env.tasks("train"))
     batch_prompts = [p for p in prompts if "attempts by an agent" in p]
     assert len(batch_prompts) == 4 and len(prompts) == 6  # 2 batches + 1 merge, twice
@@ -214,3 +214,44 @@ def test_a_tool_runs_alone_on_any_fen_for_optimizers_that_explore_tools_one_by_o
     failed = phase_env.execute(TOOLSET_ID, ToolCall("engine_1", {"position": FENS["middlegame"]}))
     assert not failed.ok and "unexpected argument 'position'" in failed.error
     assert phase_env.toolset_of(phase_env.tasks("train")[0]) == TOOLSET_ID
+
+
+def test_improved_offline_toolobserver_writes_each_engine_from_its_results_by_phase(phase_env):
+    prompts = []
+
+    def editor_reply(messages):
+        prompt = prompt_text(messages)
+        prompts.append(prompt)
+        name = re.search(r"Tool: (engine_\d)", prompt).group(1)
+        return json.dumps({"description": f"{name}: see its phases.", "parameters": {"fen": "the position"}})
+
+    turns = iter(range(10_000))
+
+    def rotating_agent(messages):  # every engine gets moves in several phases
+        fen = re.search(r"FEN: (\S+ \S+ \S+ \S+ \S+ \S+)", prompt_text(messages)).group(1)
+        return json.dumps({"calls": [{"name": f"engine_{next(turns) % 4 + 1}", "arguments": {"fen": fen}}]})
+
+    ledger = TokenLedger()
+    agent, editor = FunctionCallingAgent(instructions=phase_env.agent_instructions), DocEditor()
+    agent.lm = scripted_lm(rotating_agent, ledger=ledger, phase="agent")
+    editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
+    program = ToolAgentProgram(phase_env.toolbox(), agent)
+    ToolObserver(env=phase_env, editor=editor, mode="offline", max_iterations=2, progress=False).compile(
+        program, trainset=phase_env.tasks("train"))
+    assert sorted(re.search(r"Tool: (engine_\d)", p).group(1) for p in prompts) == [
+        f"engine_{n}" for n in range(1, 5) for _ in range(2)]  # one call per tool and iteration, no batches
+    # counts are kept across iterations: the second has two calls per engine in the same phase
+    assert all("Facts read by code" in p and "pieces on the board" not in p for p in prompts)
+    assert any(re.search(r"in the [a-z ]+ \(.*pieces\): 2 calls, average outcome", p) for p in prompts[4:])
+    assert program.toolbox.get(TOOLSET_ID, "engine_1").description == "engine_1: see its phases."
+    assert program.toolbox.get(TOOLSET_ID, "engine_1").parameter_descriptions["fen"] == "the position"
+
+
+def test_the_move_question_states_the_piece_count_and_steps_carry_phase_and_evaluation_change(phase_env):
+    task = phase_env.tasks("train")[0]
+    board = task.position.board()
+    assert f"{len(board.piece_map())} pieces on the board" in phase_env.move_question(task, board, [])
+    trajectory = phase_env.rollout(FixedAgent("engine_1"), phase_env.toolbox(), task)
+    step = trajectory.steps[0]
+    assert step.situation.split(" (")[0] in {"opening", "middlegame", "endgame", "late endgame"}
+    assert step.value is not None and step.value <= 10.0

@@ -114,7 +114,7 @@ def test_offline_batches_trajectories_merges_by_consensus_and_iterates_k_times()
 
     program, editor, ledger = _setup(env, editor_reply)
     recorder = Recorder()
-    ToolObserver(env=env, editor=editor, mode="offline", max_iterations=2, batch_size=10, tracker=recorder,
+    PaperTO(env=env, editor=editor, mode="offline", max_iterations=2, batch_size=10, tracker=recorder,
                  progress=False).compile(program, trainset=env.tasks())
     assert jobs == ["batch"] * 3 + ["merge"] + ["batch"] * 3 + ["merge"]
     assert [r.metrics["E"] for r in recorder.records] == [0.0, 1.0]
@@ -127,7 +127,7 @@ def test_offline_batches_trajectories_merges_by_consensus_and_iterates_k_times()
 def test_offline_with_a_single_batch_skips_the_merge_call():
     env = ToyEnvironment(5, shared=True)
     program, editor, ledger = _setup(env, lambda m: ADDS)
-    ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, progress=False).compile(
+    PaperTO(env=env, editor=editor, mode="offline", max_iterations=1, progress=False).compile(
         program, trainset=env.tasks())
     assert ledger.phase("editor").calls == 1
 

@@ -147,7 +147,7 @@ class BrowseCompEnvironment:
             if calls_left <= 0:  # only the answer tool was offered: nothing else runs
                 errors.append(f"called {call.name!r} with no searches left")
                 continue
-            steps.append(self._search(call, seen, called_domains))
+            steps.append(self._search(call, seen, called_domains, set(task.evidence)))
         score = score_attempt(answer=answer, gold=task.answer, seen=seen, evidence=task.evidence,
                               called_domains=called_domains, optimal_domains=task.domains)
         found = sum(e in set(seen) for e in task.evidence)
@@ -176,7 +176,10 @@ class BrowseCompEnvironment:
         searches = [ToolCall(self.tool_of_domain[hop.domain], {"query": hop.query}) for hop in task.hops]
         return [*searches, ToolCall(ANSWER_TOOL, {"answer": task.answer})]
 
-    def _search(self, call: ToolCall, seen: list[str], called_domains: list[str]) -> CallResult:
+    def _search(self, call: ToolCall, seen: list[str], called_domains: list[str],
+                needed: set[str] | None = None) -> CallResult:
+        """Run one search; within a question its value is 1 when a result was a page the question needed
+        (the per-call share of the outcome the attempt's feedback reports as "k of the n pages needed")."""
         domain = self.domain_of_tool.get(call.name)
         if domain is None:
             return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
@@ -186,7 +189,8 @@ class BrowseCompEnvironment:
         called_domains.append(domain)
         results = self.searcher.search(query, domain)
         seen.extend(r.doc_id for r in results)
-        return CallResult(call, True, output=[r.to_dict() for r in results])
+        return CallResult(call, True, output=[r.to_dict() for r in results],
+                          value=None if needed is None else float(any(r.doc_id in needed for r in results)))
 
     def __enter__(self) -> BrowseCompEnvironment:
         return self

@@ -48,7 +48,7 @@ from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent
 from otbench.envs.chess.engine import EnginePool, find_stockfish, position_key, seeded_random_move
 from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Opponent
-from otbench.envs.chess.positions import Position, load_positions, piece_count
+from otbench.envs.chess.positions import Position, load_positions, phase_label, piece_count
 from otbench.envs.chess.tools import (DEFAULT_TOOLSET, FEN_PARAMETER, TOOLSETS, ChessTool, chess_tools,
                                       documented_tools)
 from otbench.errors import UserError
@@ -220,6 +220,7 @@ class ChessEnvironment:
                 move = seeded_random_move("failed-move", board)
             cp_after = self._centipawns_after(board, move, decision)
             san, uci, pieces = board.san(move), move.uci(), piece_count(board)
+            situation = phase_label(board)
             board.push(move)
             reply_san = None
             if not board.is_game_over(claim_draw=True):
@@ -230,8 +231,9 @@ class ChessEnvironment:
             record = MoveRecord(len(history) + 1, call.name, san, uci, pieces, decision.position_cp, cp_after, optimal,
                                 failure, reply_san)
             history.append(record)
-            steps.append(CallResult(call, True, output=record.describe()) if failure is None
-                         else CallResult(call, False, error=record.describe()))
+            steps.append(CallResult(call, True, output=record.describe(), situation=situation,
+                                    value=(_clamp(cp_after) - _clamp(decision.position_cp)) / 100)
+                         if failure is None else CallResult(call, False, error=record.describe(), situation=situation))
         return self._score(task, board, history, steps, replies, failures)
 
     def summarise(self, trajectories: list[Trajectory]) -> dict[str, float]:
@@ -266,7 +268,7 @@ class ChessEnvironment:
         side = "White" if board.turn == chess.WHITE else "Black"
         lines = [
             f"You play {side} against {task.opponent.name}. Your move {len(history) + 1} of at most {task.max_moves}; "
-            f"{side} to move.",
+            f"{side} to move; {piece_count(board)} pieces on the board (kings and pawns included).",
             f"FEN: {board.fen()}",
             "Board (uppercase = White, White at the bottom):",
             diagram(board),

@@ -49,6 +49,19 @@ def phase_of(board: chess.Board) -> str:
     return "late_endgame"
 
 
+def phase_label(board: chess.Board) -> str:
+    """The phase with the piece counts that define it (``"endgame (10-15 pieces)"``): a caller can count."""
+    phase = phase_of(board)
+    floors = list(PHASE_FLOORS.values())
+    if phase == PHASES[0]:
+        span = f"{floors[0]} or more pieces"
+    elif phase == PHASES[-1]:
+        span = f"{floors[-1] - 1} or fewer pieces"
+    else:
+        span = f"{PHASE_FLOORS[phase]}-{floors[PHASES.index(phase) - 1] - 1} pieces"
+    return f"{phase.replace('_', ' ')} ({span})"
+
+
 def bucket_of(score: chess.engine.PovScore) -> str:
     """The evaluation bucket of a score (any point of view): equal, or slight/winning/crushing for a side."""
     cp = white_centipawns(score)

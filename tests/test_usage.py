@@ -1,0 +1,56 @@
+"""Per-tool usage counts of offline mode: what the editor is told about each tool, read by code."""
+
+import json
+
+from optimizers.usage import UsageBook
+from otbench.calls import CallResult, ToolCall
+from otbench.trajectory import Trajectory
+
+
+def _search(name, hosts, value):
+    output = [{"url": f"https://{host}/page", "title": "t"} for host in hosts]
+    return CallResult(ToolCall(name, {"query": "q"}), True, output=output, value=value)
+
+
+def _move(name, situation, value):
+    return CallResult(ToolCall(name, {"fen": "x"}), True, output="move", situation=situation, value=value)
+
+
+def _book(steps, names):
+    book = UsageBook()
+    book.add([Trajectory(task_id="t", toolset="s", question="q", steps=steps)], names)
+    return book
+
+
+def test_sources_name_the_hosts_a_tool_returns_and_outcomes_are_compared_with_the_other_tools():
+    book = _book([_search("search_1", ["www.uspto.gov", "uspto.gov", "sec.gov"], 0.0),
+                  _search("search_1", ["uspto.gov"], 0.0),
+                  _search("search_2", ["en.wikipedia.org"], 1.0),
+                  CallResult(ToolCall("search_2", {"query": "q"}), True, output=[], value=0.0),
+                  CallResult(ToolCall("search_2", {}), False, error="TypeError: query")],
+                 {"search_1", "search_2"})
+    first = book.facts("search_1")
+    assert first[0] == "called 2 times: 0 failed, 0 returned nothing"
+    assert first[1] == "its results came from: uspto.gov (3 of 4), sec.gov (1 of 4)"
+    assert first[2] == "average outcome of its calls, higher is better: +0.00 (other tools: +0.50)"
+    assert book.facts("search_2")[0] == "called 3 times: 1 failed, 1 returned nothing"
+    assert book.facts("search_3") == ["not called yet"]
+
+
+def test_situations_rank_each_tool_against_the_others_and_need_two_calls():
+    opening, endgame = "opening (28 or more pieces)", "endgame (10-15 pieces)"
+    steps = ([_move("engine_1", opening, 0.1)] * 3 + [_move("engine_1", endgame, -3.0)] * 2
+             + [_move("engine_2", opening, -2.0)] * 2 + [_move("engine_2", endgame, 0.0)] * 2
+             + [_move("engine_3", endgame, -1.0)])  # one call: says nothing about engine_3 there
+    book = _book(steps, {"engine_1", "engine_2", "engine_3"})
+    facts = book.facts("engine_1")
+    assert f"in the {opening}: 3 calls, average outcome +0.10; the best tool there" in facts
+    assert f"in the {endgame}: 2 calls, average outcome -3.00; the worst tool there" in facts
+    assert f"in the {endgame}: 2 calls, average outcome +0.00; the best tool there" in book.facts("engine_2")
+    assert not any("endgame" in line for line in book.facts("engine_3"))
+
+
+def test_the_book_survives_a_checkpoint_and_ignores_unknown_tools():
+    book = _book([_move("engine_1", "opening", 0.5)] * 2 + [_move("ghost", "opening", 9.0)], {"engine_1"})
+    again = UsageBook.from_dict(json.loads(json.dumps(book.to_dict())))
+    assert again.facts("engine_1") == book.facts("engine_1") and "ghost" not in again.tools
