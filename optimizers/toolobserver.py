@@ -21,14 +21,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field, fields
+from functools import partial
 from typing import Any
 
 from modules.editor import COMPARE_TASK, DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, Toolbox, tool_key
-from optimizers.base import (DocOptimizer, IterationRecord, IterationTracker, apply_exchange, apply_updates,
-                             checkpoint_trajectory, restore_trajectory)
-from optimizers.evidence import EvidenceBook
+from optimizers.base import (
+    DocOptimizer,
+    IterationRecord,
+    IterationTracker,
+    apply_exchange,
+    apply_updates,
+    checkpoint_trajectory,
+    restore_trajectory,
+)
+from optimizers.evidence import EvidenceBook, ToolEvidence
 from optimizers.usage import UsageBook
 from otbench.envs.base import Environment
 from otbench.parallel import parallel_map
@@ -225,19 +233,13 @@ class ToolObserver(DocOptimizer):
                 for trajectory in members:
                     seen.add(toolset, trajectory.steps, names)
                 if knobs.per_tool:
-                    # without the facts knob each tool's editor call gets its calls as they happened
-                    asked = parallel_map(
-                        lambda tool: self.editor.describe(
-                            tool, book.facts(tool.name) if knobs.facts else seen.of(toolset, tool.name).call_lines(),
-                            None, task=COMPARE_TASK),
-                        [tool for tool in tools if tool.name in book.tools], num_threads=self.num_threads,
-                        description=f"iteration {step + 1}: editor", progress=self.progress)
+                    asked = self._describe_used(tools, book, seen.tools.get(toolset, {}), f"iteration {step + 1}")
                     exchanges.extend(asked)
                     changed += sum(apply_exchange(student.toolbox, toolset, exchange) for exchange in asked)
                     continue
                 facts = {tool.name: book.facts(tool.name) for tool in tools} if knobs.facts else None
                 batches = [members[i : i + self.batch_size] for i in range(0, len(members), self.batch_size)]
-                analyses = parallel_map(lambda batch: self.editor.analyse_batch(tools, batch, facts), batches,
+                analyses = parallel_map(partial(self.editor.analyse_batch, tools, facts=facts), batches,
                                         num_threads=self.num_threads, description=f"iteration {step + 1}: batches",
                                         progress=self.progress)
                 exchanges.extend(analyses)
@@ -255,6 +257,18 @@ class ToolObserver(DocOptimizer):
                           "evidence": seen.to_dict()}
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_explored, trajectories, exchanges, checkpoint))
             self.final_trajectories = trajectories
+
+
+    def _describe_used(self, tools: list[DocumentedTool], book: UsageBook, calls: dict[str, ToolEvidence],
+                       label: str) -> list[EditorExchange]:
+        """One editor call per tool the agent used: from its usage counts, or (without the facts knob)
+        from its calls as they happened."""
+        def describe(tool: DocumentedTool) -> EditorExchange:
+            lines = book.facts(tool.name) if self.improvements.facts else calls[tool.name].call_lines()
+            return self.editor.describe(tool, lines, None, task=COMPARE_TASK)
+
+        return parallel_map(describe, [tool for tool in tools if tool.name in book.tools],
+                            num_threads=self.num_threads, description=f"{label}: editor", progress=self.progress)
 
 
 def _restore(toolbox: Toolbox, toolset: str, docs: list[dict[str, Any]]) -> None:

@@ -17,10 +17,10 @@ from modules.reference_agents import OracleAgent
 from modules.tool_docs import Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent
+from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, Dataset, GenerationSpec, load_dataset
 from otbench.envs.browsecomp.questions import Question
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
-from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.tools import ANSWER_TOOL, TOOLSETS, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import UserError
 from otbench.trajectory import Trajectory

@@ -49,8 +49,7 @@ from otbench.envs.base import Agent
 from otbench.envs.chess.engine import EnginePool, find_stockfish, position_key, seeded_random_move
 from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Opponent
 from otbench.envs.chess.positions import Position, load_positions, phase_label, piece_count
-from otbench.envs.chess.tools import (DEFAULT_TOOLSET, FEN_PARAMETER, TOOLSETS, ChessTool, chess_tools,
-                                      documented_tools)
+from otbench.envs.chess.tools import DEFAULT_TOOLSET, FEN_PARAMETER, TOOLSETS, ChessTool, chess_tools, documented_tools
 from otbench.errors import UserError
 from otbench.trajectory import Trajectory
 
