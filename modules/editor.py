@@ -56,10 +56,11 @@ and expected type in a few words."""
 
 COMPARE_TASK = """\
 Write the documentation of one tool from a set of similar tools, using the facts below. The facts \
-were counted by code over many attempts by an agent, so trust them over the current description. \
-In 1-3 sentences say what the tool does, what its results are (name the sources they came from, \
-when listed), in which situations it is the best choice and in which to avoid it (name those \
-situations exactly as the facts do). Then give each parameter's meaning and expected type in a few words."""
+were counted by code over many attempts by an agent, so trust them. In 1-3 sentences say what \
+the tool does and what its results are, naming the sources they came from when listed (what kind \
+of pages those sites hold), and in which situations it is the best choice and in which to avoid \
+it, naming those situations exactly as the facts do. Then give each parameter's meaning and \
+expected type in a few words."""
 
 FACTS_HEADING = "Facts read by code from the tools' answers (trust them):"
 
@@ -186,15 +187,17 @@ class DocEditor(dspy.Module):
         return self._ask("revise", REVISE_TASK, prompt, called, required=1 if blank else 0)
 
     def describe(self, tool: DocumentedTool, facts: list[str], requests: list[str] | None, *,
-                 task: str = DESCRIBE_TASK) -> EditorExchange:
+                 task: str = DESCRIBE_TASK, show_current: bool = True) -> EditorExchange:
         """One tool, only its evidence: a structured doc (description plus each known parameter's meaning).
 
         ``requests`` are the requests it was called for (None: not shown, as for an offline toolset whose
         tasks all read alike); ``task`` is :data:`DESCRIBE_TASK` (one attempt's tool) or
-        :data:`COMPARE_TASK` (a tool among similar ones, from usage counts).
+        :data:`COMPARE_TASK` (a tool among similar ones, from usage counts). Without ``show_current`` the
+        current description is left out: a small model copies a generic one instead of using the facts.
         """
         parameters = [p.name for p in tool.parameters or ()]
-        prompt = (f"Tool: {tool.name}\nCurrent description: {tool.description or '(none)'}\n\n"
+        current = f"\nCurrent description: {tool.description or '(none)'}" if show_current else ""
+        prompt = (f"Tool: {tool.name}{current}\n\n"
                   f"{FACTS_HEADING}\n" + "\n".join(f"- {line}" for line in facts))
         if requests is not None:
             shown = "\n".join(f"- {request}" for request in requests) or "- (none yet)"

@@ -20,7 +20,7 @@ from that tool's facts, and an edit that makes the next attempt fail more often 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import Any
 
@@ -54,9 +54,9 @@ class Improvements:
     """What ToolObserver adds to the paper's protocol; each field is one ablation.
 
     Offline mode (one toolset shared by all tasks) uses ``facts`` (per-tool usage counts: sources of
-    results, outcome per situation, compared with the other tools) and ``per_tool`` (one editor call
-    per tool from those counts instead of batch analyses and a merge); the other knobs are about
-    hidden parameter schemas and per-task edits, which only online mode has.
+    results, outcome per situation, compared with the other tools), ``per_tool`` (one editor call
+    per tool from those counts instead of batch analyses and a merge) and ``cite_facts``; the other
+    knobs are about hidden parameter schemas and per-task edits, which only online mode has.
     """
 
     probe: bool = _knob("before the first attempt, call each tool whose parameters are not shown once with no "
@@ -69,6 +69,9 @@ class Improvements:
     per_tool: bool = _knob("one editor call per tool with only that tool's evidence, answered as a structured doc "
                            "(description and each parameter's meaning); asked again only on new evidence")
     accept_check: bool = _knob("undo an edit when the attempt with it has more failed calls than the one before")
+    cite_facts: bool = _knob("offline: end each tool's learned description with the usage facts that tell it from "
+                             "the others, stated by code (where its results come from; where it was the best or "
+                             "the worst tool), so they reach the agent even when the editor leaves them out")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -80,7 +83,7 @@ class Improvements:
 
 
 PAPER = Improvements()
-IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True)
+IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True, cite_facts=True)
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 
@@ -235,6 +238,8 @@ class ToolObserver(DocOptimizer):
                 if knobs.per_tool:
                     asked = self._describe_used(tools, book, seen.tools.get(toolset, {}), f"iteration {step + 1}")
                     exchanges.extend(asked)
+                    if knobs.cite_facts:
+                        asked = [_cite(exchange, book) for exchange in asked]
                     changed += sum(apply_exchange(student.toolbox, toolset, exchange) for exchange in asked)
                     continue
                 facts = {tool.name: book.facts(tool.name) for tool in tools} if knobs.facts else None
@@ -265,10 +270,16 @@ class ToolObserver(DocOptimizer):
         from its calls as they happened."""
         def describe(tool: DocumentedTool) -> EditorExchange:
             lines = book.facts(tool.name) if self.improvements.facts else calls[tool.name].call_lines()
-            return self.editor.describe(tool, lines, None, task=COMPARE_TASK)
+            return self.editor.describe(tool, lines, None, task=COMPARE_TASK, show_current=False)
 
         return parallel_map(describe, [tool for tool in tools if tool.name in book.tools],
                             num_threads=self.num_threads, description=f"{label}: editor", progress=self.progress)
+
+
+def _cite(exchange: EditorExchange, book: UsageBook) -> EditorExchange:
+    """The exchange with each proposed description followed by the usage facts that tell its tool apart."""
+    cited = {name: f"{text} {book.summary(name)}".strip() for name, text in exchange.updates.items()}
+    return replace(exchange, updates=cited)
 
 
 def _restore(toolbox: Toolbox, toolset: str, docs: list[dict[str, Any]]) -> None:

@@ -130,6 +130,30 @@ class UsageBook:
             lines.append(f"in the {situation}: {calls} calls, average outcome {_signed(value)}{rank}")
         return lines
 
+    def summary(self, name: str) -> str:
+        """The facts that tell this tool from the others, as one or two plain sentences for its doc:
+        where its results come from, and the situations where it was the best or the worst of the set."""
+        usage = self.tools.get(name)
+        if usage is None:
+            return ""
+        sentences = []
+        if usage.sources:
+            hosts = [host for host, _ in usage.sources.most_common(_TOP_SOURCES)]
+            sentences.append(f"Results seen came from {', '.join(hosts)}.")
+        others = {other: u.situation_means() for other, u in self.tools.items() if other != name}
+        best, worst = [], []
+        for situation, value in sorted(usage.situation_means().items()):
+            rivals = [means[situation] for means in others.values() if situation in means]
+            if rivals and all(value > rival for rival in rivals):
+                best.append(situation)
+            elif rivals and all(value < rival for rival in rivals):
+                worst.append(situation)
+        if best:
+            sentences.append(f"Best of the tools in the {' and the '.join(best)}.")
+        if worst:
+            sentences.append(f"Worst of the tools in the {' and the '.join(worst)}.")
+        return " ".join(sentences)
+
     def to_dict(self) -> dict[str, Any]:
         return {name: usage.to_dict() for name, usage in self.tools.items()}
 

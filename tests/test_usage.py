@@ -54,3 +54,14 @@ def test_the_book_survives_a_checkpoint_and_ignores_unknown_tools():
     book = _book([_move("engine_1", "opening", 0.5)] * 2 + [_move("ghost", "opening", 9.0)], {"engine_1"})
     again = UsageBook.from_dict(json.loads(json.dumps(book.to_dict())))
     assert again.facts("engine_1") == book.facts("engine_1") and "ghost" not in again.tools
+
+
+def test_the_summary_names_sources_and_where_a_tool_was_best_or_worst():
+    opening, endgame = "opening (28 or more pieces)", "endgame (10-15 pieces)"
+    steps = ([_move("engine_1", opening, 0.1)] * 2 + [_move("engine_1", endgame, -3.0)] * 2
+             + [_move("engine_2", opening, -2.0)] * 2 + [_move("engine_2", endgame, 0.0)] * 2)
+    book = _book(steps, {"engine_1", "engine_2"})
+    assert book.summary("engine_1") == f"Best of the tools in the {opening}. Worst of the tools in the {endgame}."
+    searches = _book([_search("search_1", ["uspto.gov", "sec.gov", "uspto.gov"], 0.0)], {"search_1"})
+    assert searches.summary("search_1") == "Results seen came from uspto.gov, sec.gov."
+    assert searches.summary("search_9") == ""
