@@ -110,12 +110,19 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
     assert all(path.endswith(".png") and (tmp_path / path.rsplit("/", 1)[1]).is_file() for path in second["plots"])
 
 
+def _adds_editor(messages):
+    """Documents function_1 only: in a batch reply (the paper's variant) or a per-tool doc (improved)."""
+    text = prompt_text(messages)
+    if "Tool: " in text:  # one tool per call
+        return json.dumps({"description": "Adds a and b." if "Tool: function_1" in text else ""})
+    return json.dumps({"updates": [{"name": "function_1", "description": "Adds a and b."}]})
+
+
 def test_offline_rows_are_scored_on_the_test_split_and_gold_swaps_in_the_true_docs(offline_toy, monkeypatch, tmp_path,
                                                                                     capsys):
     monkeypatch.chdir(tmp_path)
     _script_models(monkeypatch, {"agent": docs_aware_agent_reply, "exploration": any_role_reply,
-                                 "editor": lambda messages: json.dumps({"updates": [
-                                     {"name": "function_1", "description": "Adds a and b."}]})})
+                                 "editor": _adds_editor})
     code, out, _ = _run(["--env", "toy", "--limit", "4", "--test-limit", "3", "--optimizers", "toolobserver",
                          "--plots", str(tmp_path), "--json", "--quiet"], capsys)
     result = json.loads(out)
