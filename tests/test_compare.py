@@ -111,10 +111,11 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
 
 
 def _adds_editor(messages):
-    """Documents function_1 only: in a batch reply (the paper's variant) or a per-tool doc (improved)."""
+    """A batch reply documenting function_1 (the paper's variant), or a true per-tool doc of the one tool
+    the improved variant asks about (it asks only about tools the agent used)."""
     text = prompt_text(messages)
-    if "Tool: " in text:  # one tool per call
-        return json.dumps({"description": "Adds a and b." if "Tool: function_1" in text else ""})
+    if "Tool: " in text:
+        return json.dumps({"description": "Adds a and b." if "Tool: function_1" in text else "Multiplies a and b."})
     return json.dumps({"updates": [{"name": "function_1", "description": "Adds a and b."}]})
 
 
@@ -133,7 +134,8 @@ def test_offline_rows_are_scored_on_the_test_split_and_gold_swaps_in_the_true_do
     learned = mlflow.get_run(rows["+TO"]["run_id"]).data
     assert learned.tags["mode"] == "offline" and learned.metrics["test_n"] == 3.0
     assert (rows["base"]["docs_sem"], rows["gold"]["docs_sem"]) == (0.0, pytest.approx(1.0))
-    assert rows["+TO"]["docs_sem"] == pytest.approx(0.5)  # function_1 learned exactly, function_2 still blank
+    assert rows["+TO (paper)"]["docs_sem"] == pytest.approx(0.5)  # function_1 learned exactly, function_2 blank
+    assert rows["+TO"]["docs_sem"] == pytest.approx(1.0)  # each tool learned once the agent had used it
 
 
 def _log_run(tags, params, metrics, *, status="FINISHED", artifacts=None, history=None):
