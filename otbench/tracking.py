@@ -1,6 +1,6 @@
 """MLflow plumbing: a sqlite store under ``./mlruns`` and helpers every command uses.
 
-NOTES.md: the file store refuses to start without a flag and sqlite is MLflow's default, so the
+MLflow's file store refuses to start without a flag and sqlite is MLflow's default, so the
 store is ``mlruns/mlflow.db`` with artefacts in ``mlruns/artifacts``. ``--tracking-uri`` (or
 ``MLFLOW_TRACKING_URI``) points at any other MLflow server instead.
 """

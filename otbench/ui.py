@@ -1,6 +1,6 @@
 """``python -m otbench.ui``: the MLflow UI over otbench's store, on 127.0.0.1.
 
-NOTES.md: on an offline machine ``mlflow ui`` deadlocks unless litellm is told to use its local
+On an offline machine ``mlflow ui`` deadlocks unless litellm is told to use its local
 cost map, and the job-execution feature must be off; both are set here. Ctrl-C stops the server
 and its workers.
 """

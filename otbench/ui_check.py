@@ -34,7 +34,7 @@ from otbench.tracking import EXPERIMENT
 from otbench.ui import server_command, server_environment, stop_server
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-_START_TIMEOUT = 120.0  # NOTES.md: about 20 s on an idle machine, more when the cores are busy
+_START_TIMEOUT = 120.0  # the UI takes about 20 s to start on an idle machine, more when the cores are busy
 _RENDER_BUDGET_MS = 20_000
 _WINDOW_HEIGHT = 2600
 _SHOWN_DIGITS = 3  # the UI rounds metric values to three decimals

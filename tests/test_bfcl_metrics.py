@@ -1,5 +1,5 @@
-"""Edge cases of the BFCL-Opaque metrics (REFERENCE.md, "Metrics as the reference implementation
-computes them"), plus the choices documented in evals/bfcl_metrics.py."""
+"""Edge cases of the BFCL-Opaque metrics as the OpaqueToolsBench reference implementation computes
+them, plus the choices documented in evals/bfcl_metrics.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """BFCL's executable tests, read from the ``bfcl-eval==2025.6.8`` wheel.
 
-That release is the newest that still ships the executable categories (NOTES.md). The wheel pins
+That release is the newest that still ships the executable categories (later ones dropped them). The wheel pins
 heavy dependencies, so it is fetched with ``pip download --no-deps`` into the cache and its JSON
 is read straight out of the zip; a corrupt cached wheel is deleted and fetched again.
 """

@@ -1,4 +1,6 @@
-"""The four documentation settings of BFCL-Opaque (REFERENCE.md), applied per test.
+"""The four documentation settings of BFCL-Opaque, applied per test: ``gold`` (the true docs), ``names_only``
+(opaque names, nothing else), ``names_desc`` (plus the true descriptions) and ``names_params`` (plus the
+parameter schema, descriptions blanked).
 
 Each test gets its own copy of its tools, renamed ``function_1..N`` in the order the test lists
 them (except in ``gold``), so learning on one test never leaks into another.
