@@ -34,7 +34,7 @@ def _download_run_docs(spec: str) -> Path:
     run_id = spec.removeprefix("runs:/").strip("/").split("/")[0]
     try:
         return Path(mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{RUN_DOCS_ARTIFACT}"))
-    except Exception as exc:  # noqa: BLE001 - MLflow raises several types for a missing run or file
+    except Exception as exc:  # MLflow raises several types for a missing run or file
         raise UserError(f"--docs {spec}: no final docs in that run ({type(exc).__name__})") from exc
 
 

@@ -17,8 +17,7 @@ from evals.harness import run_rollouts
 from modules.agent import FunctionCallingAgent
 from modules.reference_agents import NullAgent
 from otbench import tracking
-from otbench.cli import (OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int,
-                         run_main)
+from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int, run_main
 from otbench.docs_io import apply_docs
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment

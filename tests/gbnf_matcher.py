@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 
 @dataclass(frozen=True)
 class Node:
     kind: str  # "lit", "class", "ref", "seq", "alt", "rep"
     value: object = None
-    children: tuple["Node", ...] = ()
+    children: tuple[Node, ...] = ()
     low: int = 0
     high: int | None = None
 
@@ -143,7 +143,7 @@ class Grammar:
             stack.extend(node.children)
 
     def accepts(self, text: str) -> bool:
-        @lru_cache(maxsize=None)
+        @cache
         def ends(node: Node, start: int) -> frozenset[int]:
             if node.kind == "lit":
                 return frozenset([start + len(node.value)]) if text.startswith(node.value, start) else frozenset()

@@ -22,7 +22,7 @@ class ScriptedEngine:
         self.responder = responder
         self.requests: list[list[dict[str, str]]] = []
 
-    def complete(self, request):  # noqa: ANN001, ANN201 - DSPy's engine protocol
+    def complete(self, request):  # DSPy's engine protocol
         messages = []
         if request.system is not None:
             system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system)

@@ -550,7 +550,7 @@ def test_holidays(year: str | int, country: str, day: str, name: str) -> None:
 
 
 def test_us_juneteenth_only_from_2021() -> None:
-    names = lambda year: {h["name"] for h in _call("retrieve_holiday_by_year", year=year, country="us")}  # noqa: E731
+    names = lambda year: {h["name"] for h in _call("retrieve_holiday_by_year", year=year, country="us")}
     assert "Juneteenth National Independence Day" in names("2021")
     assert "Juneteenth National Independence Day" not in names("2020")
 

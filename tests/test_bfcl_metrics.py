@@ -35,7 +35,10 @@ SCHEMAS = {
 }
 
 
-def ok(output, call=ToolCall("add", {"a": 1, "b": 2})) -> CallResult:
+_ADD_CALL = ToolCall("add", {"a": 1, "b": 2})
+
+
+def ok(output, call=_ADD_CALL) -> CallResult:
     return CallResult(call=call, ok=True, output=output)
 
 
@@ -320,7 +323,7 @@ def test_pairing_is_optimal_against_brute_force():
         padded = [[table[r][c] if r < n_gold and c < n_model else 0.0 for c in range(size)] for r in range(size)]
         totals = (sum(padded[r][c] for r, c in enumerate(p)) for p in itertools.permutations(range(size)))
         best = max(totals, default=0.0)
-        total = m._best_pairing_total(range(n_gold), range(n_model), lambda g, mo: table[g][mo])
+        total = m._best_pairing_total(range(n_gold), range(n_model), lambda g, mo, table=table: table[g][mo])
         assert total == pytest.approx(best)
 
 

@@ -1,5 +1,12 @@
-from evals.browsecomp_metrics import (evidence_recall, exact_match, normalise_answer, score_attempt,
-                                      sequence_match, summarise, token_f1)
+from evals.browsecomp_metrics import (
+    evidence_recall,
+    exact_match,
+    normalise_answer,
+    score_attempt,
+    sequence_match,
+    summarise,
+    token_f1,
+)
 
 
 def test_answers_match_ignoring_case_accents_punctuation_and_articles():

@@ -73,17 +73,14 @@ def test_missing_stockfish_is_a_one_line_user_error(monkeypatch, tmp_path):
 
 def test_engine_processes_are_closed_after_an_error():
     pool = EnginePool(find_stockfish(), size=2)
-    with pytest.raises(RuntimeError, match="boom"):
-        with pool:
-            with pool.engine() as first, pool.engine() as second:
-                first.best_move(chess.Board(), 2)
-                second.best_move(chess.Board(), 2)
-                pids = pool.pids()
-                raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), pool, pool.engine() as first, pool.engine() as second:
+        first.best_move(chess.Board(), 2)
+        second.best_move(chess.Board(), 2)
+        pids = pool.pids()
+        raise RuntimeError("boom")
     assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
-    with pytest.raises(RuntimeError, match="closed"):
-        with pool.engine():
-            pass
+    with pytest.raises(RuntimeError, match="closed"), pool.engine():
+        pass
 
 
 def test_an_engine_that_fails_to_start_is_a_user_error(tmp_path):

@@ -7,6 +7,7 @@ import re
 import chess
 import mlflow
 import pytest
+from scripted_lm import prompt_text, scripted_lm
 
 from modules.agent import AgentReply, FunctionCallingAgent
 from modules.editor import DocEditor
@@ -20,7 +21,6 @@ from otbench.envs.chess.env import TOOLSET_ID, ChessEnvironment
 from otbench.envs.chess.positions import Position
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
-from scripted_lm import prompt_text, scripted_lm
 
 FENS = {
     "opening": "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",

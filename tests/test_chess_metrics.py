@@ -2,8 +2,15 @@
 
 import pytest
 
-from evals.chess_metrics import (MATE_CP, bootstrapped_elo, elo_expected, elo_update, expected_score, optimal_tools,
-                                 streaming_elo)
+from evals.chess_metrics import (
+    MATE_CP,
+    bootstrapped_elo,
+    elo_expected,
+    elo_update,
+    expected_score,
+    optimal_tools,
+    streaming_elo,
+)
 
 
 def test_elo_update_follows_the_formula():

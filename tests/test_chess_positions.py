@@ -7,8 +7,15 @@ import chess.engine
 import pytest
 
 from otbench.envs.chess.generate import StrataFiller, split_and_number
-from otbench.envs.chess.positions import (BUCKETS, PHASES, bucket_of, largest_remainder, load_positions, phase_of,
-                                          stratum_quotas)
+from otbench.envs.chess.positions import (
+    BUCKETS,
+    PHASES,
+    bucket_of,
+    largest_remainder,
+    load_positions,
+    phase_of,
+    stratum_quotas,
+)
 from otbench.errors import UserError
 
 

@@ -32,7 +32,7 @@ def _run(main, argv, capsys):
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
-    code, out, err = _run(evaluate.main, argv, capsys)
+    code, _out, err = _run(evaluate.main, argv, capsys)
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
@@ -57,7 +57,7 @@ def test_oracle_scores_perfectly_and_logs_a_run(setting, capsys):
 
 
 def test_null_agent_scores_zero(capsys):
-    code, out, _ = _run(evaluate.main, ["--agent", "null", "--limit", "10", "--json", "--quiet"], capsys)
+    _code, out, _ = _run(evaluate.main, ["--agent", "null", "--limit", "10", "--json", "--quiet"], capsys)
     summary = json.loads(out)
     assert (summary["E"], summary["P"], summary["A"]) == (0.0, 0.0, 0.0)
 

@@ -259,7 +259,7 @@ def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
-    code, out, err = _run(argv, capsys)
+    code, _out, err = _run(argv, capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 

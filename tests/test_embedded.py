@@ -1,6 +1,7 @@
 """The real embedded model end to end (marked: slow, CI runs them)."""
 
 import json
+from pathlib import Path
 
 import mlflow
 import pytest
@@ -25,7 +26,7 @@ def test_the_embedded_model_answers_three_bfcl_tests(capsys):
     agent = summary["tokens_by_phase"]["agent"]
     assert agent["calls"] == 3 and agent["prompt_tokens"] > 0 and agent["completion_tokens"] > 0
     path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{summary['run_id']}/trajectories.jsonl")
-    for line in open(path):
+    for line in Path(path).read_text().splitlines():
         trajectory = json.loads(line)
         assert trajectory["steps"] or trajectory["parse_error"]  # a call, or a scored failure with its reason
 
@@ -79,7 +80,8 @@ def test_sigterm_while_the_embedded_model_answers_ends_the_command_and_its_serve
     import time
 
     def servers() -> set[str]:
-        return set(subprocess.run(["pgrep", "-f", "otbench.llm.server"], capture_output=True, text=True).stdout.split())
+        return set(subprocess.run(["pgrep", "-f", "otbench.llm.server"], capture_output=True, text=True,
+                                  check=False).stdout.split())
 
     running_before = servers()  # another command's server on this machine is not ours to judge
     command = [sys.executable, "-m", "otbench.evaluate", "--setting", "names_only", "--limit", "3", "--no-cache",

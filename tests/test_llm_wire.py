@@ -29,7 +29,7 @@ def recording_server():
     bodies = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's naming
+        def do_POST(self):  # http.server's naming
             bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             reply = {"id": "r", "object": "chat.completion", "created": 1, "model": "local",
                      "choices": [{"index": 0, "finish_reason": "stop",

@@ -1,5 +1,6 @@
-from otbench.llm.metering import TokenLedger
 from scripted_lm import scripted_lm
+
+from otbench.llm.metering import TokenLedger
 
 
 def test_tokens_are_counted_by_phase():
@@ -16,8 +17,9 @@ def test_tokens_are_counted_by_phase():
 
 
 def test_a_cache_hit_costs_nothing_but_its_tokens_are_kept_as_cached():
-    from otbench.llm.metering import MeteredLM
     from scripted_lm import ScriptedEngine
+
+    from otbench.llm.metering import MeteredLM
 
     ledger, engine = TokenLedger(), ScriptedEngine(lambda m: "one two")
     lm = MeteredLM("scripted/cached", engine=engine, cache=True, ledger=ledger, phase="agent")

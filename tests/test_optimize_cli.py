@@ -6,10 +6,10 @@ from contextlib import contextmanager
 
 import mlflow
 import pytest
+from scripted_lm import prompt_text, scripted_lm
 
 from otbench import optimize
 from otbench.cli import run_main
-from scripted_lm import prompt_text, scripted_lm
 
 
 def any_role_reply(messages):

@@ -1,14 +1,14 @@
 import json
 
 import pytest
+from recorder import Recorder
+from scripted_lm import prompt_text, scripted_lm
+from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 from modules.agent import FunctionCallingAgent
 from modules.program import ToolAgentProgram
 from optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
 from otbench.llm.metering import TokenLedger
-from recorder import Recorder
-from scripted_lm import prompt_text, scripted_lm
-from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 TRUTH = {"function_1": "Adds a and b.", "function_2": "Multiplies a and b."}
 
@@ -123,7 +123,7 @@ def test_an_interrupted_run_resumes_after_play_without_playing_again():
         _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=interrupted).compile(
             program, trainset=env.tasks())
     checkpoint = interrupted.records[-1].checkpoint
-    fresh, player2, refiner2, scorer2, ledger = _setup(env)
+    fresh, player2, refiner2, scorer2, _ledger = _setup(env)
     fresh.toolbox.adopt_docs(type(fresh.toolbox).from_json(checkpoint["docs"]))
     resumed = Recorder()
     _optimizer(env, player2, refiner2, scorer2, initial_samples=1, tracker=resumed).compile(

@@ -65,7 +65,7 @@ def test_online_stops_at_max_iterations_when_the_editor_keeps_rewriting():
 
 def test_a_task_the_editor_leaves_alone_is_not_run_again():
     env = ToyEnvironment(2)
-    program, editor, ledger = _setup(
+    program, editor, _ledger = _setup(
         env, lambda m: truthful_editor_reply(m) if "add 2 and 3" in prompt_text(m) else '{"updates": []}')
     recorder = Recorder()
     PaperTO(env=env, editor=editor, tracker=recorder, progress=False).compile(program, trainset=env.tasks())
@@ -85,7 +85,7 @@ def test_oracle_feedback_shows_the_outcome_to_the_editor_only_when_asked():
 def test_an_interrupted_run_resumes_from_its_last_checkpoint_with_the_same_result():
     env = ToyEnvironment(2)
     rewrite = endless_rewriter()
-    program, editor, ledger = _setup(env, rewrite)
+    program, editor, _ledger = _setup(env, rewrite)
     interrupted = Recorder(stop_after=1)
     with pytest.raises(KeyboardInterrupt):
         PaperTO(env=env, editor=editor, max_iterations=3, tracker=interrupted, progress=False).compile(

@@ -62,7 +62,7 @@ def test_the_paper_variant_learns_no_schema():
 
 def test_per_tool_docs_ask_once_per_tool_and_again_only_after_a_failure_on_new_evidence():
     env = ToyEnvironment(1, hide_parameters=True)
-    program, editor, ledger = _setup(env, describing_editor)
+    program, editor, _ledger = _setup(env, describing_editor)
     recorder = Recorder()
     ToolObserver(env=env, editor=editor, improvements=IMPROVED, tracker=recorder, progress=False).compile(
         program, trainset=env.tasks())

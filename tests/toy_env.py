@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from scripted_lm import prompt_text
+
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
-from scripted_lm import prompt_text
 
 IMPLEMENTATIONS = {"function_1": lambda a, b: a + b, "function_2": lambda a, b: a * b}
 

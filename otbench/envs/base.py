@@ -14,7 +14,7 @@ the optimizers never import an environment's own modules:
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from modules.tool_docs import Toolbox
 from otbench.calls import CallResult, ToolCall
@@ -70,7 +70,7 @@ class Environment(Protocol):
     def oracle_agent(self, tasks: list[Any]) -> Agent:
         """An agent that acts optimally on ``tasks`` (it must score perfectly: a check of the metrics)."""
 
-    def __enter__(self) -> Environment: ...
+    def __enter__(self) -> Self: ...
 
     def __exit__(self, *exc_info: object) -> None: ...
 

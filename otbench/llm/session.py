@@ -16,9 +16,9 @@ from typing import Any
 
 from otbench.errors import UserError
 from otbench.llm.metering import GrammarLM, MeteredLM, TokenLedger, UsageMemory
-from otbench.paths import cache_dir
 from otbench.llm.server import EmbeddedServer, ServerSettings
 from otbench.llm.weights import EMBEDDED_MODELS, check_gguf_file, ensure_gguf
+from otbench.paths import cache_dir
 
 EMBEDDED = "embedded"
 
@@ -46,7 +46,7 @@ def check_hosted_model(model: str) -> None:
 
     try:
         litellm.get_llm_provider(model)
-    except Exception as exc:  # noqa: BLE001 - litellm raises several types for an unroutable name
+    except Exception as exc:  # litellm raises several types for an unroutable name
         raise UserError(f"unknown model {model!r}: use 'embedded' or a litellm model such as openai/gpt-5-mini") from exc
     missing = litellm.validate_environment(model).get("missing_keys") or []
     if missing:

@@ -8,7 +8,7 @@ outputs come from executing them with the same functions.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Self
 
 from evals.bfcl_metrics import TestScore, score_test, summarise
 from modules.agent import FUNCTION_CALLING_INSTRUCTIONS
@@ -138,7 +138,7 @@ class BfclEnvironment:
     def close(self) -> None:
         self.sandbox.close()
 
-    def __enter__(self) -> BfclEnvironment:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -44,7 +44,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _bounded(value: int | float) -> int | float:
+def _bounded(value: float) -> int | float:
     if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
         raise ValueError(f"number too large (over {_MAX_INT_BITS} bits)")
     if isinstance(value, float) and not math.isfinite(value):
@@ -52,11 +52,11 @@ def _bounded(value: int | float) -> int | float:
     return value
 
 
-def _power(base: int | float, exponent: int | float) -> int | float:
+def _power(base: float, exponent: float) -> int | float:
     """base ** exponent, refusing results that would be huge before computing them."""
-    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1:
-        if (abs(base).bit_length() - 1) * exponent > _MAX_INT_BITS:
-            raise ValueError(f"power {base}**{exponent} is too large")
+    if (isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1
+            and (abs(base).bit_length() - 1) * exponent > _MAX_INT_BITS):
+        raise ValueError(f"power {base}**{exponent} is too large")
     try:
         result = base**exponent
     except OverflowError as exc:

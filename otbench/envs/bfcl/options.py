@@ -26,7 +26,7 @@ def check(args: argparse.Namespace) -> None:
         raise UserError("BFCL has one toolset per test; --toolset applies to chess and browsecomp")
 
 
-def build(args: argparse.Namespace, *, workers: int = 1):  # noqa: ANN201 - a BfclEnvironment
+def build(args: argparse.Namespace, *, workers: int = 1):  # a BfclEnvironment
     from otbench.envs.bfcl.data import ALL_CATEGORIES, DEFAULT_CATEGORIES
     from otbench.envs.bfcl.env import BfclEnvironment
 

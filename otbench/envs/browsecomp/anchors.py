@@ -55,7 +55,7 @@ _CONTINENTS = {"AF": "Africa", "AS": "Asia", "EU": "Europe", "NA": "North Americ
 
 def _main_airport(candidates: list[dict]) -> dict:
     """An international airport if the city has one, then the alphabetically first code: a fixed rule."""
-    return sorted(candidates, key=lambda a: ("International" not in a["name"], a["iata"]))[0]
+    return min(candidates, key=lambda a: ("International" not in a["name"], a["iata"]))
 
 
 def load_cities(min_population: int = 300_000) -> tuple[list[City], dict[str, Country]]:
@@ -96,9 +96,9 @@ def news_wheel_path() -> Path:
 
 def load_news(wheel: Path | None = None) -> list[NewsArticle]:
     """The 3,824 real news articles of NewsArticles, in file order."""
-    with zipfile.ZipFile(wheel or news_wheel_path()) as outer:
-        with zipfile.ZipFile(io.BytesIO(outer.read(_NEWS_MEMBER))) as inner:
-            text = inner.read("NewsArticles.csv").decode("utf-8")
+    with zipfile.ZipFile(wheel or news_wheel_path()) as outer, \
+            zipfile.ZipFile(io.BytesIO(outer.read(_NEWS_MEMBER))) as inner:
+        text = inner.read("NewsArticles.csv").decode("utf-8")
     return [
         NewsArticle(row["article_source_link"], row["title"].strip(), row["text"].strip(), row["publish_date"])
         for row in csv.DictReader(io.StringIO(text)) if row["text"].strip()

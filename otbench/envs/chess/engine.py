@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Self
 
 import chess
 import chess.engine
@@ -142,7 +143,7 @@ class Engine:
         finally:
             self._engine.close()
 
-    def __enter__(self) -> Engine:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -206,7 +207,7 @@ class EnginePool:
             engine.close()
         self.cache.close()
 
-    def __enter__(self) -> EnginePool:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

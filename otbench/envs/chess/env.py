@@ -37,6 +37,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import chess
 
@@ -266,8 +267,9 @@ class ChessEnvironment:
     def move_question(self, task: ChessTask, board: chess.Board, history: list[MoveRecord]) -> str:
         side = "White" if board.turn == chess.WHITE else "Black"
         lines = [
-            f"You play {side} against {task.opponent.name}. Your move {len(history) + 1} of at most {task.max_moves}; "
-            f"{side} to move; {piece_count(board)} pieces on the board (kings and pawns included).",
+            (f"You play {side} against {task.opponent.name}. Your move {len(history) + 1} of at most "
+             f"{task.max_moves}; {side} to move; {piece_count(board)} pieces on the board (kings and pawns "
+             "included)."),
             f"FEN: {board.fen()}",
             "Board (uppercase = White, White at the bottom):",
             diagram(board),
@@ -382,7 +384,7 @@ class ChessEnvironment:
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> ChessEnvironment:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

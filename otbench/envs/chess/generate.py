@@ -35,9 +35,18 @@ import chess.polyglot
 
 from otbench.cli import OneLineParser, positive_int, run_main
 from otbench.envs.chess.engine import Engine, find_stockfish, position_key
-from otbench.envs.chess.positions import (PHASES, TRAIN_SHARE, Position, bucket_of, default_data_path,
-                                          largest_remainder, phase_of, stratum_quotas, white_centipawns,
-                                          write_positions)
+from otbench.envs.chess.positions import (
+    PHASES,
+    TRAIN_SHARE,
+    Position,
+    bucket_of,
+    default_data_path,
+    largest_remainder,
+    phase_of,
+    stratum_quotas,
+    white_centipawns,
+    write_positions,
+)
 from otbench.errors import UserError
 
 DEBIAN_BOOK = Path("/usr/share/games/gnuchess/book.bin")

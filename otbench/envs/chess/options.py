@@ -34,7 +34,7 @@ def check(args: argparse.Namespace) -> None:
     find_stockfish(args.stockfish)
 
 
-def build(args: argparse.Namespace, *, workers: int = 1):  # noqa: ANN201 - a ChessEnvironment
+def build(args: argparse.Namespace, *, workers: int = 1):  # a ChessEnvironment
     from otbench.envs.chess.env import ChessEnvironment
     from otbench.envs.chess.tools import DEFAULT_TOOLSET
     from otbench.paths import cache_dir

@@ -94,7 +94,7 @@ def validate_polygon(vertices: list[list[float]]) -> bool:
     return True
 
 
-def maxPoints(points: list[list[int]]) -> int:  # noqa: N802 - BFCL's function name
+def maxPoints(points: list[list[int]]) -> int:  # BFCL's function name
     """The largest number of the given points lying on one straight line (duplicates count)."""
     corners = check.points(points, "points")
     best = 0

@@ -26,7 +26,7 @@ def _western_easter(year: int) -> date:
     g = (8 * b + 13) // 25
     h = (19 * a + b - d - g + 15) % 30
     i, k = divmod(c, 4)
-    l = (32 + 2 * e + 2 * i - h - k) % 7  # noqa: E741 - the algorithm's customary name
+    l = (32 + 2 * e + 2 * i - h - k) % 7  # the algorithm's customary name
     m = (a + 11 * h + 22 * l) // 451
     month, day = divmod(h + l - 7 * m + 114, 31)
     return date(year, month, day + 1)

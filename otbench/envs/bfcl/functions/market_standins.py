@@ -222,7 +222,7 @@ def _product(asin: str) -> tuple[str, float]:
     return f"{brand} {name}", price
 
 
-def get_price_by_amazon_ASIN(ASIN: str) -> str:  # noqa: N802, N803 - BFCL's names
+def get_price_by_amazon_ASIN(ASIN: str) -> str:  # BFCL's names
     """Current price of an Amazon product as a dollar string, e.g. '$79.99'.
 
     Deterministic offline stand-in for a live Amazon product data web service: the product
@@ -232,7 +232,7 @@ def get_price_by_amazon_ASIN(ASIN: str) -> str:  # noqa: N802, N803 - BFCL's nam
     return f"${_product(_asin(ASIN))[1]:.2f}"
 
 
-def get_product_name_by_amazon_ASIN(ASIN: str) -> str:  # noqa: N802, N803 - BFCL's names
+def get_product_name_by_amazon_ASIN(ASIN: str) -> str:  # BFCL's names
     """Name of an Amazon product, e.g. 'Kestrel Portable Bluetooth Speaker'.
 
     Deterministic offline stand-in for a live Amazon product data web service: the product
@@ -242,7 +242,7 @@ def get_product_name_by_amazon_ASIN(ASIN: str) -> str:  # noqa: N802, N803 - BFC
     return _product(_asin(ASIN))[0]
 
 
-def get_rating_by_amazon_ASIN(ASIN: str) -> float:  # noqa: N802, N803 - BFCL's names
+def get_rating_by_amazon_ASIN(ASIN: str) -> float:  # BFCL's names
     """Average customer star rating of an Amazon product, from 1 to 5 (e.g. 4.4).
 
     Deterministic offline stand-in for a live Amazon product data web service: the rating is

@@ -158,7 +158,7 @@ def calculate_cosine_similarity(vectorA: list[float], vectorB: list[float]) -> f
     return sum(x * y for x, y in zip(first, second)) / norm_product
 
 
-def generate_random_number(min: int, max: int) -> int:  # noqa: A002 - BFCL's parameter names
+def generate_random_number(min: int, max: int) -> int:  # BFCL's parameter names
     """An integer in [min, max], both included.
 
     Deterministic stand-in for a random number generator: the value is derived from a stable
