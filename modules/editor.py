@@ -208,7 +208,8 @@ class DocEditor(dspy.Module):
                                schema=describe_schema(parameters), schema_name="tool_doc", max_tokens=self.max_tokens)
         data = data or {}
         description = " ".join(str(data.get("description", "")).split())
-        meanings = data.get("parameters") if isinstance(data.get("parameters"), dict) else {}
+        meanings = data.get("parameters")
+        meanings = meanings if isinstance(meanings, dict) else {}
         cleaned = {name: " ".join(str(text).split()) for name, text in meanings.items()
                    if name in parameters and isinstance(text, str) and text.strip()}
         return EditorExchange("describe", prompt, reply, {tool.name: description} if description else {},

@@ -109,7 +109,8 @@ def _make_signature(
         _field_name(p.name): (Any, dspy.InputField(desc=descriptions.get(p.name, ""))) for p in parameters
     }
     fields[_RESULT_FIELD] = (Any, dspy.OutputField(desc=returns))
-    return dspy.make_signature(fields, description)
+    signature: type[dspy.Signature] = dspy.make_signature(fields, description)
+    return signature
 
 
 class DocumentedTool(Parameter):
@@ -155,7 +156,8 @@ class DocumentedTool(Parameter):
 
     @property
     def returns(self) -> str:
-        return self.signature.output_fields[_RESULT_FIELD].json_schema_extra["desc"]
+        text: str = self.signature.output_fields[_RESULT_FIELD].json_schema_extra["desc"]
+        return text
 
     @property
     def parameter_descriptions(self) -> dict[str, str]:
@@ -207,7 +209,7 @@ class DocumentedTool(Parameter):
     def to_dict(self) -> dict[str, Any]:
         """Code-free form for export: everything the agent is shown."""
         descriptions = self.parameter_descriptions
-        data = {
+        data: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "returns": self.returns,

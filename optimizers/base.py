@@ -7,6 +7,7 @@ command line backs with MLflow.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,7 +38,7 @@ class IterationRecord:
     metrics: dict[str, float]
     toolbox: Toolbox
     trajectories: list[Trajectory] = field(default_factory=list)
-    exchanges: list[Exchange] = field(default_factory=list)
+    exchanges: Sequence[Exchange] = field(default_factory=list)
     checkpoint: dict[str, Any] = field(default_factory=dict)
 
 

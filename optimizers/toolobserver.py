@@ -194,9 +194,9 @@ class ToolObserver(DocOptimizer):
         """The editor's proposals for one attempt: one call for the toolset (paper), or one per tool."""
         tools = toolbox.toolset(trajectory.toolset)
         if not self.improvements.per_tool:
-            facts = ({tool.name: book.of(trajectory.toolset, tool.name).facts() for tool in tools}
-                     if self.improvements.facts else None)
-            return [self.editor.revise(tools, trajectory, show_outcome=self.oracle_feedback, facts=facts)]
+            toolset_facts = ({tool.name: book.of(trajectory.toolset, tool.name).facts() for tool in tools}
+                             if self.improvements.facts else None)
+            return [self.editor.revise(tools, trajectory, show_outcome=self.oracle_feedback, facts=toolset_facts)]
         called = {step.call.name for step in trajectory.steps}
         failed = {step.call.name for step in trajectory.steps if not step.ok}
         exchanges = []

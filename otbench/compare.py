@@ -104,7 +104,7 @@ def _group_options(parser: argparse.ArgumentParser, title: str) -> list[argparse
 
 
 def forwarded(parser: argparse.ArgumentParser, values: dict[str, Any], titles: tuple[str, ...],
-              skip: set[str] = frozenset()) -> list[str]:
+              skip: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Command-line arguments that pass on every non-default option of the named option groups."""
     argv: list[str] = []
     for title in titles:
@@ -152,7 +152,7 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
         gold = evaluate_row("gold", own, ["--docs", "gold"], env.setting, "gold")
     rows = [evaluate_row("base", own, [], env.setting, "base"), gold]
 
-    variants = [(name, []) for name in chosen_optimizers(args.optimizers)]
+    variants: list[tuple[str, list[str]]] = [(name, []) for name in chosen_optimizers(args.optimizers)]
     if ("toolobserver", []) in variants:  # the paper's protocol beside the improved default
         variants.insert(variants.index(("toolobserver", [])), ("toolobserver", ["--variant", "paper"]))
     for name, variant in variants:
@@ -177,6 +177,8 @@ def find_run(plan: RowPlan) -> Any | None:
     import mlflow
 
     experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    if experiment is None:  # nothing was ever logged to this store
+        return None
     clauses = [f"tags.{key} = {_quoted(value)}" for key, value in plan.tags.items()]
     clauses += [f"params.{key} = {_quoted(value)}" for key, value in plan.params.items()]
     clauses.append("attributes.status = 'FINISHED'")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tqdm import tqdm
 
@@ -25,7 +25,7 @@ Result = TypeVar("Result")
 class MapInterrupted(Exception):
     """The map stopped early; ``finished`` maps item index -> result for what completed."""
 
-    def __init__(self, finished: dict[int, object], cause: BaseException) -> None:
+    def __init__(self, finished: dict[int, Any], cause: BaseException) -> None:
         super().__init__(f"{type(cause).__name__}: {cause}")
         self.finished = finished
         self.cause = cause

@@ -9,12 +9,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import matplotlib
 
 matplotlib.use("Agg")  # headless: commands run on servers and in CI
 
 import matplotlib.pyplot as plt  # after the backend is chosen
+from matplotlib.ticker import MaxNLocator
 
 
 def plot_metric_by_iteration(histories: dict[str, list[tuple[int, float]]], metric: str, title: str,
@@ -34,7 +36,7 @@ def plot_metric_by_iteration(histories: dict[str, list[tuple[int, float]]], metr
     axes.set_ylabel(metric)
     axes.set_title(title)
     axes.grid(alpha=0.3)
-    axes.xaxis.get_major_locator().set_params(integer=True)
+    cast(MaxNLocator, axes.xaxis.get_major_locator()).set_params(integer=True)  # the default locator
     _unit_scale(axes, [v for points in histories.values() for _, v in points] + list((references or {}).values()))
     if histories or references:
         axes.legend()

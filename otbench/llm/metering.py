@@ -153,7 +153,7 @@ class TokenLedger:
         rows["all"] = {key: sum(row[key] for row in rows.values()) for key in _row(PhaseUsage())}
         return rows
 
-    def flat_metrics(self) -> dict[str, int]:
+    def flat_metrics(self) -> dict[str, float]:
         """``tokens_agent_total`` style keys, one level deep, as MLflow wants them."""
         return {
             f"tokens_{phase}_{key.removesuffix('_tokens')}": value

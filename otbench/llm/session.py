@@ -7,6 +7,7 @@ such as ``compare``) it is started once and kept for all of them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -108,8 +109,9 @@ def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = 
         embedded: dict[str, Any] = {}
         if EMBEDDED in choice.values():
             path, name = _embedded_identity(options)
-            threads = {"threads": options.threads} if options.threads else {}
-            settings = ServerSettings(path, slots=options.slots, context_per_slot=options.context_per_slot, **threads)
+            settings = ServerSettings(path, slots=options.slots, context_per_slot=options.context_per_slot)
+            if options.threads:
+                settings = dataclasses.replace(settings, threads=options.threads)
             url = _pool.url(settings) if _pool is not None else stack.enter_context(EmbeddedServer(settings))
             # repeat_penalty: at temperature 0 the small Qwen models can loop until max_tokens. The litellm
             # engine forwards it (and a grammar) to llama.cpp and keeps the server's timings in each reply.

@@ -22,7 +22,7 @@ import inspect
 import math
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from otbench.calls import ToolCall
 from otbench.envs.bfcl.functions import FUNCTIONS
@@ -40,7 +40,7 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
 }
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

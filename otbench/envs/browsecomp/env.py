@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from evals.browsecomp_metrics import METRIC_NAMES, score_attempt, summarise
 from modules.reference_agents import OracleAgent
@@ -38,7 +38,7 @@ result is about the entity you mean. Give the answer alone (a name, a year or a 
 _CALL_LINE = re.compile(r"^Call \d+:", re.MULTILINE)
 
 
-def _render_results(output: object) -> str:
+def _render_results(output: Any) -> str:
     if not output:
         return "  (no results)"
     return "\n".join(f"  {i}. {r['title']} | {r['url']} | {' '.join(r['snippet'].split())}"

@@ -196,9 +196,10 @@ class ChessEnvironment:
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
         """One call on the position its FEN names, outside any game: the move, in UCI notation."""
-        tool, given, error = self._read_call(call)
-        if error is not None:
-            return CallResult(call, False, error=error)
+        read = self._read_call(call)
+        if isinstance(read, str):
+            return CallResult(call, False, error=read)
+        tool, given = read
         with self._pool.engine() as engine:
             return CallResult(call, True, output=tool.player.choose(given, engine).uci())
 
@@ -216,7 +217,7 @@ class ChessEnvironment:
             call, move, failure = self._execute(reply, board, decision)
             optimal = failure is None and call.name in decision.optimal and move == decision.moves[call.name]
             if move is None:
-                failures.append(failure)
+                failures.append(failure or "no move")
                 move = seeded_random_move("failed-move", board)
             cp_after = self._centipawns_after(board, move, decision)
             san, uci, pieces = board.san(move), move.uci(), piece_count(board)
@@ -257,7 +258,10 @@ class ChessEnvironment:
         order = list(self._tools)
 
         def best_call(question: str) -> list[ToolCall]:
-            fen = _FEN_LINE.search(question).group(1).strip()
+            found = _FEN_LINE.search(question)
+            if found is None:
+                raise ValueError("the oracle was asked about a question without a FEN line")
+            fen = found.group(1).strip()
             optimal = self.decision(chess.Board(fen)).optimal
             return [ToolCall(next(name for name in order if name in optimal), {FEN_PARAMETER: fen})]
 
@@ -314,9 +318,10 @@ class ChessEnvironment:
         if not reply.calls:
             return ToolCall(NO_CALL), None, f"no tool call: {reply.error or 'empty reply'}"
         call = reply.calls[0]
-        tool, given, error = self._read_call(call)
-        if error is not None:
-            return call, None, error
+        read = self._read_call(call)
+        if isinstance(read, str):
+            return call, None, read
+        tool, given = read
         if position_key(given) == position_key(board):
             return call, decision.moves[call.name], None
         with self._pool.engine() as engine:
@@ -326,25 +331,25 @@ class ChessEnvironment:
                                 f"the current position")
         return call, move, None
 
-    def _read_call(self, call: ToolCall) -> tuple[ChessTool, chess.Board, None] | tuple[None, None, str]:
-        """The tool and position a call names, or the error a real function would raise."""
+    def _read_call(self, call: ToolCall) -> tuple[ChessTool, chess.Board] | str:
+        """The tool and position a call names, or (a string) the error a real function would raise."""
         tool = self._tools.get(call.name)
         if tool is None:
-            return None, None, f"NameError: no tool named {call.name!r}"
+            return f"NameError: no tool named {call.name!r}"
         unexpected = sorted(set(call.arguments) - {FEN_PARAMETER})
         if unexpected:
-            return None, None, f"TypeError: {call.name}() got an unexpected argument {unexpected[0]!r}"
+            return f"TypeError: {call.name}() got an unexpected argument {unexpected[0]!r}"
         fen = call.arguments.get(FEN_PARAMETER)
         if not isinstance(fen, str):
             problem = "missing 1 required argument: 'fen'" if fen is None else "argument 'fen' must be a FEN string"
-            return None, None, f"TypeError: {call.name}() {problem}"
+            return f"TypeError: {call.name}() {problem}"
         try:
             given = chess.Board(fen)
         except ValueError as exc:
-            return None, None, f"ValueError: {call.name}(): invalid FEN: {exc}"
+            return f"ValueError: {call.name}(): invalid FEN: {exc}"
         if not given.is_valid() or given.is_game_over(claim_draw=False):
-            return None, None, f"ValueError: {call.name}(): no move to suggest in that position"
-        return tool, given, None
+            return f"ValueError: {call.name}(): no move to suggest in that position"
+        return tool, given
 
     def _score(self, task: ChessTask, board: chess.Board, history: list[MoveRecord], steps: list[CallResult],
                replies: list[str], failures: list[str]) -> Trajectory:

@@ -69,8 +69,14 @@ def _start_worker(stockfish: str) -> None:
     util.Finalize(None, _worker_engine.close, exitpriority=10)  # runs when the worker process exits
 
 
+def _engine() -> Engine:
+    if _worker_engine is None:
+        raise RuntimeError("this process is not a generation worker: its engine was never started")
+    return _worker_engine
+
+
 def _classify(board: chess.Board, depth: int, source: str) -> Candidate:
-    score = _worker_engine.evaluate(board, depth)
+    score = _engine().evaluate(board, depth)
     return board.fen(), phase_of(board), bucket_of(score), white_centipawns(score), source
 
 
@@ -105,7 +111,7 @@ def self_play(job: tuple[int, int, str, int, frozenset[str]]) -> list[Candidate]
         if rng.random() < SAMPLE_RATE and phase_of(board) in wanted and not board.is_game_over(claim_draw=True):
             candidates.append(_classify(board, depth, f"gnuchess-book+self-play:seed-{seed}:game-{index}"))
         search_depth, random_rate = strength[board.turn]
-        move = None if rng.random() < random_rate else _worker_engine.best_move(board, search_depth)
+        move = None if rng.random() < random_rate else _engine().best_move(board, search_depth)
         if move is not None:
             board.push(move)
             if not board.is_repetition(2):
@@ -203,8 +209,8 @@ def generate(*, count: int, seed: int, stockfish: str, book: Path, puzzles: Path
                     break
         games = 0
         while filler.missing() and games < max_games:
-            wanted = frozenset(phase for phase in PHASES if filler.phase_has_room(phase, puzzles=False))
-            jobs = [(seed, index, str(book), depth, wanted) for index in range(games, min(games + GAMES_PER_BATCH, max_games))]
+            open_phases = frozenset(phase for phase in PHASES if filler.phase_has_room(phase, puzzles=False))
+            jobs = [(seed, index, str(book), depth, open_phases) for index in range(games, min(games + GAMES_PER_BATCH, max_games))]
             for found in pool.map(self_play, jobs):
                 for candidate in found:
                     filler.offer(candidate)

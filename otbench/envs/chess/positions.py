@@ -8,16 +8,19 @@ paper stratifies them: equal, then slight / winning / crushing-or-mate for each 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 import chess
 import chess.engine
 
 from evals.chess_metrics import MATE_CP
 from otbench.errors import UserError
+
+_Key = TypeVar("_Key")
 
 PHASES = ("opening", "middlegame", "endgame", "late_endgame")
 # Lowest piece count (kings and pawns included) of each phase; below the last: late endgame.
@@ -77,7 +80,7 @@ def white_centipawns(score: chess.engine.PovScore) -> int:
     return score.white().score(mate_score=MATE_CP)
 
 
-def largest_remainder(shares: dict[tuple[str, ...] | str, float], total: int) -> dict:
+def largest_remainder(shares: Mapping[_Key, float], total: int) -> dict[_Key, int]:
     """Whole counts proportional to ``shares`` that add up to exactly ``total`` (ties broken by key order)."""
     exact = {key: share * total for key, share in shares.items()}
     counts = {key: int(value) for key, value in exact.items()}

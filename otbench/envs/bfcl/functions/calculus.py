@@ -93,7 +93,7 @@ def _function_name(node: ast.expr) -> str | None:
 
 
 def _evaluate(node: ast.expr, variable: str, at: _Dual) -> _Dual:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return _Dual(float(node.value))
     if isinstance(node, ast.Name):
         if node.id == variable:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, datetime, time, timedelta
+from typing import Any
 
 from . import _checks as check
 from . import _stable
@@ -161,7 +162,7 @@ def get_stock_history(stock_name: str, interval: str, diffandsplits: str = "fals
     _, close, dividend = _STOCKS[symbol]
     volatility = {"5m": 0.002, "15m": 0.003, "30m": 0.004, "1h": 0.006, "1d": 0.015, "1wk": 0.03,
                   "1mo": 0.06, "3mo": 0.1}[step]
-    bars = []
+    bars: list[dict[str, Any]] = []
     for moment in reversed(_history_times(step)):
         key = ("stock-history", symbol, step, moment.isoformat())
         open_price = close / (1 + _stable.uniform(-volatility, volatility, *key, "move"))

@@ -106,7 +106,7 @@ def get_prime_factors(number: int) -> list[int]:
     return factors
 
 
-def quadratic_roots(a: int, b: int, c: int) -> list[float] | list[dict[str, float]]:
+def quadratic_roots(a: float, b: float, c: float) -> list[float] | list[dict[str, float]]:
     """Both roots of a*x**2 + b*x + c = 0, the '+' root of the quadratic formula first.
 
     Real roots come back as two floats (equal when the discriminant is 0). Complex roots,
