@@ -4,6 +4,7 @@ Each environment package has an ``options`` module with three functions, importe
 needed so that ``--help`` stays fast:
 
 - ``add_arguments(group)``: its own options (shared ones, such as ``--toolset``, live here);
+- ``toolsets()``: the tool sets ``--toolset`` chooses from, as its help shows them;
 - ``check(args)``: refuse bad values with a :class:`~otbench.errors.UserError`, before anything slow;
 - ``build(args, workers)``: the configured environment.
 """
@@ -34,7 +35,8 @@ def _options(name: str) -> ModuleType:
 def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("environment")
     group.add_argument("--env", default="bfcl", help=f"environment: {', '.join(ENVIRONMENTS)}")
-    group.add_argument("--toolset", default=None, help="which tool set of the environment (default: its first)")
+    listed = "; ".join(f"{name}: {_options(name).toolsets()}" for name in ENVIRONMENTS)
+    group.add_argument("--toolset", default=None, help=f"which tool set of the environment ({listed})")
     for name in ENVIRONMENTS:
         _options(name).add_arguments(group)
 

@@ -17,6 +17,11 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help="BFCL: CPU seconds a tool call may use (default 5)")
 
 
+def toolsets() -> str:
+    """What ``--toolset`` means here, for its help: nothing to choose, every test brings its own tools."""
+    return "none, every test brings its own tools; their docs are chosen with --setting"
+
+
 def check(args: argparse.Namespace) -> None:
     from otbench.envs.bfcl.opacity import SETTINGS
 

@@ -16,6 +16,13 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help=f"BrowseComp: searches per question before the agent must answer (default {defaults.MAX_CALLS})")
 
 
+def toolsets() -> str:
+    """The tool sets ``--toolset`` chooses from, for its help."""
+    from otbench.envs.browsecomp.tools import TOOLSETS
+
+    return f"{', '.join(TOOLSETS)} (default {TOOLSETS[0]})"
+
+
 def check(args: argparse.Namespace) -> None:
     from otbench.envs.browsecomp.retrieval import RETRIEVERS
     from otbench.envs.browsecomp.tools import TOOLSETS
@@ -34,6 +41,7 @@ def check(args: argparse.Namespace) -> None:
 
 def build(args: argparse.Namespace, *, workers: int = 1):  # a BrowseCompEnvironment
     from otbench.envs.browsecomp.env import BrowseCompEnvironment
+    from otbench.envs.browsecomp.tools import TOOLSETS
 
-    return BrowseCompEnvironment(toolset=args.toolset or "domains", retriever=args.retriever,
+    return BrowseCompEnvironment(toolset=args.toolset or TOOLSETS[0], retriever=args.retriever,
                                  snippet_chars=args.snippet_chars, max_calls=args.max_calls)

@@ -25,6 +25,13 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                             "'none' keeps them for this run only")
 
 
+def toolsets() -> str:
+    """The tool sets ``--toolset`` chooses from, for its help."""
+    from otbench.envs.chess.tools import DEFAULT_TOOLSET, TOOLSETS
+
+    return f"{', '.join(TOOLSETS)} (default {DEFAULT_TOOLSET})"
+
+
 def check(args: argparse.Namespace) -> None:
     from otbench.envs.chess.engine import find_stockfish
     from otbench.envs.chess.tools import TOOLSETS

@@ -1,0 +1,62 @@
+"""The ``otbench`` console script: one name for every command, the same one-line errors."""
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from otbench import console
+from otbench.envs.registry import ENVIRONMENTS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        console.main(argv)
+    captured = capsys.readouterr()
+    return stop.value.code, captured.out, captured.err
+
+
+def test_the_entry_point_is_declared_for_the_console_function():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"otbench": "otbench.console:main"}
+
+
+def test_version(capsys):
+    code, out, _ = _run(["--version"], capsys)
+    assert code == 0 and out.startswith("otbench ") and out.split()[1] == console.package_version()
+
+
+def test_help_lists_every_command(capsys):
+    code, out, _ = _run(["--help"], capsys)
+    assert code == 0 and all(name in out for name in console.COMMANDS)
+    assert set(console.COMMANDS) == {"optimize", "evaluate", "compare", "export", "ui", "bench", "prepare"}
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    ([], "no command given"),
+    (["train"], "unknown command 'train'"),
+    (["optimize", "--p2p-samples", "0"], "expected a number >= 1, got 0"),
+    (["evaluate", "--env", "atari"], "unknown environment 'atari'"),
+])
+def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
+    code, _out, err = _run(argv, capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_command_runs_with_the_rest_of_the_arguments(tmp_path, capsys):
+    docs = tmp_path / "docs.json"
+    docs.write_text(json.dumps({"format": "otbench.docs/1", "meta": {}, "toolsets": {
+        "t": [{"name": "function_1", "description": "Adds.", "returns": "", "parameters": None}]}}))
+    code, out, err = _run(["export", str(docs), "--format", "openai", "--toolset", "t"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["t"][0]["function"]["name"] == "function_1"
+
+
+def test_toolset_help_lists_each_environments_tool_sets(capsys):
+    code, out, _ = _run(["evaluate", "--help"], capsys)
+    flat = " ".join(out.split())
+    assert code == 0 and all(f"{name}:" in flat for name in ENVIRONMENTS)
+    assert "phase, skill, elo" in flat and "domains, domains+all" in flat
