@@ -251,6 +251,11 @@ class DocumentedTool(Parameter):
         self.signature = self.signature.load_state(state["signature"])
         return self
 
+    def reset(self) -> None:
+        """DSPy's ``reset_copy`` resets every parameter to its unlearned state. A tool's docs are not
+        something a run adds to a parameter (as demos are to a predictor): they are the parameter, and
+        stay."""
+
     def __deepcopy__(self, memo: dict[int, Any]) -> DocumentedTool:
         twin = copy.copy(self)
         memo[id(self)] = twin

@@ -11,12 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import dspy
 from dspy.teleprompt import Teleprompter
 
 from evals.harness import run_rollouts
 from modules.program import ToolAgentProgram
 from modules.tool_docs import Toolbox
 from optimizers.evidence import EvidenceBook, probe_toolset
+from optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
 from otbench.envs.base import Environment
 from otbench.trajectory import Trajectory
 
@@ -44,6 +46,18 @@ class IterationRecord:
 
 class IterationTracker(Protocol):
     def log_iteration(self, record: IterationRecord) -> None: ...
+
+
+class _Recording:
+    """Keeps the iterations a compile logs (for its results) and passes each on to the user's tracker."""
+
+    def __init__(self, tracker: IterationTracker) -> None:
+        self.tracker = tracker
+        self.records: list[IterationRecord] = []
+
+    def log_iteration(self, record: IterationRecord) -> None:
+        self.records.append(record)
+        self.tracker.log_iteration(record)
 
 
 class NoTracking:
@@ -90,13 +104,20 @@ def restore_trajectory(data: dict[str, Any]) -> Trajectory:
 
 
 class DocOptimizer(Teleprompter):
-    """What the documentation teleprompters share: the environment, the tracker, concurrency.
+    """What the documentation teleprompters share: the environment, the tracker, concurrency, and DSPy's
+    contract for ``compile``.
 
-    ``compile(student, trainset=..., resume=...)`` improves ``student.toolbox`` in place and
-    returns the student. Afterwards ``final_trajectories`` are the train tasks run with the final
-    docs (for online environments, the result), and ``editor_rounds`` counts editor rounds per
-    task when the optimizer works per task. ``evaluates_start_docs`` says whether its first
-    logged step scores the starting docs (a "before" figure comes free) or already new ones.
+    ``compile(student, trainset=..., valset=..., resume=...)`` leaves ``student`` untouched and returns
+    an improved copy whose ``detailed_results`` (:class:`~optimizers.results.DocOptimizationResult`)
+    hold the iterations, the final attempts and the tokens spent. A subclass implements
+    :meth:`_optimize`, which improves the copy's docs in place, and may set ``final_trajectories``
+    (the train tasks run with the final docs) and ``editor_rounds`` (editor rounds per task) on the way.
+    ``evaluates_start_docs`` says whether its first logged step scores the starting docs (a "before"
+    figure comes free) or already new ones.
+
+    LMs: an optimizer's own modules use the LM given to its constructor, else ``dspy.settings.lm``
+    when they call (so ``with dspy.context(lm=...)`` around ``compile`` scopes them); the agent's calls
+    use the student's agent's LM, with the same fallback.
     """
 
     evaluates_start_docs = False
@@ -111,6 +132,71 @@ class DocOptimizer(Teleprompter):
         self.progress = progress
         self.final_trajectories: list[Trajectory] = []
         self.editor_rounds: dict[str, int] = {}
+
+    def compile(self, student: ToolAgentProgram, *, trainset: list[Any], teacher: Any = None,
+                valset: list[Any] | None = None, resume: dict[str, Any] | None = None,
+                **kwargs: Any) -> ToolAgentProgram:
+        """An improved copy of ``student``, learned on ``trainset``, with ``detailed_results`` attached.
+
+        With a ``valset`` (offline environments: docs shared by all tasks), the docs of every logged
+        iteration and the final docs are scored on it and the best (primary metric; the latest on a tie)
+        are returned. ``resume`` is the checkpoint of the last finished iteration of an interrupted run.
+        """
+        if valset and self.env.learning == "online":
+            raise ValueError(f"{self.env.name} learns docs per task (online): a valset's tasks have tools of "
+                             "their own, so no docs learned here apply to them")
+        program: ToolAgentProgram = student.deepcopy()
+        marks = TokenMarks(self._lms(program))
+        self.final_trajectories, self.editor_rounds = [], {}
+        recording = _Recording(self.tracker)
+        self.tracker, outer = recording, self.tracker
+        try:
+            self._optimize(program, list(trainset), resume or {})
+        finally:
+            self.tracker = outer
+        chosen, val_trajectories = "final", list[Trajectory]()
+        if valset:
+            chosen, val_trajectories = self._choose_on_valset(program, recording.records, list(valset))
+        program.detailed_results = DocOptimizationResult(
+            iterations=tuple(IterationResult(r.step, dict(r.metrics), r.toolbox.to_json(), tuple(r.trajectories))
+                             for r in recording.records),
+            final_trajectories=tuple(self.final_trajectories),
+            editor_rounds=dict(self.editor_rounds),
+            tokens=marks.counts(),
+            val_metrics=dict(self.env.summarise(val_trajectories)) if val_trajectories else None,
+            val_trajectories=tuple(val_trajectories),
+            chosen_docs=chosen,
+        )
+        return program
+
+    def _optimize(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
+        """Improve ``program.toolbox`` in place, logging each iteration to ``self.tracker``."""
+        raise NotImplementedError
+
+    def _lms(self, program: ToolAgentProgram) -> dict[str, Any]:
+        """The LM of each role this optimizer's calls are made in (None: ``dspy.settings.lm``), for token counts."""
+        return {"agent": getattr(program.agent, "lm", None) or dspy.settings.lm}
+
+    def _choose_on_valset(self, program: ToolAgentProgram, records: list[IterationRecord],
+                          valset: list[Any]) -> tuple[str, list[Trajectory]]:
+        """Score the final docs and each iteration's docs on ``valset``; put the best on ``program``."""
+        candidates = [("final", program.toolbox.deepcopy())]
+        candidates += [(f"step {record.step}", record.toolbox) for record in reversed(records)]
+        best: tuple[float, str, Toolbox, list[Trajectory]] | None = None
+        seen: list[dict[str, Any]] = []
+        for label, docs in candidates:
+            if docs.to_json() in seen:  # the same docs score the same: not paid for twice
+                continue
+            seen.append(docs.to_json())
+            trajectories = run_rollouts(self.env, program.agent, docs, valset, num_threads=self.num_threads,
+                                        description=f"valset: {label} docs", progress=self.progress)
+            score = self.env.summarise(trajectories)[self.env.primary_metric]
+            if best is None or score > best[0]:
+                best = (score, label, docs, trajectories)
+        assert best is not None  # the final docs are always a candidate
+        _, label, docs, trajectories = best
+        program.toolbox = docs.deepcopy()
+        return label, trajectories
 
     def _rollouts(self, student: ToolAgentProgram, tasks: list[Any], description: str) -> list[Trajectory]:
         return run_rollouts(self.env, student.agent, student.toolbox, tasks, num_threads=self.num_threads,

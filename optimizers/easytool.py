@@ -110,23 +110,28 @@ class EasyTool(DocOptimizer):
     """Teleprompter: condense and add guidelines to every tool of the train tasks' toolsets, then score them.
 
     One iteration only (nothing is learned from use); the logged step evaluates the new docs.
+    ``editor_lm`` is the writer's LM (default: ``dspy.settings.lm`` when it is called).
     """
 
-    def __init__(self, *, env: Environment, writer: EasyToolWriter, num_threads: int = 1,
-                 tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False) -> None:
+    def __init__(self, *, env: Environment, writer: EasyToolWriter | None = None, editor_lm: dspy.LM | None = None,
+                 num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
+                 probe: bool = False) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe)
-        self.writer = writer
+        self.writer = writer or EasyToolWriter()
+        if editor_lm is not None:
+            self.writer.lm = editor_lm
 
-    def compile(self, student: ToolAgentProgram, *, trainset: list[Any], teacher: Any = None,
-                valset: list[Any] | None = None, resume: dict[str, Any] | None = None,
-                **kwargs: Any) -> ToolAgentProgram:
+    def _lms(self, program: ToolAgentProgram) -> dict[str, Any]:
+        return {**super()._lms(program), "editor": self.writer.lm or dspy.settings.lm}
+
+    def _optimize(self, student: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
         """Rewrite the docs of every tool the train tasks use, then score them on the train tasks.
 
         A ``resume`` checkpoint means the single step already finished: nothing is left to do.
         (An interrupted rewrite is simply rerun; the LM cache makes finished calls free.)
         """
         if resume:
-            return student
+            return
         if self.probe:
             self._learn_interfaces(student.toolbox, trainset)
         jobs = [(toolset, tool) for toolset in self._toolsets(trainset) for tool in student.toolbox.toolset(toolset)]
@@ -139,4 +144,3 @@ class EasyTool(DocOptimizer):
         self.tracker.log_iteration(IterationRecord(0, metrics, student.toolbox.deepcopy(), trajectories, rewrites,
                                                    checkpoint))
         self.final_trajectories = trajectories
-        return student

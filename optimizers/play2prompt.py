@@ -190,11 +190,13 @@ class Play2Prompt(DocOptimizer):
     """Teleprompter: tool play, example selection, beam-searched docs; then the train tasks are scored.
 
     ``scorer`` is the task agent used to score candidate docs (its LM should be charged to the
-    exploration phase); it defaults to the student's agent.
+    exploration phase); it defaults to the student's agent. ``explorer_lm`` plays with the tools and
+    judges examples, ``editor_lm`` rewrites docs (each default: ``dspy.settings.lm`` when it is called).
     """
 
     def __init__(
-        self, *, env: Environment, player: ToolPlayer, refiner: DocRefiner, scorer: Agent | None = None,
+        self, *, env: Environment, player: ToolPlayer | None = None, refiner: DocRefiner | None = None,
+        explorer_lm: dspy.LM | None = None, editor_lm: dspy.LM | None = None, scorer: Agent | None = None,
         initial_samples: int = 3, retries: int = 2, top_k: int = 3, beam_width: int = 2, expansions: int = 2,
         iterations: int = 1, num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
         probe: bool = False,
@@ -206,15 +208,22 @@ class Play2Prompt(DocOptimizer):
                 raise ValueError(f"{name} must be at least 1, got {value}")
         if retries < 0:
             raise ValueError(f"retries must be at least 0, got {retries}")
-        self.player, self.refiner, self.scorer = player, refiner, scorer
+        self.player, self.refiner, self.scorer = player or ToolPlayer(), refiner or DocRefiner(), scorer
+        if explorer_lm is not None:
+            self.player.lm = explorer_lm
+        if editor_lm is not None:
+            self.refiner.lm = editor_lm
         self.initial_samples, self.retries, self.top_k = initial_samples, retries, top_k
         self.beam_width, self.expansions, self.iterations = beam_width, expansions, iterations
 
-    def compile(self, student: ToolAgentProgram, *, trainset: list[Any], teacher: Any = None,
-                valset: list[Any] | None = None, resume: dict[str, Any] | None = None,
-                **kwargs: Any) -> ToolAgentProgram:
+    def _lms(self, program: ToolAgentProgram) -> dict[str, Any]:
+        scorer_lm = getattr(self.scorer, "lm", None) if self.scorer is not None else None
+        return {**super()._lms(program), "exploration": self.player.lm or dspy.settings.lm,
+                "editor": self.refiner.lm or dspy.settings.lm,
+                **({"scorer": scorer_lm} if scorer_lm is not None else {})}
+
+    def _optimize(self, student: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
         """Explore every tool of the train tasks' toolsets, refine its doc, then score the train tasks."""
-        resume = resume or {}
         scorer = self.scorer or student.agent
         states = [ToolState.from_dict(s) for s in resume["states"]] if "states" in resume else [
             ToolState(toolset, tool.name) for toolset in self._toolsets(trainset)
@@ -241,7 +250,6 @@ class Play2Prompt(DocOptimizer):
             self.tracker.log_iteration(IterationRecord(step, metrics, student.toolbox.deepcopy(), trajectories, [],
                                                        self._checkpoint(step + 1, student, states)))
             self.final_trajectories = trajectories
-        return student
 
     # -- stage 1: tool play ------------------------------------------------------------------------
     def _play(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:

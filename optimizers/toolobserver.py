@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import Any
 
+import dspy
+
 from modules.editor import COMPARE_TASK, DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, Toolbox, tool_key
@@ -97,18 +99,24 @@ class ToolObserver(DocOptimizer):
 
     ``oracle_feedback`` (online) shows the editor whether each attempt succeeded, as the
     authors' released code did; the paper's online mode gives the editor no gold information.
+    ``mode`` defaults to how the environment learns; ``editor_lm`` is the editor's LM (default:
+    ``dspy.settings.lm`` when it is called).
     """
 
     def __init__(
-        self, *, env: Environment, editor: DocEditor, mode: str = "online", max_iterations: int | None = None,
+        self, *, env: Environment, editor: DocEditor | None = None, editor_lm: dspy.LM | None = None,
+        mode: str | None = None, max_iterations: int | None = None,
         batch_size: int = 10, oracle_feedback: bool = False, improvements: Improvements | None = None,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress)
+        mode = mode or env.learning
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self.improvements = IMPROVED if improvements is None else improvements
-        self.editor = editor
+        self.editor = editor or DocEditor()
+        if editor_lm is not None:
+            self.editor.lm = editor_lm
         self.mode = mode
         self.max_iterations = max_iterations if max_iterations is not None else (10 if mode == "online" else 3)
         self.batch_size = batch_size
@@ -119,19 +127,14 @@ class ToolObserver(DocOptimizer):
         """The first step scores the starting docs, unless probing already showed a learned schema."""
         return not (self.improvements.probe and self.improvements.learned_schema)
 
-    def compile(
-        self, student: ToolAgentProgram, *, trainset: list[Any], teacher: Any = None, valset: list[Any] | None = None,
-        resume: dict[str, Any] | None = None, **kwargs: Any,
-    ) -> ToolAgentProgram:
-        """Improve ``student.toolbox`` in place and return the student.
-
-        ``resume`` is the checkpoint of the last finished iteration of an interrupted run.
-        """
+    def _optimize(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
         if self.mode == "online":
-            self._online(student, trainset, resume or {})
+            self._online(program, trainset, resume)
         else:
-            self._offline(student, trainset, resume or {})
-        return student
+            self._offline(program, trainset, resume)
+
+    def _lms(self, program: ToolAgentProgram) -> dict[str, Any]:
+        return {**super()._lms(program), "editor": self.editor.lm or dspy.settings.lm}
 
     # -- online ----------------------------------------------------------------------------------
     def _online(self, student: ToolAgentProgram, tasks: list[Any], resume: dict[str, Any]) -> None:

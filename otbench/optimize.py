@@ -18,11 +18,10 @@ from typing import Any
 
 from evals.harness import run_rollouts
 from modules.agent import FunctionCallingAgent
-from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
 from optimizers.base import DocOptimizer
-from optimizers.easytool import EasyTool, EasyToolWriter
-from optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
+from optimizers.easytool import EasyTool
+from optimizers.play2prompt import Play2Prompt
 from optimizers.toolobserver import MODES, VARIANTS, Improvements, ToolObserver
 from otbench import tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int, run_main
@@ -170,14 +169,14 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
             "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm, "seed": args.seed}
     with _run(args.resume, tags, {**saved_args, "n_tasks": len(trainset)}, nested) as run:
         try:
-            optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
+            learned = optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
         except MapInterrupted as stop:
             hint = f"finished iterations are kept; continue with --resume {run.info.run_id}"
             if isinstance(stop.cause, KeyboardInterrupt):
                 raise KeyboardInterrupt(hint) from None
             raise UserError(f"optimization stopped ({stop}); {hint}") from stop.cause
-        test = _evaluate_on_test(args, env, program) if env.learning == "offline" else None
-        return _finish(args, env, program, optimizer, ledger, run.info.run_id, tracker.elapsed_seconds(), test)
+        test = _evaluate_on_test(args, env, learned) if env.learning == "offline" else None
+        return _finish(args, env, learned, optimizer, ledger, run.info.run_id, tracker.elapsed_seconds(), test)
 
 
 def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tracker: Any) -> DocOptimizer:
@@ -190,20 +189,16 @@ def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tr
     if args.optimizer != "toolobserver":  # probing is not specific to ToolObserver: offered to every optimizer
         common["probe"] = bool(args.probe)
     if args.optimizer == "easytool":
-        writer = EasyToolWriter()
-        writer.lm = lms["editor"]
-        return EasyTool(writer=writer, **common)
+        return EasyTool(editor_lm=lms["editor"], **common)
     if args.optimizer == "play2prompt":
-        player, refiner = ToolPlayer(), DocRefiner()
-        player.lm, refiner.lm = lms["exploration"], lms["editor"]
         scorer = FunctionCallingAgent(instructions=env.agent_instructions)
         scorer.lm = lms["agent"].for_phase("exploration")
-        return Play2Prompt(player=player, refiner=refiner, scorer=scorer, initial_samples=args.p2p_samples,
+        return Play2Prompt(explorer_lm=lms["exploration"], editor_lm=lms["editor"], scorer=scorer,
+                           initial_samples=args.p2p_samples,
                            retries=args.p2p_retries, top_k=args.p2p_top_k, beam_width=args.p2p_beam_width,
                            expansions=args.p2p_expansions, iterations=args.p2p_iterations, **common)
-    editor = DocEditor()
-    editor.lm = lms["editor"]
-    return ToolObserver(editor=editor, mode=args.mode, max_iterations=args.iterations, batch_size=args.batch_size,
+    return ToolObserver(editor_lm=lms["editor"], mode=args.mode, max_iterations=args.iterations,
+                        batch_size=args.batch_size,
                         improvements=improvements_of(args),
                         oracle_feedback=args.oracle_feedback, **common)
 
@@ -238,10 +233,11 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
     client = mlflow.tracking.MlflowClient()
     history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
                for key in (*env.metric_names, "docs_changed", "tokens_all_total")}
+    results = program.detailed_results
     before = {key: values[0].value for key, values in history.items()
               if values and key in env.metric_names and optimizer.evaluates_start_docs}
-    if optimizer.final_trajectories:
-        after = {k: v for k, v in env.summarise(optimizer.final_trajectories).items() if k != "n"}
+    if results.final_trajectories:
+        after = {k: v for k, v in env.summarise(list(results.final_trajectories)).items() if k != "n"}
     else:  # a resumed run with nothing left to do: its last logged step is final
         after = {key: values[-1].value for key, values in history.items() if values and key in env.metric_names}
     out = args.out / run_id
@@ -250,12 +246,12 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
     program.toolbox.save(str(out / "final_state.json"))
     mlflow.log_artifact(str(out / "final_docs.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
     mlflow.log_artifact(str(out / "final_state.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
-    rounds = list(optimizer.editor_rounds.values())
+    rounds = list(results.editor_rounds.values())
     tokens = ledger.snapshot()
     llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
     summary = {
         "run_id": run_id, "optimizer": args.optimizer, "env": env.name, "setting": env.setting,
-        "mode": args.mode, "n": len(optimizer.final_trajectories), "before": before, "after": after, "test": test,
+        "mode": args.mode, "n": len(results.final_trajectories), "before": before, "after": after, "test": test,
         "mean_editor_iterations": round(sum(rounds) / len(rounds), 2) if rounds else 0.0,
         "steps": len(history["tokens_all_total"]),
         "tokens_by_phase": tokens, "server": ledger.server_figures(), "seconds": round(seconds, 1),

@@ -11,6 +11,7 @@ that item was waiting on the embedded server that the interrupt had just stopped
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 from collections.abc import Callable, Sequence
@@ -55,7 +56,9 @@ def parallel_map(
                 done.put((index, False, exc))
 
     for number in range(min(max(1, num_threads), len(items))):
-        threading.Thread(target=work, name=f"parallel_map-{number}", daemon=True).start()
+        # each worker runs in a copy of the caller's context: settings scoped with dspy.context reach it
+        threading.Thread(target=contextvars.copy_context().run, args=(work,), name=f"parallel_map-{number}",
+                         daemon=True).start()
     results: dict[int, Result] = {}
     bar = tqdm(total=len(items), desc=description, unit="task", disable=not progress or not items, dynamic_ncols=True)
     try:

@@ -132,7 +132,7 @@ def test_toolobserver_learns_shared_docs_offline_from_multi_turn_attempts():
     program = ToolAgentProgram(env.toolbox(), agent)
     train = env.tasks("train")
     optimizer = ToolObserver(env=env, editor=editor, mode="offline", improvements=PAPER, max_iterations=2, batch_size=4, progress=False)
-    optimizer.compile(program, trainset=train)
+    program = optimizer.compile(program, trainset=train)
     assert ledger.phase("agent").calls == 2 * 2 * len(train)  # two turns per task, two iterations
     assert ledger.phase("editor").calls == 2 * (2 + 1)  # two batches and a merge per iteration
     assert "Outcome: failure" in prompts[0] and "Feedback: answered 'unknown'" in prompts[0]

@@ -169,7 +169,7 @@ def test_offline_toolobserver_learns_from_evaluations_on_chess(envs):
         def log_iteration(self, record):
             records.append(record)
 
-    ToolObserver(env=env, editor=editor, mode="offline", improvements=PAPER, max_iterations=2, batch_size=2, tracker=Recorder(),
+    program = ToolObserver(env=env, editor=editor, mode="offline", improvements=PAPER, max_iterations=2, batch_size=2, tracker=Recorder(),
                  progress=False).compile(program, trainset=env.tasks("train"))
     batch_prompts = [p for p in prompts if "attempts by an agent" in p]
     assert len(batch_prompts) == 4 and len(prompts) == 6  # 2 batches + 1 merge, twice

@@ -32,7 +32,7 @@ def test_two_writer_calls_per_tool_then_one_scoring_run_per_task():
     program, writer, ledger = _setup(env)
     recorder = Recorder()
     optimizer = EasyTool(env=env, writer=writer, tracker=recorder, progress=False)
-    optimizer.compile(program, trainset=env.tasks())
+    program = optimizer.compile(program, trainset=env.tasks())
     assert ledger.phase("editor").calls == 3 * 2 * 2  # three toolsets, two tools, two calls each
     assert ledger.phase("agent").calls == 3
     assert ledger.phase("exploration").calls == 0  # EasyTool never runs a tool
@@ -47,7 +47,7 @@ def test_two_writer_calls_per_tool_then_one_scoring_run_per_task():
 def test_the_writer_prompt_holds_the_condensed_purpose():
     env = ToyEnvironment(1)
     program, writer, _ = _setup(env)
-    EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
+    program = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
     guideline_prompts = [prompt_text(r["messages"]) for r in writer.lm.history if "guideline" in
                          prompt_text(r["messages"])]
     assert any("Core purpose: Adds a and b." in prompt for prompt in guideline_prompts)
@@ -56,7 +56,7 @@ def test_the_writer_prompt_holds_the_condensed_purpose():
 def test_a_shared_toolset_is_rewritten_once():
     env = ToyEnvironment(4, shared=True)
     program, writer, ledger = _setup(env)
-    EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
+    program = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
     assert ledger.phase("editor").calls == 2 * 2
 
 
@@ -66,12 +66,12 @@ def test_unusable_replies_leave_the_doc_alone():
     env = ToyEnvironment(1)
     program, writer, _ = _setup(env)
     writer.lm = scripted_lm(lambda m: "I cannot answer in JSON.", phase="editor")
-    EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
+    program = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
     assert program.toolbox.get("t0", "function_1").description == ""
 
 
 def test_a_resumed_run_whose_step_finished_does_nothing():
     env = ToyEnvironment(2)
     program, writer, ledger = _setup(env)
-    EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks(), resume={"next_step": 1})
+    program = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks(), resume={"next_step": 1})
     assert ledger.phase("editor").calls == 0 and ledger.phase("agent").calls == 0

@@ -50,7 +50,7 @@ def test_play_retries_after_a_tool_error_and_keeps_only_working_examples():
     env = ToyEnvironment(1)
     program, player, refiner, scorer, _ = _setup(env)
     recorder = Recorder()
-    _optimizer(env, player, refiner, scorer, initial_samples=1, retries=1, tracker=recorder).compile(
+    program = _optimizer(env, player, refiner, scorer, initial_samples=1, retries=1, tracker=recorder).compile(
         program, trainset=env.tasks())
     play = [e for e in recorder.records[0].exchanges if e.job == "propose"]
     assert len(play) == 2 * 2  # per tool: a failing call, then a retry that sees its error
@@ -72,7 +72,7 @@ def test_the_judge_is_asked_only_when_examples_must_be_dropped_and_the_best_rate
 
     player.lm = scripted_lm(rating_player)
     recorder = Recorder()
-    _optimizer(env, player, refiner, scorer, initial_samples=3, top_k=2, tracker=recorder).compile(
+    program = _optimizer(env, player, refiner, scorer, initial_samples=3, top_k=2, tracker=recorder).compile(
         program, trainset=env.tasks())
     jobs = [e.job for e in recorder.records[0].exchanges]
     assert jobs.count("judge") == 2 * 3 and jobs.count("reverse") == 2 * 3
@@ -81,7 +81,7 @@ def test_the_judge_is_asked_only_when_examples_must_be_dropped_and_the_best_rate
 
     unjudged, player2, refiner2, scorer2, _ = _setup(env)
     recorder2 = Recorder()
-    _optimizer(env, player2, refiner2, scorer2, initial_samples=3, top_k=3, tracker=recorder2).compile(
+    unjudged = _optimizer(env, player2, refiner2, scorer2, initial_samples=3, top_k=3, tracker=recorder2).compile(
         unjudged, trainset=env.tasks())
     assert "judge" not in [e.job for e in recorder2.records[0].exchanges]
 
@@ -90,7 +90,7 @@ def test_without_retries_a_failed_call_yields_no_example_and_no_rewrite():
     env = ToyEnvironment(1)
     program, player, refiner, scorer, ledger = _setup(env)
     recorder = Recorder()
-    _optimizer(env, player, refiner, scorer, initial_samples=1, retries=0, tracker=recorder).compile(
+    program = _optimizer(env, player, refiner, scorer, initial_samples=1, retries=0, tracker=recorder).compile(
         program, trainset=env.tasks())
     assert recorder.records[0].metrics["tools_with_examples"] == 0.0
     assert ledger.phase("editor").calls == 0
@@ -101,7 +101,7 @@ def test_the_beam_keeps_the_doc_the_agent_succeeds_with():
     env = ToyEnvironment(1)
     program, player, refiner, scorer, ledger = _setup(env)
     recorder = Recorder()
-    _optimizer(env, player, refiner, scorer, initial_samples=1, expansions=1, beam_width=1,
+    program = _optimizer(env, player, refiner, scorer, initial_samples=1, expansions=1, beam_width=1,
                tracker=recorder).compile(program, trainset=env.tasks())
     # function_1: blank doc -> the agent calls the other (blank) tool and fails; "Adds a and b." wins.
     assert program.toolbox.get("t0", "function_1").description == "Adds a and b."
@@ -120,13 +120,13 @@ def test_an_interrupted_run_resumes_after_play_without_playing_again():
     program, player, refiner, scorer, _ = _setup(env)
     interrupted = Recorder(stop_after=0)
     with pytest.raises(KeyboardInterrupt):
-        _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=interrupted).compile(
+        program = _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=interrupted).compile(
             program, trainset=env.tasks())
     checkpoint = interrupted.records[-1].checkpoint
     fresh, player2, refiner2, scorer2, _ledger = _setup(env)
     fresh.toolbox.adopt_docs(type(fresh.toolbox).from_json(checkpoint["docs"]))
     resumed = Recorder()
-    _optimizer(env, player2, refiner2, scorer2, initial_samples=1, tracker=resumed).compile(
+    fresh = _optimizer(env, player2, refiner2, scorer2, initial_samples=1, tracker=resumed).compile(
         fresh, trainset=env.tasks(), resume=checkpoint)
     assert not any(prompt_text(r["messages"]).find("Propose one call") >= 0 for r in player2.lm.history)
     assert [r.step for r in resumed.records] == [1, 2]

@@ -41,7 +41,7 @@ def test_online_converges_when_the_editor_changes_nothing_and_reuses_unchanged_t
     env = ToyEnvironment(3)
     program, editor, ledger = _setup(env, truthful_editor_reply)
     recorder = Recorder()
-    PaperTO(env=env, editor=editor, tracker=recorder, progress=False).compile(program, trainset=env.tasks())
+    program = PaperTO(env=env, editor=editor, tracker=recorder, progress=False).compile(program, trainset=env.tasks())
     # step 0: explores function_2 (multiplies) and fails; step 1: explores function_1, succeeds;
     # step 2: both documented, the editor changes nothing and every task converges.
     assert [r.metrics["E"] for r in recorder.records] == [0.0, 1.0, 1.0]
@@ -57,7 +57,7 @@ def test_online_stops_at_max_iterations_when_the_editor_keeps_rewriting():
     program, editor, ledger = _setup(env, endless_rewriter())
     recorder = Recorder()
     optimizer = PaperTO(env=env, editor=editor, max_iterations=3, tracker=recorder, progress=False)
-    optimizer.compile(program, trainset=env.tasks())
+    program = optimizer.compile(program, trainset=env.tasks())
     assert [r.step for r in recorder.records] == [0, 1, 2, 3]
     assert ledger.phase("agent").calls == 2 * 4 and ledger.phase("editor").calls == 2 * 3
     assert optimizer.editor_rounds == {"t0": 3, "t1": 3}
@@ -68,7 +68,7 @@ def test_a_task_the_editor_leaves_alone_is_not_run_again():
     program, editor, _ledger = _setup(
         env, lambda m: truthful_editor_reply(m) if "add 2 and 3" in prompt_text(m) else '{"updates": []}')
     recorder = Recorder()
-    PaperTO(env=env, editor=editor, tracker=recorder, progress=False).compile(program, trainset=env.tasks())
+    program = PaperTO(env=env, editor=editor, tracker=recorder, progress=False).compile(program, trainset=env.tasks())
     assert [r.metrics["tasks_run"] for r in recorder.records] == [2.0, 1.0, 1.0]
     assert [r.metrics["E"] for r in recorder.records] == [0.0, 0.5, 0.5]
 
@@ -77,7 +77,7 @@ def test_oracle_feedback_shows_the_outcome_to_the_editor_only_when_asked():
     for oracle, expected in ((False, False), (True, True)):
         env = ToyEnvironment(1)
         program, editor, _ = _setup(env, lambda m: '{"updates": []}')
-        PaperTO(env=env, editor=editor, oracle_feedback=oracle, progress=False).compile(program, trainset=env.tasks())
+        program = PaperTO(env=env, editor=editor, oracle_feedback=oracle, progress=False).compile(program, trainset=env.tasks())
         seen = prompt_text(editor.lm.history[-1]["messages"])
         assert ("Outcome:" in seen) is expected
 
@@ -88,7 +88,7 @@ def test_an_interrupted_run_resumes_from_its_last_checkpoint_with_the_same_resul
     program, editor, _ledger = _setup(env, rewrite)
     interrupted = Recorder(stop_after=1)
     with pytest.raises(KeyboardInterrupt):
-        PaperTO(env=env, editor=editor, max_iterations=3, tracker=interrupted, progress=False).compile(
+        program = PaperTO(env=env, editor=editor, max_iterations=3, tracker=interrupted, progress=False).compile(
             program, trainset=env.tasks())
     checkpoint = interrupted.records[-1].checkpoint
     assert checkpoint["next_step"] == 2
@@ -96,7 +96,7 @@ def test_an_interrupted_run_resumes_from_its_last_checkpoint_with_the_same_resul
     fresh_program, fresh_editor, fresh_ledger = _setup(env, rewrite)
     fresh_program.toolbox.adopt_docs(type(fresh_program.toolbox).from_json(checkpoint["docs"]))
     resumed = Recorder()
-    PaperTO(env=env, editor=fresh_editor, max_iterations=3, tracker=resumed, progress=False).compile(
+    fresh_program = PaperTO(env=env, editor=fresh_editor, max_iterations=3, tracker=resumed, progress=False).compile(
         fresh_program, trainset=env.tasks(), resume=checkpoint)
     assert [r.step for r in resumed.records] == [2, 3]
     assert fresh_ledger.phase("agent").calls == 4  # steps 2 and 3 only: nothing finished is paid twice
@@ -114,7 +114,7 @@ def test_offline_batches_trajectories_merges_by_consensus_and_iterates_k_times()
 
     program, editor, ledger = _setup(env, editor_reply)
     recorder = Recorder()
-    PaperTO(env=env, editor=editor, mode="offline", max_iterations=2, batch_size=10, tracker=recorder,
+    program = PaperTO(env=env, editor=editor, mode="offline", max_iterations=2, batch_size=10, tracker=recorder,
                  progress=False).compile(program, trainset=env.tasks())
     assert jobs == ["batch"] * 3 + ["merge"] + ["batch"] * 3 + ["merge"]
     assert [r.metrics["E"] for r in recorder.records] == [0.0, 1.0]
@@ -127,7 +127,7 @@ def test_offline_batches_trajectories_merges_by_consensus_and_iterates_k_times()
 def test_offline_with_a_single_batch_skips_the_merge_call():
     env = ToyEnvironment(5, shared=True)
     program, editor, ledger = _setup(env, lambda m: ADDS)
-    PaperTO(env=env, editor=editor, mode="offline", max_iterations=1, progress=False).compile(
+    program = PaperTO(env=env, editor=editor, mode="offline", max_iterations=1, progress=False).compile(
         program, trainset=env.tasks())
     assert ledger.phase("editor").calls == 1
 
@@ -135,11 +135,11 @@ def test_offline_with_a_single_batch_skips_the_merge_call():
 def test_the_editor_must_document_a_called_tool_that_has_no_description():
     env = ToyEnvironment(1)
     program, editor, _ = _setup(env, truthful_editor_reply)
-    PaperTO(env=env, editor=editor, max_iterations=1, progress=False).compile(program, trainset=env.tasks())
+    program = PaperTO(env=env, editor=editor, max_iterations=1, progress=False).compile(program, trainset=env.tasks())
     documented, editor2, _ = _setup(env, truthful_editor_reply)
     for name, text in (("function_1", "Adds a and b."), ("function_2", "Multiplies a and b.")):
         documented.toolbox.get("t0", name).with_docs(description=text)
-    PaperTO(env=env, editor=editor2, max_iterations=1, progress=False).compile(documented, trainset=env.tasks())
+    documented = PaperTO(env=env, editor=editor2, max_iterations=1, progress=False).compile(documented, trainset=env.tasks())
 
     def least_updates(lm):
         return [c["kwargs"]["response_format"]["json_schema"]["schema"]["properties"]["updates"]["minItems"]

@@ -44,7 +44,7 @@ def test_errors_name_the_missing_and_the_rejected_parameters():
 def test_probing_shows_the_agent_a_learned_schema_before_its_first_attempt():
     env = ToyEnvironment(2, hide_parameters=True)
     program, editor, _ = _setup(env, describing_editor)
-    ToolObserver(env=env, editor=editor, improvements=IMPROVED, progress=False).compile(program, trainset=env.tasks())
+    program = ToolObserver(env=env, editor=editor, improvements=IMPROVED, progress=False).compile(program, trainset=env.tasks())
     first_prompt = prompt_text(program.agent.lm.history[0]["messages"])
     assert '"required": ["a", "b"]' in first_prompt
     tool = program.toolbox.get("t0", "function_1")
@@ -56,7 +56,7 @@ def test_probing_shows_the_agent_a_learned_schema_before_its_first_attempt():
 def test_the_paper_variant_learns_no_schema():
     env = ToyEnvironment(1, hide_parameters=True)
     program, editor, _ = _setup(env, lambda m: '{"updates": []}')
-    ToolObserver(env=env, editor=editor, improvements=PAPER, progress=False).compile(program, trainset=env.tasks())
+    program = ToolObserver(env=env, editor=editor, improvements=PAPER, progress=False).compile(program, trainset=env.tasks())
     assert program.toolbox.get("t0", "function_1").parameters is None
 
 
@@ -64,7 +64,7 @@ def test_per_tool_docs_ask_once_per_tool_and_again_only_after_a_failure_on_new_e
     env = ToyEnvironment(1, hide_parameters=True)
     program, editor, _ledger = _setup(env, describing_editor)
     recorder = Recorder()
-    ToolObserver(env=env, editor=editor, improvements=IMPROVED, tracker=recorder, progress=False).compile(
+    program = ToolObserver(env=env, editor=editor, improvements=IMPROVED, tracker=recorder, progress=False).compile(
         program, trainset=env.tasks())
     jobs = [[e.job for e in record.exchanges] for record in recorder.records]
     # step 0: both tools are blank, each gets its own call; step 1: function_2 worked again, nothing to rewrite
@@ -102,14 +102,14 @@ def test_an_edit_after_which_more_calls_fail_is_undone():
                                                            "parameters": {"a": "x", "b": "y"}}))
     program.agent.lm = scripted_lm(agent_reply, phase="agent")
     knobs = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True)
-    ToolObserver(env=env, editor=editor, improvements=knobs, progress=False).compile(program, trainset=env.tasks())
+    program = ToolObserver(env=env, editor=editor, improvements=knobs, progress=False).compile(program, trainset=env.tasks())
     assert program.toolbox.get("t0", "function_1").description == ""  # back to the docs of the better attempt
 
 
 def test_learned_schemas_travel_with_the_docs_and_stay_refused_where_the_setting_shows_one(tmp_path):
     hidden = ToyEnvironment(1, hide_parameters=True)
     program, editor, _ = _setup(hidden, describing_editor)
-    ToolObserver(env=hidden, editor=editor, improvements=IMPROVED, max_iterations=1, progress=False).compile(
+    program = ToolObserver(env=hidden, editor=editor, improvements=IMPROVED, max_iterations=1, progress=False).compile(
         program, trainset=hidden.tasks())
     data = program.toolbox.to_json()
     assert data["toolsets"]["t0"][0]["parameters_learned"] is True
@@ -140,17 +140,17 @@ def test_probing_is_offered_to_the_competitors_and_shows_them_the_learned_schema
     program, _, _ = _setup(env, writer)
     easy = EasyToolWriter()
     easy.lm = scripted_lm(writer, phase="editor")
-    EasyTool(env=env, writer=easy, probe=True, progress=False).compile(program, trainset=env.tasks())
+    program = EasyTool(env=env, writer=easy, probe=True, progress=False).compile(program, trainset=env.tasks())
     assert program.toolbox.get("t0", "function_1").parameters_learned and '"name": "a"' in seen[0]
 
     program, _, _ = _setup(env, writer)
     player, refiner = ToolPlayer(), DocRefiner()
     player.lm = scripted_lm(lambda m: json.dumps({"arguments": {"a": 1, "b": 2}, "query": "add 2 and 3", "score": 5}))
     refiner.lm = scripted_lm(lambda m: json.dumps({"description": "Computes."}))
-    Play2Prompt(env=env, player=player, refiner=refiner, probe=True, initial_samples=1, progress=False).compile(
+    program = Play2Prompt(env=env, player=player, refiner=refiner, probe=True, initial_samples=1, progress=False).compile(
         program, trainset=env.tasks())
     first_proposal = prompt_text(player.lm.history[0]["messages"])
     assert '"name": "a"' in first_proposal and program.toolbox.get("t0", "function_2").parameters_learned
     without, _, _ = _setup(env, writer)
-    EasyTool(env=env, writer=easy, progress=False).compile(without, trainset=env.tasks())
+    without = EasyTool(env=env, writer=easy, progress=False).compile(without, trainset=env.tasks())
     assert without.toolbox.get("t0", "function_1").parameters is None  # the competitors' own protocol by default

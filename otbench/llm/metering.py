@@ -269,6 +269,11 @@ class MeteredLM(dspy.LM):
         _last_response.value = entry.get("response")
         super().update_history(entry)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> MeteredLM:
+        """The same client: a copied program (``compile`` returns one) calls the same server and is charged
+        to the same ledger. A ledger's lock cannot be copied anyway."""
+        return self
+
     def for_phase(self, phase: str) -> MeteredLM:
         """The same model and settings, charged to another phase."""
         twin = self.copy()

@@ -1,0 +1,136 @@
+"""The optimizers keep DSPy's teleprompter contract: a new program back, the student untouched, results on
+the returned program, a valset honoured, LMs given to the constructor or taken from dspy's settings."""
+
+import copy
+import dataclasses
+import json
+
+import dspy
+import pytest
+from recorder import Recorder
+from scripted_lm import prompt_text, scripted_lm
+from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_reply
+
+from modules.agent import FunctionCallingAgent
+from modules.program import ToolAgentProgram
+from optimizers.easytool import EasyTool
+from optimizers.play2prompt import Play2Prompt
+from optimizers.toolobserver import PAPER, ToolObserver
+from otbench.llm.metering import TokenLedger
+
+ADDS = json.dumps({"updates": [{"name": "function_1", "description": "Adds a and b."}]})
+
+
+def _program(env, ledger=None):
+    agent = FunctionCallingAgent()
+    agent.lm = scripted_lm(docs_aware_agent_reply, ledger=ledger, phase="agent")
+    return ToolAgentProgram(env.toolbox(), agent)
+
+
+def test_compile_returns_a_new_program_and_leaves_the_student_untouched():
+    env = ToyEnvironment(3)
+    student = _program(env)
+    before = student.toolbox.to_json()
+    editor_lm = scripted_lm(truthful_editor_reply, phase="editor")
+    learned = ToolObserver(env=env, editor_lm=editor_lm, improvements=PAPER, progress=False).compile(
+        student, trainset=env.tasks())
+    assert learned is not student and student.toolbox.to_json() == before
+    assert learned.toolbox.get("t0", "function_1").description == "Adds a and b."
+
+
+def test_the_results_are_a_frozen_record_on_the_returned_program():
+    env = ToyEnvironment(3)
+    ledger = TokenLedger()
+    recorder = Recorder()
+    editor_lm = scripted_lm(truthful_editor_reply, ledger=ledger, phase="editor")
+    optimizer = ToolObserver(env=env, editor_lm=editor_lm, improvements=PAPER, tracker=recorder, progress=False)
+    results = optimizer.compile(_program(env, ledger), trainset=env.tasks()).detailed_results
+    assert [r.metrics["E"] for r in results.iterations] == [r.metrics["E"] for r in recorder.records] == [0.0, 1.0, 1.0]
+    assert results.iterations[0].docs == recorder.records[0].toolbox.to_json()
+    assert [t.metrics["E"] for t in results.final_trajectories] == [1.0, 1.0, 1.0]
+    assert results.editor_rounds == {"t0": 3, "t1": 3, "t2": 3}
+    for role in ("agent", "editor"):
+        assert results.tokens[role].calls == ledger.phase(role).calls
+        assert results.tokens[role].total_tokens == ledger.phase(role).prompt_tokens + ledger.phase(role).completion_tokens
+    assert results.val_metrics is None and results.chosen_docs == "final"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        results.chosen_docs = "step 0"
+
+
+def test_a_valset_scores_every_iterations_docs_and_the_best_are_returned():
+    env = ToyEnvironment(6, shared=True)
+    tasks = env.tasks()
+    rewrites = iter([ADDS, json.dumps({"updates": [{"name": "function_1", "description": "Multiplies."}]})])
+    editor_lm = scripted_lm(lambda messages: next(rewrites), phase="editor")
+    learned = ToolObserver(env=env, editor_lm=editor_lm, max_iterations=2, progress=False).compile(
+        _program(env), trainset=tasks[:4], valset=tasks[4:])
+    results = learned.detailed_results
+    # iteration 1 learns the right doc, iteration 2 spoils it: the valset keeps iteration 2's starting docs
+    assert results.chosen_docs == "step 1" and results.val_metrics == {"E": 1.0, "n": 2.0}
+    assert learned.toolbox.get("shared", "function_1").description == "Adds a and b."
+    assert len(results.val_trajectories) == 2
+
+
+def test_a_valset_is_refused_where_docs_are_learned_per_task():
+    env = ToyEnvironment(3)
+    with pytest.raises(ValueError, match="per task"):
+        ToolObserver(env=env, editor_lm=scripted_lm(lambda m: ADDS), progress=False).compile(
+            _program(env), trainset=env.tasks()[:2], valset=env.tasks()[2:])
+
+
+def test_lms_fall_back_to_dspy_settings_scoped_with_dspy_context_even_on_worker_threads():
+    env = ToyEnvironment(4, shared=True)
+    seen = []
+
+    def reply(messages):
+        text = prompt_text(messages)
+        if "Request:" in text and "Tools:" in text:
+            return docs_aware_agent_reply(messages)
+        seen.append("editor")
+        return ADDS
+
+    agent = FunctionCallingAgent()  # no LM of its own either
+    program = ToolAgentProgram(env.toolbox(), agent)
+    with dspy.context(lm=scripted_lm(reply)):
+        learned = ToolObserver(env=env, max_iterations=1, num_threads=2, progress=False).compile(
+            program, trainset=env.tasks())
+    assert seen and learned.toolbox.get("shared", "function_1").description == "Adds a and b."
+    assert set(learned.detailed_results.tokens) == {"agent+editor"}
+
+
+@pytest.mark.parametrize("build", [
+    lambda env, lm: EasyTool(env=env, editor_lm=lm, progress=False),
+    lambda env, lm: Play2Prompt(env=env, explorer_lm=lm, editor_lm=lm, initial_samples=1, progress=False),
+])
+def test_every_optimizer_takes_its_lms_in_the_constructor_and_returns_a_new_program(build):
+    env = ToyEnvironment(2, shared=True)
+
+    def reply(messages):
+        text = prompt_text(messages)
+        if '"purpose"' in text:
+            return json.dumps({"purpose": "Adds a and b."})
+        if '"scenario"' in text:
+            return json.dumps({"scenario": "to add", "example_arguments": {"a": 1, "b": 2}})
+        if '"arguments"' in text:
+            return json.dumps({"arguments": {"a": 1, "b": 2}})
+        if '"query"' in text:
+            return json.dumps({"query": "add 1 and 2"})
+        return json.dumps({"description": "Adds a and b."})
+
+    student = _program(env)
+    before = student.toolbox.to_json()
+    learned = build(env, scripted_lm(reply, phase="editor")).compile(student, trainset=env.tasks())
+    assert student.toolbox.to_json() == before and learned.toolbox.to_json() != before
+    tokens = learned.detailed_results.tokens  # one LM in two roles is counted once, under both
+    assert learned.detailed_results.iterations and next(c for r, c in tokens.items() if "editor" in r).calls > 0
+
+
+def test_programs_with_documented_tools_survive_deepcopy_and_reset_copy():
+    env = ToyEnvironment(1)
+    program = _program(env)
+    program.toolbox.get("t0", "function_1").with_docs(description="Adds a and b.")
+    for twin in (copy.deepcopy(program), program.deepcopy(), program.reset_copy()):
+        assert twin.toolbox.to_json() == program.toolbox.to_json()
+        assert twin.agent.lm is program.agent.lm  # one metered client: calls of a copy are charged alike
+        twin.toolbox.get("t0", "function_1").with_docs(description="Changed.")
+        assert program.toolbox.get("t0", "function_1").description == "Adds a and b."
