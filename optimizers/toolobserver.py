@@ -81,7 +81,7 @@ class Improvements:
 
     @classmethod
     def help(cls, name: str) -> str:
-        return next(f.metadata["help"] for f in fields(cls) if f.name == name)
+        return next(str(f.metadata["help"]) for f in fields(cls) if f.name == name)
 
 
 PAPER = Improvements()

@@ -47,6 +47,11 @@ class Trajectory:
     success: bool = False
     feedback: str = ""
 
+    @property
+    def outputs(self) -> list[Any]:
+        """What the calls that ran returned, in call order: the evidence a task's metric usually reads."""
+        return [step.output for step in self.steps if step.ok]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task_id": self.task_id,
