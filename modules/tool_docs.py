@@ -92,8 +92,9 @@ class ParameterSpec:
 def _openai_schema_types(schema: dict[str, Any]) -> dict[str, Any]:
     """A nested schema (an array's ``items``) with its type names mapped to JSON schema's."""
     mapped = {key: _openai_schema_types(value) if isinstance(value, dict) else value for key, value in schema.items()}
-    if mapped.get("type") in _OPENAI_TYPES:
-        mapped["type"] = _OPENAI_TYPES[mapped["type"]]
+    kind = mapped.get("type")
+    if isinstance(kind, str) and kind in _OPENAI_TYPES:  # a nested schema may hold anything under "type"
+        mapped["type"] = _OPENAI_TYPES[kind]
     return mapped
 
 

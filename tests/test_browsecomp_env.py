@@ -154,7 +154,7 @@ def test_improved_offline_toolobserver_tells_the_editor_where_each_tools_results
     agent.lm = scripted_lm(agent_reply, ledger=ledger, phase="agent")
     editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
     program = ToolAgentProgram(env.toolbox(), agent)
-    ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, progress=False).compile(
+    program = ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, progress=False).compile(
         program, trainset=env.tasks("train"))
     assert len(prompts) == 1 and "Tool: search_1" in prompts[0]  # only the tool the agent called
     assert "its results came from: " in prompts[0] and "average outcome of its calls" in prompts[0]

@@ -236,7 +236,7 @@ def test_improved_offline_toolobserver_writes_each_engine_from_its_results_by_ph
     agent.lm = scripted_lm(rotating_agent, ledger=ledger, phase="agent")
     editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
     program = ToolAgentProgram(phase_env.toolbox(), agent)
-    ToolObserver(env=phase_env, editor=editor, mode="offline", max_iterations=2, progress=False).compile(
+    program = ToolObserver(env=phase_env, editor=editor, mode="offline", max_iterations=2, progress=False).compile(
         program, trainset=phase_env.tasks("train"))
     assert sorted(re.search(r"Tool: (engine_\d)", p).group(1) for p in prompts) == [
         f"engine_{n}" for n in range(1, 5) for _ in range(2)]  # one call per tool and iteration, no batches

@@ -62,7 +62,7 @@ def test_a_valset_scores_every_iterations_docs_and_the_best_are_returned():
     tasks = env.tasks()
     rewrites = iter([ADDS, json.dumps({"updates": [{"name": "function_1", "description": "Multiplies."}]})])
     editor_lm = scripted_lm(lambda messages: next(rewrites), phase="editor")
-    learned = ToolObserver(env=env, editor_lm=editor_lm, max_iterations=2, progress=False).compile(
+    learned = ToolObserver(env=env, editor_lm=editor_lm, improvements=PAPER, max_iterations=2, progress=False).compile(
         _program(env), trainset=tasks[:4], valset=tasks[4:])
     results = learned.detailed_results
     # iteration 1 learns the right doc, iteration 2 spoils it: the valset keeps iteration 2's starting docs
@@ -87,12 +87,12 @@ def test_lms_fall_back_to_dspy_settings_scoped_with_dspy_context_even_on_worker_
         if "Request:" in text and "Tools:" in text:
             return docs_aware_agent_reply(messages)
         seen.append("editor")
-        return ADDS
+        return ADDS if "Tool: function_1" not in text else json.dumps({"description": "Adds a and b."})
 
     agent = FunctionCallingAgent()  # no LM of its own either
     program = ToolAgentProgram(env.toolbox(), agent)
     with dspy.context(lm=scripted_lm(reply)):
-        learned = ToolObserver(env=env, max_iterations=1, num_threads=2, progress=False).compile(
+        learned = ToolObserver(env=env, improvements=PAPER, max_iterations=1, num_threads=2, progress=False).compile(
             program, trainset=env.tasks())
     assert seen and learned.toolbox.get("shared", "function_1").description == "Adds a and b."
     assert set(learned.detailed_results.tokens) == {"agent+editor"}

@@ -17,7 +17,7 @@ from otbench import FunctionEnvironment
 from otbench.calls import ToolCall
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-ADDS = json.dumps({"updates": [{"name": "function_1", "description": "Adds a and b."}]})
+TRUTH = {"function_1": "Adds a and b.", "function_2": "Multiplies a and b."}
 
 
 def function_1(a: int, b: int) -> int:
@@ -53,13 +53,17 @@ def react_reply(messages):
 
 
 def everyone(messages):
-    """One scripted LM for every role: the agent, the editor (always documents function_1), ReAct."""
+    """One scripted LM for every role: the agent, a truthful editor (one tool per call, or a toolset's
+    updates), and ReAct."""
     text = prompt_text(messages)
     if "[[ ## " in text:
         return react_reply(messages)
     if "Request:" in text and "Tools:" in text:
         return docs_aware_agent_reply(messages)
-    return ADDS
+    tool = re.search(r"^Tool: (\w+)", text, re.MULTILINE)
+    if tool:
+        return json.dumps({"description": TRUTH[tool.group(1)]})
+    return json.dumps({"updates": [{"name": name, "description": doc} for name, doc in TRUTH.items()]})
 
 
 def _readme_loop() -> str:
