@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import dspy
 
@@ -32,6 +32,7 @@ from modules.lm_output import ask_json
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool
 from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
+from optimizers.knobs import check, knob
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent, Environment
 from otbench.parallel import parallel_map
@@ -186,6 +187,20 @@ def _render_result(result: CallResult) -> str:
     return f"{result.call.name}({arguments}) {outcome}"
 
 
+@dataclass(frozen=True)
+class Play2PromptKnobs:
+    """Play2Prompt's budget; the defaults are the smallest that still keeps a beam of docs (command line,
+    sweeps and checks derive from these declarations: :mod:`optimizers.knobs`)."""
+
+    flag_prefix: ClassVar[str] = "p2p"
+    samples: int = knob(3, "tool-play samples per tool", minimum=1, sweep=(1, 4))
+    retries: int = knob(2, "retries after a failed call", minimum=0, sweep=(0, 3))
+    top_k: int = knob(3, "examples kept per tool", minimum=1, sweep=(1, 4))
+    beam_width: int = knob(2, "docs kept per round", minimum=1, sweep=(1, 3))
+    expansions: int = knob(2, "rewrites per beam doc", minimum=1, sweep=(1, 3))
+    iterations: int = knob(1, "beam rounds", minimum=1, sweep=(1, 3))
+
+
 class Play2Prompt(DocOptimizer):
     """Teleprompter: tool play, example selection, beam-searched docs; then the train tasks are scored.
 
@@ -197,17 +212,13 @@ class Play2Prompt(DocOptimizer):
     def __init__(
         self, *, env: Environment, player: ToolPlayer | None = None, refiner: DocRefiner | None = None,
         explorer_lm: dspy.LM | None = None, editor_lm: dspy.LM | None = None, scorer: Agent | None = None,
-        initial_samples: int = 3, retries: int = 2, top_k: int = 3, beam_width: int = 2, expansions: int = 2,
-        iterations: int = 1, num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
-        probe: bool = False,
+        initial_samples: int = Play2PromptKnobs.samples, retries: int = Play2PromptKnobs.retries,
+        top_k: int = Play2PromptKnobs.top_k, beam_width: int = Play2PromptKnobs.beam_width,
+        expansions: int = Play2PromptKnobs.expansions, iterations: int = Play2PromptKnobs.iterations,
+        num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe)
-        for name, value in {"initial_samples": initial_samples, "top_k": top_k, "beam_width": beam_width,
-                            "expansions": expansions, "iterations": iterations}.items():
-            if value < 1:
-                raise ValueError(f"{name} must be at least 1, got {value}")
-        if retries < 0:
-            raise ValueError(f"retries must be at least 0, got {retries}")
+        check(Play2PromptKnobs(initial_samples, retries, top_k, beam_width, expansions, iterations))
         self.player, self.refiner, self.scorer = player or ToolPlayer(), refiner or DocRefiner(), scorer
         if explorer_lm is not None:
             self.player.lm = explorer_lm

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import dspy
 
@@ -39,6 +39,7 @@ from optimizers.base import (
     restore_trajectory,
 )
 from optimizers.evidence import EvidenceBook, ToolEvidence
+from optimizers.knobs import check, knob
 from optimizers.usage import UsageBook
 from otbench.envs.base import Environment
 from otbench.parallel import parallel_map
@@ -84,6 +85,16 @@ class Improvements:
         return next(str(f.metadata["help"]) for f in fields(cls) if f.name == name)
 
 
+@dataclass(frozen=True)
+class ToolObserverKnobs:
+    """ToolObserver's budget knobs (command line, sweeps and checks derive from them: :mod:`optimizers.knobs`)."""
+
+    flag_prefix: ClassVar[str] = ""
+    iterations: int | None = knob(None, "max editor iterations (default: 10 online, 3 offline)", minimum=1,
+                                  sweep={"online": (1, 10), "offline": (1, 5)})
+    batch_size: int = knob(10, "offline mini-batch size", minimum=1, sweep={"offline": (5, 20)})
+
+
 PAPER = Improvements()
 IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True, cite_facts=True)
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
@@ -105,8 +116,8 @@ class ToolObserver(DocOptimizer):
 
     def __init__(
         self, *, env: Environment, editor: DocEditor | None = None, editor_lm: dspy.LM | None = None,
-        mode: str | None = None, max_iterations: int | None = None,
-        batch_size: int = 10, oracle_feedback: bool = False, improvements: Improvements | None = None,
+        mode: str | None = None, max_iterations: int | None = ToolObserverKnobs.iterations,
+        batch_size: int = ToolObserverKnobs.batch_size, oracle_feedback: bool = False, improvements: Improvements | None = None,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress)
@@ -118,6 +129,7 @@ class ToolObserver(DocOptimizer):
         if editor_lm is not None:
             self.editor.lm = editor_lm
         self.mode = mode
+        check(ToolObserverKnobs(max_iterations, batch_size))
         self.max_iterations = max_iterations if max_iterations is not None else (10 if mode == "online" else 3)
         self.batch_size = batch_size
         self.oracle_feedback = oracle_feedback

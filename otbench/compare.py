@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optimizers import knobs as knob_rules
+from optimizers.registry import OPTIMIZERS
 from otbench import evaluate, optimize, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
@@ -33,8 +35,6 @@ from otbench.errors import UserError
 from otbench.llm.session import one_embedded_server
 from otbench.report import format_table
 
-# Row labels of the paper's tables; an optimizer not listed here is shown as "+name".
-_ROW_LABELS = {"toolobserver": "+TO", "play2prompt": "+P2P", "easytool": "+ET"}
 _COMMANDS = {"evaluate": evaluate.main, "optimize": optimize.main}
 # Options the commands log in another form, compared through the run's tags instead: an offline
 # environment's setting is its own, not BFCL's --setting; optimize logs the resolved mode and
@@ -67,14 +67,16 @@ class RowPlan:
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m otbench.compare", description=__doc__.splitlines()[0])
     add_environment_arguments(parser)
-    parser.add_argument("--optimizers", default=",".join(optimize.OPTIMIZERS),
-                        help=f"comma-separated optimizer rows (default all: {','.join(optimize.OPTIMIZERS)})")
+    parser.add_argument("--optimizers", default=",".join(OPTIMIZERS),
+                        help=f"comma-separated optimizer rows (default all: {','.join(OPTIMIZERS)})")
     parser.add_argument("--limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
                         help=f"tasks optimized on (online: also evaluated on) (default {optimize.DEFAULT_LIMIT})")
     parser.add_argument("--test-limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
                         help=f"offline environments: test tasks every row is scored on (default {optimize.DEFAULT_LIMIT})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task samples (default 0)")
-    optimize.add_play2prompt_arguments(parser)
+    for name, spec in OPTIMIZERS.items():  # each optimizer's knobs, passed on to its own row
+        if spec.knobs is not None:
+            knob_rules.add_arguments(parser.add_argument_group(name), spec.knobs)
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
     parser.add_argument("--plots", type=Path, default=Path("reports"), help="directory for the PNG plots (default reports/)")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
@@ -86,9 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def chosen_optimizers(text: str) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in optimize.OPTIMIZERS]
+    unknown = [name for name in names if name not in OPTIMIZERS]
     if unknown:
-        raise UserError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(optimize.OPTIMIZERS)}")
+        raise UserError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(OPTIMIZERS)}")
     return list(dict.fromkeys(names))
 
 
@@ -152,24 +154,26 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
         gold = evaluate_row("gold", own, ["--docs", "gold"], env.setting, "gold")
     rows = [evaluate_row("base", own, [], env.setting, "base"), gold]
 
-    variants: list[tuple[str, list[str]]] = [(name, []) for name in chosen_optimizers(args.optimizers)]
-    if ("toolobserver", []) in variants:  # the paper's protocol beside the improved default
-        variants.insert(variants.index(("toolobserver", [])), ("toolobserver", ["--variant", "paper"]))
-    for name, variant in variants:
-        # the optimizer's own defaults (iterations, knobs) and the paper's protocol (no success bits)
-        knobs = forwarded(parser, own, ("play2prompt",)) if name == "play2prompt" else []
-        argv = ["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
-                *forwarded(parser, own, ("environment",)), *knobs, *variant, *lm_optimize]
-        label = _ROW_LABELS.get(name, f"+{name}") + (" (paper)" if variant else "")
-        rows.append(RowPlan(
-            label=label, optimizer=name, command="optimize", argv=argv,
-            tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,
-                  "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm,
-                  "seed": str(args.seed)},
-            params={"limit": str(args.limit)} | ({} if online else {"test_limit": str(args.test_limit)}),
-            if_logged=run_definition("optimize", argv),
-        ))
+    for name in chosen_optimizers(args.optimizers):
+        spec = OPTIMIZERS[name]
+        # the optimizer's own defaults except for knobs given here; the paper's protocol (no success bits)
+        knobs = forwarded(parser, own, (name,)) if spec.knobs is not None else []
+        for suffix, variant in spec.rows:
+            argv = ["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
+                    *forwarded(parser, own, ("environment",)), *knobs, *variant, *lm_optimize]
+            rows.append(_optimizer_row(spec.label + suffix, name, argv, args, env))
     return rows
+
+
+def _optimizer_row(label: str, name: str, argv: list[str], args: argparse.Namespace, env: Any) -> RowPlan:
+    online = env.learning == "online"
+    return RowPlan(
+        label=label, optimizer=name, command="optimize", argv=argv,
+        tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,
+              "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm, "seed": str(args.seed)},
+        params={"limit": str(args.limit)} | ({} if online else {"test_limit": str(args.test_limit)}),
+        if_logged=run_definition("optimize", argv),
+    )
 
 
 def find_run(plan: RowPlan) -> Any | None:

@@ -10,7 +10,6 @@ written as an otbench docs file and as DSPy state, locally and as run artefacts.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,10 +18,10 @@ from typing import Any
 from evals.harness import run_rollouts
 from modules.agent import FunctionCallingAgent
 from modules.program import ToolAgentProgram
+from optimizers import knobs as knob_rules
 from optimizers.base import DocOptimizer
-from optimizers.easytool import EasyTool
-from optimizers.play2prompt import Play2Prompt
-from optimizers.toolobserver import MODES, VARIANTS, Improvements, ToolObserver
+from optimizers.registry import OPTIMIZERS, improvements_of
+from optimizers.toolobserver import MODES, Improvements
 from otbench import tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int, run_main
 from otbench.docs_io import RUN_DOCS_ARTIFACT
@@ -35,7 +34,6 @@ from otbench.parallel import MapInterrupted
 from otbench.report import format_table, server_table
 from otbench.sweep import add_sweep_arguments, check_sweep_arguments, print_sweep, run_sweep
 
-OPTIMIZERS = ("toolobserver", "play2prompt", "easytool")
 DEFAULT_LIMIT = 10
 # Options that say how a command carries out its work, not what it computes. Every other option
 # defines the run: it is logged, saved in the checkpoint, and taken from there by --resume.
@@ -43,35 +41,23 @@ HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "
                          "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name"})
 
 
-def add_play2prompt_arguments(parser: argparse.ArgumentParser) -> None:
-    """Play2Prompt's knobs; defaults are the smallest budget that still keeps a beam of docs."""
-    group = parser.add_argument_group("play2prompt")
-    group.add_argument("--p2p-samples", type=positive_int, default=3, help="tool-play samples per tool (default 3)")
-    group.add_argument("--p2p-retries", type=int, default=2, help="retries after a failed call (default 2)")
-    group.add_argument("--p2p-top-k", type=positive_int, default=3, help="examples kept per tool (default 3)")
-    group.add_argument("--p2p-beam-width", type=positive_int, default=2, help="docs kept per round (default 2)")
-    group.add_argument("--p2p-expansions", type=positive_int, default=2, help="rewrites per beam doc (default 2)")
-    group.add_argument("--p2p-iterations", type=positive_int, default=1, help="beam rounds (default 1)")
-
-
-def add_toolobserver_arguments(parser: argparse.ArgumentParser) -> None:
-    """ToolObserver's variant and, for ablations, each of its improvements on or off."""
-    group = parser.add_argument_group("toolobserver", "ToolObserver's variant and improvements; --probe (probing "
-                                      "and the learned schema) applies to play2prompt and easytool too")
-    group.add_argument("--variant", default="improved",
-                       help="improved (default: every improvement on) or paper (the paper's protocol, as published)")
+def add_optimizer_arguments(parser: argparse.ArgumentParser) -> dict[str, argparse._ArgumentGroup]:
+    """One option group per optimizer with its knobs (:data:`optimizers.registry.OPTIMIZERS`); ToolObserver's
+    group also holds its variant and, for ablations, each of its improvements on or off."""
+    groups = {name: parser.add_argument_group(name) for name in OPTIMIZERS}
+    groups["toolobserver"].description = ("ToolObserver's budget, variant and improvements; --probe (probing and "
+                                          "the learned schema) applies to play2prompt and easytool too")
+    groups["toolobserver"].add_argument(
+        "--variant", default="improved",
+        help="improved (default: every improvement on) or paper (the paper's protocol, as published)")
     for name in Improvements.names():
-        group.add_argument(f"--{name.replace('_', '-')}", dest=name, action=argparse.BooleanOptionalAction,
-                           default=None, help=f"this improvement on or off, whatever the variant: "
-                                              f"{Improvements.help(name)}")
-
-
-def improvements_of(args: argparse.Namespace) -> Improvements:
-    """The variant's improvements with any ``--[no-]KNOB`` the user gave applied on top."""
-    if args.variant not in VARIANTS:
-        raise UserError(f"unknown variant {args.variant!r}; choose from {', '.join(VARIANTS)}")
-    chosen = {name: getattr(args, name) for name in Improvements.names() if getattr(args, name, None) is not None}
-    return dataclasses.replace(VARIANTS[args.variant], **chosen)
+        groups["toolobserver"].add_argument(
+            f"--{name.replace('_', '-')}", dest=name, action=argparse.BooleanOptionalAction, default=None,
+            help=f"this improvement on or off, whatever the variant: {Improvements.help(name)}")
+    for name, spec in OPTIMIZERS.items():
+        if spec.knobs is not None:
+            knob_rules.add_arguments(groups[name], spec.knobs)
+    return groups
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,13 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
     parser.add_argument("--test-limit", type=positive_int, default=DEFAULT_LIMIT,
                         help=f"offline environments: score the learned docs on N test tasks (default {DEFAULT_LIMIT})")
-    parser.add_argument("--iterations", type=positive_int, default=None,
-                        help="max editor iterations (default: 10 online, 3 offline)")
-    parser.add_argument("--batch-size", type=positive_int, default=10, help="offline mini-batch size (default 10)")
     parser.add_argument("--oracle-feedback", action="store_true",
                         help="online: show the editor whether each attempt succeeded (off in the paper)")
-    add_toolobserver_arguments(parser)
-    add_play2prompt_arguments(parser)
+    add_optimizer_arguments(parser)
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
     parser.add_argument("--resume", default=None, metavar="RUN_ID", help="continue an interrupted run")
     parser.add_argument("--out", type=Path, default=Path("learned_docs"), help="where final docs are written")
@@ -114,7 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         raise UserError(f"unknown optimizer {args.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
     if args.mode is not None and args.mode not in MODES:
         raise UserError(f"unknown mode {args.mode!r}; choose from {', '.join(MODES)}")
-    improvements_of(args)  # an unknown variant is refused before anything loads
+    try:  # an unknown variant, or a knob a checkpoint set out of bounds, is refused before anything loads
+        improvements_of(args)
+        OPTIMIZERS[args.optimizer].knob_values(args)
+    except ValueError as error:
+        raise UserError(str(error)) from None
     check_environment_arguments(args)
 
     if args.sweep and args.resume:
@@ -180,27 +166,12 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
 
 
 def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tracker: Any) -> DocOptimizer:
-    """The teleprompter ``--optimizer`` names, with its LMs charged to the right phases.
-
-    Play2Prompt plays with tools and scores docs with the task agent before any task: those
-    calls are exploration, apart from its doc rewrites (editor) and the final scoring (agent).
-    """
+    """The teleprompter ``--optimizer`` names, with its knobs and its LMs charged to the right phases."""
+    spec = OPTIMIZERS[args.optimizer]
     common = {"env": env, "num_threads": args.num_threads, "tracker": tracker, "progress": not args.quiet}
-    if args.optimizer != "toolobserver":  # probing is not specific to ToolObserver: offered to every optimizer
+    if spec.offers_probe:  # probing is not specific to ToolObserver: offered to every optimizer
         common["probe"] = bool(args.probe)
-    if args.optimizer == "easytool":
-        return EasyTool(editor_lm=lms["editor"], **common)
-    if args.optimizer == "play2prompt":
-        scorer = FunctionCallingAgent(instructions=env.agent_instructions)
-        scorer.lm = lms["agent"].for_phase("exploration")
-        return Play2Prompt(explorer_lm=lms["exploration"], editor_lm=lms["editor"], scorer=scorer,
-                           initial_samples=args.p2p_samples,
-                           retries=args.p2p_retries, top_k=args.p2p_top_k, beam_width=args.p2p_beam_width,
-                           expansions=args.p2p_expansions, iterations=args.p2p_iterations, **common)
-    return ToolObserver(editor_lm=lms["editor"], mode=args.mode, max_iterations=args.iterations,
-                        batch_size=args.batch_size,
-                        improvements=improvements_of(args),
-                        oracle_feedback=args.oracle_feedback, **common)
+    return spec.build(env, spec.knob_values(args), lms, args, common)
 
 
 def _run(resume: str | None, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:

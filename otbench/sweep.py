@@ -17,32 +17,18 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from optimizers import knobs as knob_rules
+from optimizers.registry import OPTIMIZERS
 from otbench import tracking
 from otbench.cli import positive_int
 from otbench.errors import UserError
 from otbench.report import format_table
 
-Space = Callable[[Any, argparse.Namespace], dict[str, Any]]
 
-
-def _toolobserver_space(trial: Any, args: argparse.Namespace) -> dict[str, Any]:
-    if args.mode == "offline":
-        return {"iterations": trial.suggest_int("iterations", 1, 5), "batch_size": trial.suggest_int("batch_size", 5, 20)}
-    return {"iterations": trial.suggest_int("iterations", 1, 10)}
-
-
-def _play2prompt_space(trial: Any, args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "p2p_samples": trial.suggest_int("p2p_samples", 1, 4),
-        "p2p_retries": trial.suggest_int("p2p_retries", 0, 3),
-        "p2p_top_k": trial.suggest_int("p2p_top_k", 1, 4),
-        "p2p_beam_width": trial.suggest_int("p2p_beam_width", 1, 3),
-        "p2p_expansions": trial.suggest_int("p2p_expansions", 1, 3),
-        "p2p_iterations": trial.suggest_int("p2p_iterations", 1, 3),
-    }
-
-
-SEARCH_SPACES: dict[str, Space] = {"toolobserver": _toolobserver_space, "play2prompt": _play2prompt_space}
+def sweepable() -> list[str]:
+    """The optimizers with at least one knob declared with a sweep range."""
+    return [name for name, spec in OPTIMIZERS.items()
+            if spec.knobs is not None and any(knob.sweep for _, knob, _ in knob_rules.declared(spec.knobs))]
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,9 +42,15 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--study-name", default=None, help="optuna study to create or join")
 
 
+def knobs_to_sweep(optimizer: str) -> type[knob_rules.Knobs]:
+    knobs = OPTIMIZERS[optimizer].knobs
+    if knobs is None or optimizer not in sweepable():
+        raise UserError(f"{optimizer} has no knobs to sweep; sweep one of: {', '.join(sweepable())}")
+    return knobs
+
+
 def check_sweep_arguments(args: argparse.Namespace) -> None:
-    if args.optimizer not in SEARCH_SPACES:
-        raise UserError(f"{args.optimizer} has no knobs to sweep; sweep one of: {', '.join(SEARCH_SPACES)}")
+    knobs_to_sweep(args.optimizer)
 
 
 def _score(summary: dict[str, Any], metric: str) -> float:
@@ -81,7 +73,7 @@ def run_sweep(args: argparse.Namespace, env: Any, optimize: Callable[[argparse.N
                                     sampler=optuna.samplers.TPESampler(seed=args.seed))
     except (ValueError, ImportError, optuna.exceptions.OptunaError) as error:
         raise UserError(f"--storage {args.storage}: {error}".splitlines()[0]) from error
-    space = SEARCH_SPACES[args.optimizer]
+    knobs = knobs_to_sweep(args.optimizer)
 
     def spent() -> int:
         return sum(int(t.user_attrs.get("tokens", 0)) for t in study.get_trials(deepcopy=False))
@@ -91,7 +83,7 @@ def run_sweep(args: argparse.Namespace, env: Any, optimize: Callable[[argparse.N
             study.stop()
             raise optuna.TrialPruned("token budget spent")
         trial_args = copy.copy(args)
-        for key, value in space(trial, args).items():
+        for key, value in knob_rules.search_space(knobs, trial, args.mode).items():
             setattr(trial_args, key, value)
         summary = optimize(trial_args)
         trial.set_user_attr("tokens", _tokens(summary))

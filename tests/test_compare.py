@@ -12,6 +12,7 @@ from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 from modules.tool_docs import DocumentedTool, Toolbox
+from optimizers.registry import OPTIMIZERS, OptimizerSpec
 from otbench import compare, evaluate, optimize, tracking
 from otbench.cli import run_main
 from otbench.envs import registry
@@ -218,8 +219,9 @@ def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     assert [line.split()[0] for line in lines[3:7]] == ["base", "gold", "+TO", "+TO"]  # "+TO (paper)", "+TO"
 
 
-def test_the_optimizer_rows_follow_the_optimize_command(monkeypatch):
-    monkeypatch.setattr(optimize, "OPTIMIZERS", ("toolobserver", "newcomer"))
+def test_the_optimizer_rows_follow_the_optimizer_registry(monkeypatch):
+    newcomer = OptimizerSpec("newcomer", "+newcomer", build=lambda *parts: None)
+    monkeypatch.setattr(compare, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
     parser = compare.build_parser()
     args = parser.parse_args([])
 

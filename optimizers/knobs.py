@@ -1,0 +1,100 @@
+"""An optimizer's tuning knobs, declared once: a dataclass whose fields carry help, bounds and sweep range.
+
+Everything else is derived from the declaration: the command-line flags (``--p2p-samples``, with
+their defaults and bounds checked as the options are read), optuna's search space, the options
+``compare`` passes on to an optimizer's row, and the check a library user's values get.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Protocol
+
+
+@dataclass(frozen=True)
+class Knob:
+    """What a knob field declares: its help text, its lower bound, and its sweep range by learning mode
+    (``"online"``, ``"offline"``, or ``"any"``; a mode without a range is not swept)."""
+
+    help: str
+    minimum: int | None = None
+    sweep: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def sweep_range(self, mode: str) -> tuple[int, int] | None:
+        return self.sweep.get(mode, self.sweep.get("any"))
+
+
+def knob(default: int | None, help: str, *, minimum: int | None = None,
+         sweep: Mapping[str, tuple[int, int]] | tuple[int, int] | None = None) -> Any:
+    """A knob field: ``sweep`` is one range for every mode, or ranges by mode."""
+    ranges = {"any": sweep} if isinstance(sweep, tuple) else dict(sweep or {})
+    return field(default=default, metadata={"knob": Knob(help, minimum, ranges)})
+
+
+class Knobs(Protocol):
+    """A frozen dataclass of knobs; ``flag_prefix`` names its command-line flags (``p2p`` -> ``--p2p-...``)."""
+
+    flag_prefix: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+def declared(knobs: type[Knobs]) -> list[tuple[str, Knob, Any]]:
+    """(field name, declaration, default) of every knob, in declaration order."""
+    return [(f.name, f.metadata["knob"], f.default) for f in fields(knobs)]
+
+
+def dest(knobs: type[Knobs], name: str) -> str:
+    """The option's name on the command line's namespace (and in MLflow's run parameters)."""
+    return f"{knobs.flag_prefix}_{name}" if knobs.flag_prefix else name
+
+
+def check(knobs: Knobs) -> None:
+    """Refuse values under a knob's bound (``ValueError``, one line)."""
+    for name, declaration, _ in declared(type(knobs)):
+        value = getattr(knobs, name)
+        if declaration.minimum is not None and value is not None and value < declaration.minimum:
+            raise ValueError(f"{name} must be at least {declaration.minimum}, got {value}")
+
+
+def int_at_least(minimum: int) -> Any:
+    """An argparse type: a whole number no smaller than ``minimum`` (else argparse's one-line error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a number >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def add_arguments(group: argparse._ArgumentGroup, knobs: type[Knobs]) -> None:
+    """One ``--flag`` per knob, with its default and bound."""
+    for name, declaration, default in declared(knobs):
+        option = dest(knobs, name)
+        shown = f" (default {default})" if default is not None else ""
+        group.add_argument(f"--{option.replace('_', '-')}", dest=option, default=default,
+                           type=int_at_least(declaration.minimum) if declaration.minimum is not None else int,
+                           help=f"{declaration.help}{shown}")
+
+
+def from_arguments(knobs: type[Knobs], args: argparse.Namespace) -> Any:
+    """The knobs as the command line set them (checked)."""
+    values = knobs(**{name: getattr(args, dest(knobs, name)) for name, _, _ in declared(knobs)})
+    check(values)
+    return values
+
+
+def search_space(knobs: type[Knobs], trial: Any, mode: str) -> dict[str, Any]:
+    """An optuna trial's values for every knob with a sweep range in ``mode``, keyed as the command line's."""
+    space = {}
+    for name, declaration, _ in declared(knobs):
+        bounds = declaration.sweep_range(mode)
+        if bounds is not None:
+            space[dest(knobs, name)] = trial.suggest_int(dest(knobs, name), *bounds)
+    return space
