@@ -14,10 +14,12 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from otbench.errors import UserError
-from otbench.llm.session import EMBEDDED, LMOptions
+
+if TYPE_CHECKING:  # imported when used: the LM plumbing loads DSPy, which `otbench --version` need not wait for
+    from otbench.llm.session import LMOptions
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -49,6 +51,8 @@ def positive_float(text: str) -> float:
 
 
 def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -> None:
+    from otbench.llm.session import EMBEDDED
+
     group = parser.add_argument_group("language models")
     group.add_argument("--lm", default=EMBEDDED,
                        help="agent model: 'embedded' (local Qwen2.5-Coder-1.5B, default) or a litellm model string")
@@ -71,6 +75,8 @@ def add_tracking_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def lm_options(args: argparse.Namespace, *, slots: int = 1) -> LMOptions:
+    from otbench.llm.session import LMOptions
+
     return LMOptions(
         lm=args.lm, editor_lm=getattr(args, "editor_lm", None), embedded_model=args.embedded_model, gguf=args.gguf,
         threads=args.threads, slots=slots, temperature=args.temperature, cache=not args.no_cache,

@@ -1,6 +1,8 @@
 """The ``otbench`` console script: one name for every command, the same one-line errors."""
 
 import json
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -60,3 +62,13 @@ def test_toolset_help_lists_each_environments_tool_sets(capsys):
     flat = " ".join(out.split())
     assert code == 0 and all(f"{name}:" in flat for name in ENVIRONMENTS)
     assert "phase, skill, elo" in flat and "domains, domains+all" in flat
+
+
+def test_help_and_version_answer_without_loading_dspy():
+    script = ("import sys; from otbench import console\n"
+              "try:\n    console.main(['--version'])\nexcept SystemExit:\n    pass\n"
+              "print('dspy' in sys.modules)")
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                              check=False)
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.split()[-1] == "False"
