@@ -103,6 +103,12 @@ def test_names_and_docstrings_are_shown_as_written_and_signatures_as_parameters(
     assert three.description == "Repeats text."
     assert [(p.name, p.type, p.required) for p in three.parameters] == [("text", "string", True),
                                                                         ("times", "integer", False)]
+    def function_4(values: "list[float]", label: "str | None" = None) -> float:
+        return sum(values)
+
+    strings = FunctionEnvironment([function_4], _examples(), metric=lambda e, t: 0.0).toolbox().toolset("tools")[0]
+    assert [(p.name, p.type, p.required) for p in strings.parameters] == [("values", "array", True),
+                                                                          ("label", "any", False)]
     hidden = FunctionEnvironment([function_1], _examples(), metric=lambda e, t: 0.0, show_parameters=False)
     assert hidden.toolbox().toolset("tools")[0].parameters is None
 

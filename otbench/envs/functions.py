@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import typing
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
@@ -37,7 +38,7 @@ Metric = Callable[[dspy.Example, Trajectory], Any]
 TOOLSET = "tools"
 SCORE = "score"
 
-_JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", tuple: "array",
+_JSON_TYPES: dict[object, str] = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", tuple: "array",
                dict: "object"}
 
 
@@ -50,13 +51,18 @@ def task_id(example: dspy.Example) -> str:
 
 
 def shown_parameters(function: Callable[..., Any]) -> list[ParameterSpec]:
-    """The parameters a signature shows: keyword-callable ones, typed by their annotations."""
+    """The parameters a signature shows: keyword-callable ones, typed by their annotations (also when they
+    are strings, as under ``from __future__ import annotations``)."""
+    try:
+        hints = typing.get_type_hints(function)
+    except (NameError, TypeError):  # an annotation that does not resolve: the parameter shows no type
+        hints = {}
     parameters = []
     for parameter in inspect.signature(function).parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD, parameter.POSITIONAL_ONLY):
             continue
-        annotation = parameter.annotation
-        kind = _JSON_TYPES.get(getattr(annotation, "__origin__", annotation), "any")
+        annotation = hints.get(parameter.name)
+        kind = _JSON_TYPES.get(typing.get_origin(annotation) or annotation, "any")
         parameters.append(ParameterSpec(parameter.name, kind, parameter.default is parameter.empty))
     return parameters
 
