@@ -18,6 +18,7 @@ from modules.agent import FunctionCallingAgent
 from optimizers import knobs as knob_rules
 from optimizers.base import DocOptimizer
 from optimizers.easytool import EasyTool
+from optimizers.gepa import GEPA, GEPAKnobs
 from optimizers.play2prompt import Play2Prompt, Play2PromptKnobs
 from optimizers.toolobserver import VARIANTS, Improvements, ToolObserver, ToolObserverKnobs
 from otbench.envs.base import Environment
@@ -71,6 +72,14 @@ def _play2prompt(env: Environment, knobs: Any, lms: Mapping[str, Any], options: 
                        beam_width=knobs.beam_width, expansions=knobs.expansions, iterations=knobs.iterations, **common)
 
 
+def _gepa(env: Environment, knobs: Any, lms: Mapping[str, Any], options: Any, common: dict[str, Any]) -> DocOptimizer:
+    """Attempts made while searching are exploration, as Play2Prompt's scoring runs are."""
+    scorer = FunctionCallingAgent(instructions=env.agent_instructions)
+    scorer.lm = lms["agent"].for_phase("exploration")
+    return GEPA(reflection_lm=lms["editor"], scorer=scorer, budget=knobs.budget, minibatch=knobs.minibatch,
+                seed=options.seed, **common)
+
+
 def _easytool(env: Environment, knobs: Any, lms: Mapping[str, Any], options: Any,
               common: dict[str, Any]) -> DocOptimizer:
     return EasyTool(editor_lm=lms["editor"], **common)
@@ -81,4 +90,5 @@ OPTIMIZERS: dict[str, OptimizerSpec] = {
                                   rows=((" (paper)", ("--variant", "paper")), ("", ())), offers_probe=False),
     "play2prompt": OptimizerSpec("play2prompt", "+P2P", _play2prompt, Play2PromptKnobs),
     "easytool": OptimizerSpec("easytool", "+ET", _easytool),
+    "gepa": OptimizerSpec("gepa", "+GEPA", _gepa, GEPAKnobs),
 }

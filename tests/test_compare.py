@@ -91,9 +91,9 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
     code, out, err = _run(argv, capsys)
     assert code == 0, err
     first = json.loads(out)
-    assert [row["row"] for row in first["rows"]] == ["base", "gold", "+TO (paper)", "+TO", "+P2P", "+ET"]
+    assert [row["row"] for row in first["rows"]] == ["base", "gold", "+TO (paper)", "+TO", "+P2P", "+ET", "+GEPA"]
     assert [row["optimizer"] for row in first["rows"][2:]] == ["toolobserver", *optimize.OPTIMIZERS]
-    assert [row["run"] for row in first["rows"]] == ["ran"] * 6 and len(scripted_models) == 6
+    assert [row["run"] for row in first["rows"]] == ["ran"] * 7 and len(scripted_models) == 7
     assert first["metrics"] == ["E", "P", "A"] and first["learning"] == "online"
     for row in first["rows"]:
         assert set(row) >= {"E", "P", "A", "tokens", "docs_sem", "docs_lex", "run_id"} and row["tokens"] > 0
@@ -104,7 +104,7 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
 
     code, out, _ = _run(argv, capsys)
     second = json.loads(out)
-    assert [row["run"] for row in second["rows"]] == ["reused"] * 6 and len(scripted_models) == 6
+    assert [row["run"] for row in second["rows"]] == ["reused"] * 7 and len(scripted_models) == 7
     assert [row["run_id"] for row in second["rows"]] == [row["run_id"] for row in first["rows"]]
     artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(second["run_id"])}
     assert {"comparison.json", "comparison.csv", "comparison.md", "plots"} <= artifacts

@@ -11,6 +11,7 @@ from toy_env import docs_aware_agent_reply
 
 from evals.harness import run_rollouts
 from optimizers.easytool import EasyTool
+from optimizers.gepa import GEPA
 from optimizers.play2prompt import Play2Prompt
 from optimizers.toolobserver import ToolObserver
 from otbench import FunctionEnvironment
@@ -63,6 +64,9 @@ def everyone(messages):
     tool = re.search(r"^Tool: (\w+)", text, re.MULTILINE)
     if tool:
         return json.dumps({"description": TRUTH[tool.group(1)]})
+    reflected = re.search(r"^## Tool\n(\w+)", text, re.MULTILINE)  # GEPA's reflection on one tool
+    if reflected:
+        return f"```\n{TRUTH[reflected.group(1)]}\n```"
     return json.dumps({"updates": [{"name": name, "description": doc} for name, doc in TRUTH.items()]})
 
 
@@ -85,7 +89,8 @@ def test_every_optimizer_learns_on_plain_functions_and_the_harness_scores_the_re
         start = env.summarise(run_rollouts(env, env.program().agent, env.toolbox(), env.tasks("test"), progress=False))
         for optimizer in (ToolObserver(env=env, max_iterations=1, progress=False),
                           EasyTool(env=env, progress=False),
-                          Play2Prompt(env=env, initial_samples=1, progress=False)):
+                          Play2Prompt(env=env, initial_samples=1, progress=False),
+                          GEPA(env=env, budget=2, progress=False)):
             learned = optimizer.compile(env.program(), trainset=env.tasks("train")[:2])
             assert learned.detailed_results.iterations, type(optimizer).__name__
             run_rollouts(env, learned.agent, learned.toolbox, env.tasks("test"), progress=False)

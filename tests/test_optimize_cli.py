@@ -56,6 +56,7 @@ def test_the_paper_variant_reports_its_starting_docs_as_before(scripted_lms, tmp
     ("easytool", {"agent", "editor"}),
     # Calls without arguments fail on these tests, so play finds no example and nothing is rewritten.
     ("play2prompt", {"agent", "exploration"}),
+    ("gepa", {"agent", "exploration", "editor"}),
 ])
 def test_every_optimizer_runs_logs_and_saves_docs(optimizer, phases, scripted_lms, tmp_path, capsys):
     argv = ["--optimizer", optimizer, "--limit", "2", "--iterations", "2", "--p2p-samples", "1", "--json", "--quiet",

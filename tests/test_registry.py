@@ -45,7 +45,7 @@ def test_every_knob_is_a_flag_of_optimize_and_compare_with_its_declared_default(
 
 
 def test_sweep_spaces_come_from_the_declared_ranges():
-    assert sweepable() == ["toolobserver", "play2prompt"]
+    assert sweepable() == ["toolobserver", "play2prompt", "gepa"]
     spaces = {}
     for name, mode in (("toolobserver", "online"), ("toolobserver", "offline"), ("play2prompt", "online")):
         trial = RecordingTrial()
@@ -74,6 +74,6 @@ def test_comparison_rows_are_the_registrys_labels_and_variants():
         name, setting, learning = "bfcl", "names_only", "online"
 
     plans = compare.plan_rows(parser, parser.parse_args(["--iterations", "4"]), Env())
-    assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+P2P", "+ET"]
+    assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+P2P", "+ET", "+GEPA"]
     assert all(plan.if_logged["iterations"] == "4" for plan in plans[2:4])  # a knob reaches its own rows only
     assert all("--iterations" not in plan.argv for plan in plans[4:])

@@ -1,0 +1,195 @@
+"""GEPA (reflective prompt evolution, as in DSPy's ``dspy.GEPA``) applied to tool documentation.
+
+Each tool's description is one GEPA component. A candidate set of descriptions is scored by running
+the agent with them on tasks and scoring its attempts with the environment's own metric (the
+primary one); for the tool GEPA chooses to improve, the reflection LM reads the requests, the calls
+the agent made to that tool, what the tool returned or raised, and each attempt's score and
+feedback, and writes a new description. GEPA keeps the candidates that do best on the validation
+tasks (a Pareto front, one entry per task) and returns the best.
+
+Online environments (a toolset per task) run GEPA once per task, on that task, within the same
+budget of agent attempts; offline ones run it once over the train tasks. Attempts made while
+searching are charged to the exploration phase (``scorer``), reflections to the editor phase,
+and the final scoring of the train tasks to the agent phase, as for the other optimizers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import dspy
+
+from evals.harness import run_rollouts
+from modules.editor import EditorExchange
+from modules.lm_output import first_text
+from modules.program import ToolAgentProgram
+from modules.tool_docs import Toolbox, tool_key
+from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
+from optimizers.knobs import check, knob
+from otbench.envs.base import Agent, Environment
+from otbench.trajectory import Trajectory, preview
+
+if TYPE_CHECKING:
+    from gepa.core.adapter import EvaluationBatch
+
+REFLECTION_PROMPT = """\
+An AI assistant calls a tool that is documented as follows:
+```
+<curr_param>
+```
+
+Below are requests the assistant handled with this documentation: the calls it made to the tool, \
+what the tool returned or the error it raised, and how well the attempt scored, with feedback:
+```
+<side_info>
+```
+
+Write a new description of the tool that lets the assistant pick it for the right requests and call \
+it correctly on the first try: what it does and returns, and each argument's name, type and meaning. \
+State only what the examples show or clearly imply. Provide the new description within ``` blocks."""
+
+
+@dataclass(frozen=True)
+class GEPAKnobs:
+    """GEPA's budget (command line, sweeps and checks derive from it: :mod:`optimizers.knobs`)."""
+
+    flag_prefix: ClassVar[str] = "gepa"
+    budget: int = knob(8, "attempts GEPA may spend searching, per task searched over (it starts no "
+                              "iteration once they are spent)", minimum=2, sweep=(4, 16))
+    minibatch: int = knob(3, "tasks per reflection (offline; online there is one)", minimum=1, sweep=(1, 5))
+
+
+class _Silent:
+    """GEPA's progress log, dropped: the commands show progress bars and print one summary."""
+
+    def log(self, message: str) -> None:
+        return None
+
+
+class _DocsAdapter:
+    """What GEPA calls: score a candidate's docs on tasks, and show a tool's evidence to the reflection LM."""
+
+    propose_new_texts = None  # GEPA's own reflective proposal, with REFLECTION_PROMPT (GEPA reads this attribute)
+
+    def __init__(self, optimizer: GEPA, toolbox: Toolbox, scorer: Agent) -> None:
+        self.optimizer, self.toolbox, self.scorer = optimizer, toolbox, scorer
+
+    def evaluate(self, batch: list[Any], candidate: dict[str, str],
+                 capture_traces: bool = False) -> EvaluationBatch[Trajectory, Trajectory]:
+        from gepa.core.adapter import EvaluationBatch
+
+        docs = _with_candidate(self.toolbox, candidate)
+        trajectories = self.optimizer._attempts(self.scorer, docs, batch)
+        scores = [float(t.metrics[self.optimizer.env.primary_metric]) for t in trajectories]
+        return EvaluationBatch(outputs=trajectories, scores=scores, trajectories=trajectories if capture_traces else None)
+
+    def make_reflective_dataset(self, candidate: dict[str, str], eval_batch: EvaluationBatch[Trajectory, Trajectory],
+                                components_to_update: list[str]) -> dict[str, list[dict[str, Any]]]:
+        metric = self.optimizer.env.primary_metric
+        dataset: dict[str, list[dict[str, Any]]] = {}
+        for component in components_to_update:
+            toolset, name = component.split("::", 1)
+            records = []
+            for trajectory in eval_batch.trajectories or []:
+                if trajectory.toolset != toolset:
+                    continue
+                calls = [step for step in trajectory.steps if step.call.name == name]
+                shown = [f"{name}({json.dumps(step.call.arguments, ensure_ascii=False, default=str)}) "
+                         + (f"returned {preview(step.output, 300)}" if step.ok else f"raised {step.error}")
+                         for step in calls] or [f"the assistant did not call {name}"]
+                records.append({"Tool": name, "Request": trajectory.question, "Calls": "\n".join(shown),
+                                "Feedback": f"{metric} = {trajectory.metrics.get(metric, 0.0):.2f}. "
+                                            f"{trajectory.feedback or trajectory.parse_error or ''}".strip()})
+            dataset[component] = records
+        return dataset
+
+
+def _with_candidate(toolbox: Toolbox, candidate: Mapping[str, str]) -> Toolbox:
+    docs = toolbox.deepcopy()
+    for key, description in candidate.items():
+        toolset, name = key.split("::", 1)
+        apply_updates(docs, toolset, {name: description})
+    return docs
+
+
+class GEPA(DocOptimizer):
+    """Teleprompter: GEPA's search over the tools' descriptions, then the train tasks are scored.
+
+    ``reflection_lm`` writes new descriptions (default: ``dspy.settings.lm`` when it is called);
+    ``scorer`` is the agent that scores candidates while searching (default: the student's agent).
+    """
+
+    def __init__(
+        self, *, env: Environment, reflection_lm: dspy.LM | None = None, scorer: Agent | None = None,
+        budget: int = GEPAKnobs.budget, minibatch: int = GEPAKnobs.minibatch, seed: int = 0, num_threads: int = 1,
+        tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
+    ) -> None:
+        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe)
+        check(GEPAKnobs(budget, minibatch))
+        self.reflection_lm, self.scorer = reflection_lm, scorer
+        self.budget, self.minibatch, self.seed = budget, minibatch, seed
+        self._exchanges: list[EditorExchange] = []
+
+    def _lms(self, program: ToolAgentProgram) -> dict[str, Any]:
+        scorer_lm = getattr(self.scorer, "lm", None) if self.scorer is not None else None
+        return {**super()._lms(program), "editor": self.reflection_lm or dspy.settings.lm,
+                **({"scorer": scorer_lm} if scorer_lm is not None else {})}
+
+    def _optimize(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
+        """One GEPA search per task (online) or over all train tasks (offline), then the train tasks are scored.
+
+        A ``resume`` checkpoint means the single logged step already finished: nothing is left to do.
+        """
+        if resume:
+            return
+        if self.probe:
+            self._learn_interfaces(program.toolbox, trainset)
+        self._exchanges = []
+        groups = [[task] for task in trainset] if self.env.learning == "online" else [trainset]
+        before = program.toolbox.to_json()
+        for tasks in groups:
+            best = self._search(program, tasks)
+            for key, description in best.items():
+                toolset, name = key.split("::", 1)
+                apply_updates(program.toolbox, toolset, {name: description})
+        trajectories = self._rollouts(program, trainset, "gepa: evaluate")
+        changed = sum(old != new for old, new in zip(before["toolsets"].values(),
+                                                     program.toolbox.to_json()["toolsets"].values(), strict=True))
+        metrics = {**self.env.summarise(trajectories), "toolsets_changed": float(changed)}
+        self.tracker.log_iteration(IterationRecord(0, metrics, program.toolbox.deepcopy(), trajectories,
+                                                   self._exchanges, {"next_step": 1,
+                                                                     "docs": program.toolbox.to_json()}))
+        self.final_trajectories = trajectories
+
+    def _search(self, program: ToolAgentProgram, tasks: list[Any]) -> dict[str, str]:
+        import gepa
+
+        seed = {tool_key(toolset, tool.name): tool.description
+                for toolset in self._toolsets(tasks) for tool in program.toolbox.toolset(toolset)}
+        adapter: Any = _DocsAdapter(self, program.toolbox, self.scorer or program.agent)  # GEPA's adapter protocol
+        result: Any = gepa.optimize(
+            seed_candidate=seed, trainset=tasks, valset=tasks,
+            adapter=adapter,
+            reflection_lm=self._reflect, reflection_prompt_template=REFLECTION_PROMPT,
+            reflection_minibatch_size=min(self.minibatch, len(tasks)), max_metric_calls=self.budget * len(tasks),
+            logger=_Silent(), display_progress_bar=False, seed=self.seed, raise_on_exception=True,
+        )
+        best = result.best_candidate
+        if not isinstance(best, dict):  # a dict seed gives dict candidates
+            raise TypeError(f"GEPA returned a {type(best).__name__} candidate for a dict seed")
+        return best
+
+    def _attempts(self, agent: Agent, docs: Toolbox, tasks: Sequence[Any]) -> list[Trajectory]:
+        """A candidate's attempts at tasks (no progress bar: GEPA asks for many small batches)."""
+        return run_rollouts(self.env, agent, docs, list(tasks), num_threads=self.num_threads, progress=False)
+
+    def _reflect(self, prompt: str | list[dict[str, Any]]) -> str:
+        """GEPA's reflection call, made with the reflection LM and kept as an exchange."""
+        lm = self.reflection_lm or dspy.settings.lm
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        reply = first_text(lm(messages=messages, max_tokens=600))
+        self._exchanges.append(EditorExchange("reflect", json.dumps(messages, ensure_ascii=False), reply, {}))
+        return reply
