@@ -28,9 +28,12 @@ import dspy
 from dspy.predict.parameter import Parameter
 from dspy.signatures.signature import _default_instructions
 
+from modules import api_tools
 from otbench.errors import UserError
 
 DOCS_FORMAT = "otbench.docs/1"
+# Meta key of a docs file: the toolsets an optimizer worked on (the others keep the setting's docs).
+OPTIMIZED_TOOLSETS = "optimized_toolsets"
 _RESULT_FIELD = "result"
 
 # JSON-schema type names for OpenAI tool schemas; environments may use BFCL's richer names.
@@ -343,15 +346,19 @@ class Toolbox(dspy.Module):
     def as_dspy_tools(self, toolset: str, functions: dict[str, Callable[..., Any]]) -> list[dspy.Tool]:
         """``dspy.Tool`` objects carrying the learned docs, for a downstream agent (e.g. ``dspy.ReAct``).
 
-        ``functions`` maps each shown tool name to the callable that implements it.
+        ``functions`` maps each shown tool name to the callable that implements it. The learned
+        description is kept even when blank (``dspy.Tool`` would put the function's docstring in
+        its place); where no parameters were shown or learned, the function's own signature says
+        which arguments it takes.
         """
         tools = []
         for tool in self.toolset(toolset):
             if tool.name not in functions:
                 raise UserError(f"no implementation given for tool {tool.name!r}")
-            schema = tool.openai_schema()["function"]
-            tools.append(dspy.Tool(functions[tool.name], name=tool.name, desc=schema["description"],
-                                   args=schema.get("parameters", {}).get("properties")))
+            args = api_tools.parameters_schema(tool)["properties"] if tool.parameters is not None else None
+            downstream = dspy.Tool(functions[tool.name], name=tool.name, args=args)
+            downstream.desc = api_tools.description(tool)
+            tools.append(downstream)
         return tools
 
     @classmethod

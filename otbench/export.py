@@ -1,7 +1,11 @@
 """``python -m otbench.export``: learned docs for other agents.
 
-``--format openai`` writes OpenAI ``tools`` schemas (one list per toolset); ``--format json``
-writes the code-free otbench docs file that ``Toolbox.read`` loads in a downstream DSPy agent.
+``--format openai --toolset ID`` writes the ``tools`` list an OpenAI Chat Completions call takes
+(``--responses``: the Responses API's shape); without ``--toolset``, a file of one toolset gives
+that list too, and a file of many gives one list per toolset, limited to the toolsets the run
+optimized when the file names them (a BFCL docs file holds every test's toolset, most of them
+never trained). ``--format json`` writes the code-free otbench docs file that ``Toolbox.read``
+loads in a downstream DSPy agent.
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from modules.tool_docs import Toolbox
+from modules.api_tools import chat_completions_tool, responses_tool
+from modules.tool_docs import OPTIMIZED_TOOLSETS, Toolbox
 from otbench import tracking
 from otbench.cli import OneLineParser, add_tracking_arguments, run_main
 from otbench.docs_io import load_docs
@@ -23,7 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.export", description=__doc__.splitlines()[0])
     parser.add_argument("docs", help="a docs file or runs:/RUN_ID of an optimize run")
     parser.add_argument("--format", default="openai", help="openai (tool schemas) or json (otbench docs)")
-    parser.add_argument("--toolset", default=None, help="only this toolset (e.g. a BFCL test id)")
+    parser.add_argument("--toolset", default=None, help="only this toolset (e.g. a BFCL test id): one tools list")
+    parser.add_argument("--responses", action="store_true",
+                        help="openai: the Responses API's tool shape instead of Chat Completions'")
     parser.add_argument("--out", type=Path, default=None, help="write here instead of standard output")
     add_tracking_arguments(parser)
     args = parser.parse_args(argv)
@@ -37,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"no toolset {args.toolset!r} in {args.docs}")
         toolbox = Toolbox({args.toolset: toolbox.toolset(args.toolset)}, meta=toolbox.meta)
     if args.format == "openai":
-        document: object = {ts: [tool.openai_schema() for tool in toolbox.toolset(ts)] for ts in toolbox.toolset_ids()}
+        document: object = _api_tools(toolbox, responses=args.responses)
     else:
         document = toolbox.to_json()
     text = json.dumps(document, indent=2, ensure_ascii=False)
@@ -47,6 +54,17 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n")
     return 0
+
+
+def _api_tools(toolbox: Toolbox, *, responses: bool) -> object:
+    """One ``tools`` list, or one per toolset when there are several (only the optimized ones, when known)."""
+    shape = responses_tool if responses else chat_completions_tool
+    toolsets = toolbox.toolset_ids()
+    optimized = toolbox.meta.get(OPTIMIZED_TOOLSETS)
+    if len(toolsets) > 1 and isinstance(optimized, list):
+        toolsets = [ts for ts in toolsets if ts in set(optimized)]
+    lists = {ts: [shape(tool) for tool in toolbox.toolset(ts)] for ts in toolsets}
+    return next(iter(lists.values())) if len(toolbox.toolset_ids()) == 1 else lists
 
 
 if __name__ == "__main__":

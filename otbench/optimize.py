@@ -18,6 +18,7 @@ from typing import Any
 from evals.harness import run_rollouts
 from modules.agent import FunctionCallingAgent
 from modules.program import ToolAgentProgram
+from modules.tool_docs import OPTIMIZED_TOOLSETS
 from optimizers import knobs as knob_rules
 from optimizers.base import DocOptimizer
 from optimizers.registry import OPTIMIZERS, improvements_of
@@ -141,6 +142,7 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
         ledger.restore({})
     trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), args.limit, args.seed)
     toolbox = env.toolbox()
+    toolbox.meta[OPTIMIZED_TOOLSETS] = list(dict.fromkeys(env.toolset_of(task) for task in trainset))
     if checkpoint:
         toolbox.adopt_docs(type(toolbox).from_json(checkpoint["docs"]))
     agent = FunctionCallingAgent(instructions=env.agent_instructions)

@@ -78,8 +78,8 @@ def test_export_writes_openai_schemas_and_round_trips_json(tmp_path, capsys):
     path = docs.write(tmp_path / "docs.json")
     code, out, _ = _run(export.main, [str(path), "--format", "openai"], capsys)
     assert code == 0
-    assert json.loads(out)["t1"][0]["function"]["parameters"]["properties"]["a"] == {"type": "integer",
-                                                                                    "description": "first"}
+    assert json.loads(out)[0]["function"]["parameters"]["properties"]["a"] == {"type": "integer",
+                                                                               "description": "first"}
     target = tmp_path / "again.json"
     _run(export.main, [str(path), "--format", "json", "--out", str(target)], capsys)
     assert Toolbox.read(target).to_json() == docs.to_json()
