@@ -41,8 +41,9 @@ _COMMANDS = {"evaluate": evaluate.main, "optimize": optimize.main}
 # editor model; evaluate logs no --docs as "".
 _COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
 # Options added after runs were logged without them, with the value those runs had in effect: a
-# ToolObserver run from before --variant existed ran the paper's protocol.
-_UNLOGGED_MEANT = {"variant": "paper"}
+# ToolObserver run from before --variant existed ran the paper's protocol. (Other optimizers'
+# runs do not log ToolObserver's knobs at all.)
+_UNLOGGED_MEANT = {"toolobserver": {"variant": "paper"}}
 
 
 @dataclass
@@ -191,7 +192,7 @@ def find_run(plan: RowPlan) -> Any | None:
     for run in runs:
         if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
             continue
-        logged = {**_UNLOGGED_MEANT, **run.data.params}
+        logged = {**_UNLOGGED_MEANT.get(plan.optimizer, {}), **run.data.params}
         if all(logged[key] == value for key, value in plan.if_logged.items() if key in logged):
             return run
     return None
@@ -327,7 +328,9 @@ def log_comparison(args: argparse.Namespace, env: Any, rows: list[dict[str, Any]
             "editor_lm": args.editor_lm or args.lm, "seed": args.seed}
     params = {"limit": args.limit, "test_limit": args.test_limit, "optimizers": args.optimizers,
               "rows": ",".join(row["row"] for row in rows), "run_ids": ",".join(row["run_id"] for row in rows)}
-    with tracking.tracked_run(f"compare-{env.name}-{env.setting}", tags=tags, params=params) as run:
+    model = tracking.model_label(args.lm, embedded_model=args.embedded_model, gguf=args.gguf)
+    name = tracking.run_name("compare", env.name, env.setting, f"n{args.limit}", model)
+    with tracking.tracked_run(name, tags=tags, params=params) as run:
         tracking.log_table(rows, "comparison.json")
         mlflow.log_text(pd.DataFrame(rows, columns=columns).to_csv(index=False), "comparison.csv")
         mlflow.log_text(markdown_table(rows, columns), "comparison.md")

@@ -75,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         params = {**tags, "limit": args.limit or len(tasks), "seed": args.seed, "docs": args.docs or "", "docs_matched": docs_matched,
                   "num_threads": args.num_threads}
         started = time.perf_counter()
-        with tracking.tracked_run(f"evaluate-{env.name}-{tags['setting']}-{args.agent}", tags=tags, params=params) as run:
+        model = tracking.model_label(args.lm, embedded_model=args.embedded_model, gguf=args.gguf) if uses_lm else None
+        docs = {None: None, "gold": "gold-docs"}.get(args.docs, "learned-docs")
+        name = tracking.run_name("evaluate", env.name, tags["setting"], args.agent, docs, f"n{len(tasks)}", model)
+        with tracking.tracked_run(name, tags=tags, params=params) as run:
             try:
                 trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=args.num_threads,
                                             description="evaluate", progress=not args.quiet)

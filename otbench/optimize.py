@@ -27,10 +27,15 @@ from otbench import tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int, run_main
 from otbench.docs_io import RUN_DOCS_ARTIFACT
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
+from otbench.envs.registry import (
+    add_environment_arguments,
+    check_environment_arguments,
+    make_environment,
+    other_environments_options,
+)
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
-from otbench.llm.session import open_lms
+from otbench.llm.session import EMBEDDED, open_lms
 from otbench.parallel import MapInterrupted
 from otbench.report import format_table, server_table
 from otbench.sweep import add_sweep_arguments, check_sweep_arguments, print_sweep, run_sweep
@@ -40,6 +45,14 @@ DEFAULT_LIMIT = 10
 # defines the run: it is logged, saved in the checkpoint, and taken from there by --resume.
 HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns",
                          "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name"})
+# Options only one optimizer reads (--probe is offered to all but ToolObserver's is one of its knobs):
+# a run logs its own optimizer's, so runs of different optimizers compare on what they share.
+OWN_OPTIONS = {
+    "toolobserver": frozenset({"mode", "iterations", "batch_size", "oracle_feedback", "variant", *Improvements.names()}),
+    "play2prompt": frozenset({"p2p_samples", "p2p_retries", "p2p_top_k", "p2p_beam_width", "p2p_expansions",
+                              "p2p_iterations", "probe"}),
+    "easytool": frozenset({"probe"}),
+}
 
 
 def add_optimizer_arguments(parser: argparse.ArgumentParser) -> dict[str, argparse._ArgumentGroup]:
@@ -151,11 +164,16 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
     saved_args = {name: str(value) if isinstance(value, Path) else value
                   for name, value in vars(args).items() if name not in HOW_IT_RUNS}
     tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args},
-                                              earlier_seconds=(checkpoint or {}).get("elapsed_seconds", 0.0))
+                                              earlier_seconds=(checkpoint or {}).get("elapsed_seconds", 0.0),
+                                              start_docs=toolbox.to_json())
     optimizer = _build_optimizer(args, env, lms, tracker)
     tags = {"command": "optimize", "optimizer": args.optimizer, "mode": args.mode, "env": env.name,
             "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm, "seed": args.seed}
-    with _run(args.resume, tags, {**saved_args, "n_tasks": len(trainset)}, nested) as run:
+    models = dict.fromkeys(tracking.model_label(lm, embedded_model=args.embedded_model, gguf=args.gguf)
+                           for lm in (args.lm, args.editor_lm or args.lm))
+    variant = args.variant if args.optimizer == "toolobserver" and args.variant != "improved" else None
+    name = tracking.run_name(args.optimizer, variant, env.name, env.setting, f"n{len(trainset)}", "+".join(models))
+    with _run(args.resume, name, tags, {**run_params(saved_args, args), "n_tasks": len(trainset)}, nested) as run:
         try:
             learned = optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
         except MapInterrupted as stop:
@@ -167,6 +185,19 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
         return _finish(args, env, learned, optimizer, ledger, run.info.run_id, tracker.elapsed_seconds(), test)
 
 
+def run_params(saved_args: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The options that define this run, as logged: not other optimizers' or environments' knobs,
+    nor options that do not apply (an offline batch size online, embedded-model options for hosted models)."""
+    others = set().union(*OWN_OPTIONS.values()) - OWN_OPTIONS[args.optimizer]
+    others |= other_environments_options(args.env)
+    if args.mode != "offline":
+        others |= {"batch_size", "test_limit"}
+    if EMBEDDED not in (args.lm, args.editor_lm or args.lm):
+        others |= {"embedded_model", "gguf", "no_grammar"}
+    unset = {name for name in ("toolset", "gguf", "editor_lm") if saved_args.get(name) is None}
+    return {name: value for name, value in saved_args.items() if name not in others | unset}
+
+
 def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tracker: Any) -> DocOptimizer:
     """The teleprompter ``--optimizer`` names, with its knobs and its LMs charged to the right phases."""
     spec = OPTIMIZERS[args.optimizer]
@@ -176,13 +207,12 @@ def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tr
     return spec.build(env, spec.knob_values(args), lms, args, common)
 
 
-def _run(resume: str | None, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:
+def _run(resume: str | None, name: str, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:
     import mlflow
 
     if resume:
         return mlflow.start_run(run_id=resume)
-    return tracking.tracked_run(f"optimize-{tags['optimizer']}-{tags['env']}-{tags['setting']}", tags=tags,
-                                params=params, nested=nested)
+    return tracking.tracked_run(name, tags=tags, params=params, nested=nested)
 
 
 def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProgram) -> dict[str, float]:

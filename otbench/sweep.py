@@ -97,7 +97,9 @@ def run_sweep(args: argparse.Namespace, env: Any, optimize: Callable[[argparse.N
     tags = {"command": "sweep", "optimizer": args.optimizer, "env": env.name, "setting": env.setting, "lm": args.lm,
             "study": name}
     params = {"trials": args.sweep, "token_budget": args.token_budget, "storage": args.storage or "memory"}
-    with tracking.tracked_run(f"sweep-{args.optimizer}-{env.name}-{env.setting}", tags=tags, params=params) as run:
+    model = tracking.model_label(args.lm, embedded_model=args.embedded_model, gguf=args.gguf)
+    run_name = tracking.run_name("sweep", args.optimizer, env.name, env.setting, f"n{args.limit}", model)
+    with tracking.tracked_run(run_name, tags=tags, params=params) as run:
         study.optimize(objective, n_trials=args.sweep, callbacks=[stop_when_spent])
         rows = _trial_rows(study, env.primary_metric)
         if not any(row["state"] == "COMPLETE" for row in rows):

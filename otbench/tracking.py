@@ -47,6 +47,21 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
     return uri
 
 
+def model_label(lm: str, *, embedded_model: str = "qwen-1.5b", gguf: Path | str | None = None) -> str:
+    """A model's short name for run names: ``qwen-1.5b``, a GGUF file's stem, ``gpt-5-mini`` for ``openai/gpt-5-mini``."""
+    if lm != "embedded":
+        return lm.rsplit("/", 1)[-1]
+    return Path(gguf).stem if gguf else embedded_model
+
+
+def run_name(*parts: Any) -> str:
+    """A readable name that tells runs apart in MLflow's tables: what the run is, then when it started.
+
+    Parts that are None or empty are left out; the time (to the second) keeps names of equal runs apart.
+    """
+    return "-".join([*(str(part) for part in parts if part not in (None, "")), time.strftime("%m%d-%H%M%S")])
+
+
 def _scalar(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
@@ -80,18 +95,22 @@ class MlflowIterationTracker:
     """Logs every optimizer iteration to the active MLflow run.
 
     Per step: the optimizer's metrics plus cumulative tokens by phase; as artefacts, the docs
-    evaluated at that step, the trajectories, the editor exchanges; and ``checkpoint.json``
+    evaluated at that step (the optimized toolsets only, when the docs say which), what changed
+    since the step before as a per-tool diff (``docs_diff.md``; the first step is compared with
+    ``start_docs``), the trajectories, the editor exchanges as markdown; and ``checkpoint.json``
     (overwritten) from which ``--resume`` continues. The checkpoint also carries the run's wall
     time so far (``elapsed_seconds``, counting ``earlier_seconds`` of the runs it resumes), so a
     resumed run reports its whole time against its whole token ledger.
     """
 
     def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None,
-                 earlier_seconds: float = 0.0) -> None:
+                 earlier_seconds: float = 0.0, start_docs: dict[str, Any] | None = None) -> None:
         self.ledger = ledger
         self.extra_checkpoint = extra_checkpoint or {}
         self.earlier_seconds = earlier_seconds
         self.started = time.perf_counter()
+        self.previous_docs = start_docs
+        self.previous_step: int | None = None
 
     def elapsed_seconds(self) -> float:
         return self.earlier_seconds + time.perf_counter() - self.started
@@ -99,14 +118,23 @@ class MlflowIterationTracker:
     def log_iteration(self, record: Any) -> None:
         import mlflow
 
+        from otbench.run_artefacts import docs_diff_markdown, exchanges_markdown, optimized_part
+
         folder = f"iterations/step_{record.step:02d}"
         mlflow.log_metrics({**{k: float(v) for k, v in record.metrics.items()},
                             **{k: float(v) for k, v in self.ledger.flat_metrics().items()},
                             **self.ledger.server_metrics()}, step=record.step)
-        mlflow.log_dict(record.toolbox.to_json(), f"{folder}/docs.json")
+        docs = optimized_part(record.toolbox.to_json())
+        mlflow.log_dict(docs, f"{folder}/docs.json")
+        if self.previous_docs is not None:
+            since = "the starting docs" if self.previous_step is None else f"step {self.previous_step}"
+            mlflow.log_text(docs_diff_markdown(optimized_part(self.previous_docs), docs,
+                                               title=f"step {record.step} against {since}"), f"{folder}/docs_diff.md")
+        self.previous_docs, self.previous_step = docs, record.step
         mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in record.trajectories) + "\n",
                         f"{folder}/trajectories.jsonl")
-        mlflow.log_text("\n".join(json.dumps(e.to_dict()) for e in record.exchanges) + "\n", f"{folder}/editor.jsonl")
+        mlflow.log_text(exchanges_markdown([e.to_dict() for e in record.exchanges], title=f"step {record.step}"),
+                        f"{folder}/editor.md")
         mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, "tokens": self.ledger.snapshot(),
                          "elapsed_seconds": self.elapsed_seconds()},
                         "checkpoint.json")

@@ -37,7 +37,8 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 _START_TIMEOUT = 120.0  # the UI takes about 20 s to start on an idle machine, more when the cores are busy
 _RENDER_BUDGET_MS = 20_000
 _WINDOW_HEIGHT = 2600
-_SHOWN_DIGITS = 3  # the UI rounds metric values to three decimals
+_SIGNIFICANT_DIGITS = 4  # the UI shows metric values to 4 significant digits (160.396 as 160.4)
+_DECIMALS = 3  # ... and small ones to at most 3 decimals
 
 
 @dataclass
@@ -192,7 +193,16 @@ def _shows(text: str, value: float | None) -> bool:
         shown = float(text.replace(",", ""))
     except ValueError:
         return False
-    return math.isclose(shown, value, rel_tol=1e-6, abs_tol=0.5 * 10**-_SHOWN_DIGITS + 1e-9)
+    return math.isclose(shown, value, rel_tol=1e-6, abs_tol=display_tolerance(value))
+
+
+def display_tolerance(value: float) -> float:
+    """How far a shown number may be from the stored one: half a unit of the last digit the UI shows,
+    the 4th significant digit (or the 3rd decimal, whichever is coarser)."""
+    if not math.isfinite(value) or value == 0:
+        return 0.5 * 10**-_DECIMALS
+    last_digit = math.floor(math.log10(abs(value))) - (_SIGNIFICANT_DIGITS - 1)
+    return 0.5 * 10 ** max(last_digit, -_DECIMALS) + 1e-9
 
 
 def check_page(dom: str, runs: list[dict[str, Any]]) -> list[str]:

@@ -107,3 +107,35 @@ def test_a_sweep_stops_at_the_token_budget(scripted_lms, tmp_path, capsys):
 def test_sweeping_an_optimizer_without_knobs_is_a_user_error(capsys):
     code, _, err = _sweep(["--optimizer", "easytool", "--sweep", "2"], capsys)
     assert code == 2 and "easytool has no knobs" in err
+
+
+def test_runs_are_named_to_be_told_apart_and_log_only_what_defines_them(scripted_lms, tmp_path, capsys):
+    argv = ["--limit", "2", "--iterations", "2", "--json", "--quiet", "--out", str(tmp_path)]
+    with pytest.raises(SystemExit) as stop:
+        run_main(optimize.main, argv)
+    assert stop.value.code == 0, capsys.readouterr().err
+    run = mlflow.get_run(json.loads(capsys.readouterr().out)["run_id"])
+    assert re.fullmatch(r"toolobserver-bfcl-names_only-n2-qwen-1\.5b-\d{4}-\d{6}", run.info.run_name)
+    params = run.data.params
+    assert {"limit", "seed", "setting", "variant", "probe", "iterations", "lm"} <= set(params)
+    assert not {name for name in params if name.startswith("p2p_")}
+    assert not {"max_moves", "retriever", "batch_size", "test_limit", "num_threads"} & set(params)
+
+
+def test_every_step_shows_what_changed_in_the_docs_and_the_editor_exchanges_as_markdown(scripted_lms, tmp_path,
+                                                                                         capsys):
+    argv = ["--limit", "2", "--iterations", "2", "--variant", "paper", "--json", "--quiet", "--out", str(tmp_path)]
+    with pytest.raises(SystemExit):
+        run_main(optimize.main, argv)
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+
+    def artifact(path):
+        return mlflow.artifacts.load_text(f"runs:/{run_id}/{path}")
+
+    docs = json.loads(artifact("iterations/step_01/docs.json"))
+    assert len(docs["toolsets"]) == 2 == len(docs["meta"]["optimized_toolsets"])  # not all 150 of BFCL
+    diff = artifact("iterations/step_01/docs_diff.md")
+    assert diff.startswith("# step 1 against step 0: ") and "```diff\n" in diff
+    assert "-description: \n+description: Learned doc." in diff
+    editor = artifact("iterations/step_01/editor.md")
+    assert editor.startswith("# step 1: ") and "### prompt\n\n```text\n" in editor

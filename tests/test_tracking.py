@@ -33,7 +33,7 @@ def test_every_iteration_is_logged_with_docs_trajectories_editor_and_checkpoint(
     assert editor_tokens[0].value > 0 and editor_tokens[-1].value >= editor_tokens[0].value
     step_files = {a.path for a in client.list_artifacts(run.info.run_id, "iterations/step_01")}
     assert {"iterations/step_01/docs.json", "iterations/step_01/trajectories.jsonl",
-            "iterations/step_01/editor.jsonl"} <= step_files
+            "iterations/step_01/editor.md"} <= step_files
     checkpoint = tracking.load_checkpoint(run.info.run_id)
     assert checkpoint["args"] == {"env": "toy"} and checkpoint["next_step"] == 3
     assert json.dumps(checkpoint["tokens"])

@@ -41,6 +41,19 @@ def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
         _options(name).add_arguments(group)
 
 
+def other_environments_options(name: str) -> frozenset[str]:
+    """The options (argparse dests) that environments other than ``name`` add: a run of ``name`` does not log them."""
+    others = set()
+    for other in ENVIRONMENTS:
+        if other != name:
+            scratch = argparse.ArgumentParser(add_help=False)
+            _options(other).add_arguments(scratch.add_argument_group(other))
+            others |= {action.dest for action in scratch._actions}
+    own = argparse.ArgumentParser(add_help=False)
+    _options(name).add_arguments(own.add_argument_group(name))
+    return frozenset(others - {action.dest for action in own._actions})
+
+
 def check_environment_arguments(args: argparse.Namespace) -> None:
     """Refuse unknown names before anything slow (data, model, MLflow store) is touched."""
     _options(args.env).check(args)
