@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -20,6 +21,9 @@ from otbench.errors import UserError
 
 if TYPE_CHECKING:  # imported when used: the LM plumbing loads DSPy, which `otbench --version` need not wait for
     from otbench.llm.session import LMOptions
+
+API_BASE_VARIABLE = "OTBENCH_API_BASE"
+EDITOR_API_BASE_VARIABLE = "OTBENCH_EDITOR_API_BASE"
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -51,13 +55,20 @@ def positive_float(text: str) -> float:
 
 
 def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -> None:
-    from otbench.llm.session import EMBEDDED
+    from otbench.llm.session import API_KEY_VARIABLE, EMBEDDED
 
     group = parser.add_argument_group("language models")
     group.add_argument("--lm", default=EMBEDDED,
                        help="agent model: 'embedded' (local Qwen2.5-Coder-1.5B, default) or a litellm model string")
+    group.add_argument("--api-base", default=os.environ.get(API_BASE_VARIABLE), metavar="URL",
+                       help="the agent's OpenAI-compatible server, already running (vLLM, SGLang, Ollama, llama.cpp, "
+                            f"python -m otbench.serve); --lm names its model (default ${API_BASE_VARIABLE}; key: "
+                            f"${API_KEY_VARIABLE})")
     if editor:
         group.add_argument("--editor-lm", default=None, help="editor model (default: same as --lm)")
+        group.add_argument("--editor-api-base", default=os.environ.get(EDITOR_API_BASE_VARIABLE), metavar="URL",
+                           help="the editor's server (default: --api-base when --editor-lm is not given; "
+                                f"${EDITOR_API_BASE_VARIABLE})")
     group.add_argument("--embedded-model", default="qwen-1.5b", help="embedded weights: qwen-1.5b or qwen-0.5b")
     group.add_argument("--gguf", type=Path, default=None, help="serve this local GGUF file instead of the embedded model")
     group.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the embedded model")
@@ -78,9 +89,10 @@ def lm_options(args: argparse.Namespace, *, slots: int = 1) -> LMOptions:
     from otbench.llm.session import LMOptions
 
     return LMOptions(
-        lm=args.lm, editor_lm=getattr(args, "editor_lm", None), embedded_model=args.embedded_model, gguf=args.gguf,
+        lm=args.lm, editor_lm=getattr(args, "editor_lm", None), embedded_model=args.embedded_model,
+        gguf=Path(args.gguf) if args.gguf else None,
         threads=args.threads, slots=slots, temperature=args.temperature, cache=not args.no_cache,
-        grammar=not args.no_grammar,
+        grammar=not args.no_grammar, api_base=args.api_base, editor_api_base=getattr(args, "editor_api_base", None),
     )
 
 

@@ -28,11 +28,11 @@ from typing import Any
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS
 from otbench import evaluate, optimize, tracking
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
+from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int, run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
 from otbench.errors import UserError
-from otbench.llm.session import one_embedded_server
+from otbench.llm.session import check_models, one_embedded_server
 from otbench.report import format_table
 
 _COMMANDS = {"evaluate": evaluate.main, "optimize": optimize.main}
@@ -133,7 +133,7 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
     own = vars(args)
     common = ["--seed", str(args.seed), "--num-threads", str(args.num_threads), "--json",
               *(["--quiet"] if args.quiet else []), *forwarded(parser, own, ("tracking",))]
-    lm_evaluate = forwarded(parser, own, ("language models",), skip={"editor_lm"})
+    lm_evaluate = forwarded(parser, own, ("language models",), skip={"editor_lm", "editor_api_base"})
     lm_optimize = forwarded(parser, own, ("language models",))
 
     def evaluate_row(label: str, values: dict[str, Any], docs: list[str], setting: str, optimizer_tag: str) -> RowPlan:
@@ -345,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     chosen_optimizers(args.optimizers)
     check_environment_arguments(args)
+    check_models(lm_options(args))
     tracking.configure(args.tracking_uri, directory=args.mlruns)
     with make_environment(args) as env:
         plans = plan_rows(parser, args, env)

@@ -23,7 +23,7 @@ from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
-from otbench.llm.session import open_lms
+from otbench.llm.session import check_models, open_lms
 from otbench.parallel import MapInterrupted
 from otbench.report import format_table, server_table
 from otbench.trajectory import Trajectory
@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         raise UserError(f"unknown agent {args.agent!r}; choose from {', '.join(AGENTS)}")
     check_environment_arguments(args)
     uses_lm = args.agent == "llm"
+    if uses_lm:
+        check_models(lm_options(args), ("agent",))
     tracking.configure(args.tracking_uri, directory=args.mlruns)
     ledger = TokenLedger()
     with ExitStack() as stack:

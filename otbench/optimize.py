@@ -35,7 +35,7 @@ from otbench.envs.registry import (
 )
 from otbench.errors import UserError
 from otbench.llm.metering import TokenLedger
-from otbench.llm.session import EMBEDDED, open_lms
+from otbench.llm.session import EMBEDDED, check_models, open_lms
 from otbench.parallel import MapInterrupted
 from otbench.report import format_table, server_table
 from otbench.sweep import add_sweep_arguments, check_sweep_arguments, print_sweep, run_sweep
@@ -44,7 +44,8 @@ DEFAULT_LIMIT = 10
 # Options that say how a command carries out its work, not what it computes. Every other option
 # defines the run: it is logged, saved in the checkpoint, and taken from there by --resume.
 HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns",
-                         "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name"})
+                         "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name",
+                         "api_base", "editor_api_base"})
 # Options only one optimizer reads (--probe is offered to all but ToolObserver's is one of its knobs):
 # a run logs its own optimizer's, so runs of different optimizers compare on what they share.
 OWN_OPTIONS = {
@@ -100,9 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    tracking.configure(args.tracking_uri, directory=args.mlruns)
     checkpoint: dict[str, Any] = {}
     if args.resume:
+        tracking.configure(args.tracking_uri, directory=args.mlruns)
         checkpoint = tracking.load_checkpoint(args.resume)
         for name, value in checkpoint["args"].items():
             setattr(args, name, value)
@@ -116,12 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         raise UserError(str(error)) from None
     check_environment_arguments(args)
+    check_models(lm_options(args))  # a missing key is refused before the store, data or model load
 
     if args.sweep and args.resume:
         raise UserError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
     if args.sweep:
         check_sweep_arguments(args)
 
+    tracking.configure(args.tracking_uri, directory=args.mlruns)
     ledger = TokenLedger()
     if checkpoint:
         ledger.restore(checkpoint["tokens"])

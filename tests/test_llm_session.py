@@ -31,7 +31,7 @@ def _open_twice():
 
 def test_commands_inside_one_embedded_server_share_it(monkeypatch):
     monkeypatch.setattr(session, "EmbeddedServer", CountingServer)
-    monkeypatch.setattr(session, "_embedded_identity", lambda options: (Path("model.gguf"), "model"))
+    monkeypatch.setattr(session, "embedded_identity", lambda options: (Path("model.gguf"), "model"))
     CountingServer.started = CountingServer.stopped = 0
     _open_twice()
     assert (CountingServer.started, CountingServer.stopped) == (2, 2)

@@ -8,6 +8,7 @@ A small HTTP server on 127.0.0.1 records each request body and answers like llam
 import http.server
 import json
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,9 @@ REPLY = '{"calls":[{"name":"function_1","arguments":{"n":3}}]}'
 TIMINGS = {"cache_n": 30, "prompt_n": 10, "prompt_ms": 200.0, "predicted_n": 12, "predicted_ms": 600.0}
 
 
-@pytest.fixture
-def recording_server():
+@contextmanager
+def serving():
+    """A recording OpenAI-compatible server on 127.0.0.1 for the block: yields its URL and the bodies it got."""
     bodies = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -48,9 +50,17 @@ def recording_server():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", bodies
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", bodies
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def recording_server():
+    with serving() as served:
+        yield served
 
 
 def _ask_agent(lm):
@@ -111,10 +121,66 @@ def test_sessions_choose_the_grammar_for_the_embedded_model_unless_told_not_to(m
             pass
 
     monkeypatch.setattr(session, "EmbeddedServer", Served)
-    monkeypatch.setattr(session, "_embedded_identity", lambda options: (Path("model.gguf"), "model"))
+    monkeypatch.setattr(session, "embedded_identity", lambda options: (Path("model.gguf"), "model"))
     for grammar in (True, False):
         with open_lms(LMOptions(cache=False, grammar=grammar), TokenLedger()) as lms:
             assert isinstance(lms["agent"], GrammarLM) is grammar
             _ask_agent(lms["agent"])
     assert "grammar" in bodies[0] and "response_format" not in bodies[0]
     assert "response_format" in bodies[1] and "grammar" not in bodies[1]
+
+
+
+class NoServerStarted:
+    """Fails the test if a command starts the embedded server although it was given a running one."""
+
+    def __init__(self, settings):
+        raise AssertionError("the embedded server was started although --api-base names a running one")
+
+
+def test_agent_and_editor_reach_their_own_servers(monkeypatch):
+    monkeypatch.setattr(session, "EmbeddedServer", NoServerStarted)
+    with serving() as (agent_url, agent_bodies), serving() as (editor_url, editor_bodies):
+        options = LMOptions(lm="Qwen/Qwen3-8B", api_base=f"{agent_url}/v1", editor_lm="served-editor",
+                            editor_api_base=editor_url, cache=False)
+        with open_lms(options, TokenLedger(), ("agent", "editor", "exploration")) as lms:
+            _ask_agent(lms["agent"])
+            _ask_agent(lms["editor"])
+            _ask_agent(lms["exploration"])
+    (agent_body,) = agent_bodies
+    assert agent_body["model"] == "Qwen/Qwen3-8B" and agent_body["response_format"]["type"] == "json_schema"
+    assert [body["model"] for body in editor_bodies] == ["served-editor", "served-editor"]
+    assert "grammar" not in agent_body  # a server of one's own may not be llama.cpp
+
+
+def test_the_embedded_model_served_on_its_own_is_used_with_its_grammar(monkeypatch):
+    monkeypatch.setattr(session, "EmbeddedServer", NoServerStarted)
+    with serving() as (url, bodies), open_lms(LMOptions(api_base=url, cache=False), TokenLedger(),
+                                              ("agent", "editor")) as lms:
+        assert isinstance(lms["agent"], GrammarLM) and lms["editor"].kwargs["api_base"] == f"{url}/v1"
+        _ask_agent(lms["agent"])
+    (body,) = bodies
+    assert body["model"] == "qwen2.5-coder-1.5b-instruct-q4_k_m" and "grammar" in body
+
+
+def test_the_editor_of_another_model_does_not_inherit_the_agents_server():
+    options = LMOptions(lm="mine", api_base="http://gpu-box:8000/v1", editor_lm="openai/gpt-5")
+    assert options.route("agent") == ("mine", "http://gpu-box:8000/v1")
+    assert options.route("editor") == ("openai/gpt-5", None)
+    assert LMOptions(lm="mine", api_base="http://gpu-box:8000").route("exploration") == ("mine", "http://gpu-box:8000")
+
+
+def test_evaluate_runs_against_a_server_named_by_option_or_environment(monkeypatch, capsys):
+    from otbench import evaluate
+    from otbench.cli import API_BASE_VARIABLE, run_main
+
+    monkeypatch.setattr(session, "EmbeddedServer", NoServerStarted)
+    with serving() as (url, bodies):
+        for argv in (["--api-base", url], []):
+            if not argv:
+                monkeypatch.setenv(API_BASE_VARIABLE, url)
+            with pytest.raises(SystemExit) as stop:
+                run_main(evaluate.main, ["--lm", "my-model", *argv, "--limit", "1", "--no-cache", "--json", "--quiet"])
+            assert stop.value.code == 0, capsys.readouterr().err
+    assert [body["model"] for body in bodies] == ["my-model", "my-model"]
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["n"] == 1

@@ -1,4 +1,4 @@
-"""The embedded LLM server: llama.cpp (xllamacpp) serving an OpenAI-compatible API on 127.0.0.1.
+"""The embedded LLM server: llama.cpp (xllamacpp) serving an OpenAI-compatible API (on 127.0.0.1 by default).
 
 It runs in a child process (``python -m otbench.llm.server``) for as long as a command needs it.
 Stopping it is ending that process, which takes no lock of ours: a native server released from
@@ -40,11 +40,15 @@ class ServerSettings:
     slots: int = 1
     context_per_slot: int = 8192
     verbose: bool = False
+    host: str = "127.0.0.1"
+    """Where it listens: only this machine by default; ``otbench.serve --host 0.0.0.0`` shares it."""
+    port: int = 0
+    """0: any free port."""
 
     def argv(self) -> list[str]:
         return [sys.executable, "-m", "otbench.llm.server", str(self.model_path), "--threads", str(self.threads),
                 "--slots", str(self.slots), "--context-per-slot", str(self.context_per_slot),
-                *(["--verbose"] if self.verbose else [])]
+                "--host", self.host, "--port", str(self.port), *(["--verbose"] if self.verbose else [])]
 
 
 class EmbeddedServer:
@@ -56,6 +60,9 @@ class EmbeddedServer:
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> str:
+        # Loading takes seconds to a minute on a busy machine: say what is happening meanwhile.
+        print(f"loading the embedded model {self.settings.model_path.name} ({self.settings.threads} thread(s), "
+              f"{self.settings.slots} slot(s))...", file=sys.stderr, flush=True)
         # Its own process group: a Ctrl-C reaches the command, which then stops the server in order.
         self._process = subprocess.Popen(self.settings.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          text=True, start_new_session=True)
@@ -110,8 +117,8 @@ def serve(settings: ServerSettings) -> None:
     params.n_ctx = settings.context_per_slot * settings.slots
     params.cpuparams.n_threads = settings.threads
     params.cpuparams_batch.n_threads = settings.threads
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
+    params.hostnames = [settings.host]
+    params.port = settings.port
     params.verbosity = 1 if settings.verbose else -1
     params.warmup = False
     try:
@@ -132,8 +139,11 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=ServerSettings.slots)
     parser.add_argument("--context-per-slot", type=int, default=ServerSettings.context_per_slot)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--host", default=ServerSettings.host)
+    parser.add_argument("--port", type=int, default=ServerSettings.port)
     args = parser.parse_args()
-    serve(ServerSettings(args.model_path, args.threads, args.slots, args.context_per_slot, args.verbose))
+    serve(ServerSettings(args.model_path, args.threads, args.slots, args.context_per_slot, args.verbose, args.host,
+                         args.port))
 
 
 if __name__ == "__main__":

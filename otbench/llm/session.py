@@ -3,25 +3,37 @@
 The embedded server is started only when some role uses it, shared by all roles, and stopped
 when the command ends; inside :func:`one_embedded_server` (a command that runs other commands,
 such as ``compare``) it is started once and kept for all of them.
+
+``api_base`` points a role at an OpenAI-compatible server that is already running: one's own
+vLLM, SGLang, Ollama or llama.cpp, or the embedded model served on its own by
+``python -m otbench.serve`` (``--lm embedded``), which several commands, on several machines,
+then share instead of each loading the model. The agent and the editor (with exploration) may
+use different servers.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otbench.errors import UserError
-from otbench.llm.metering import GrammarLM, MeteredLM, TokenLedger, UsageMemory
 from otbench.llm.server import EmbeddedServer, ServerSettings
 from otbench.llm.weights import EMBEDDED_MODELS, check_gguf_file, ensure_gguf
 from otbench.paths import cache_dir
 
+if TYPE_CHECKING:  # metering loads DSPy: imported where LMs are built, so --help and option checks stay fast
+    from otbench.llm.metering import MeteredLM, TokenLedger
+
 EMBEDDED = "embedded"
+# The key sent to a server given with api_base (most local servers ignore it; vLLM's --api-key checks it).
+API_KEY_VARIABLE = "OTBENCH_API_KEY"
 
 
 @dataclass(frozen=True)
@@ -39,12 +51,45 @@ class LMOptions:
     cache: bool = True
     grammar: bool = True
     """Send the embedded model each reply schema as a compact grammar (False: as ``response_format``)."""
+    api_base: str | None = None
+    """The agent's OpenAI-compatible server, already running (None: the embedded server, or the provider's)."""
+    editor_api_base: str | None = None
+    """The editor's (and exploration's) server; by default the agent's when both use the same model."""
+
+    def route(self, phase: str) -> tuple[str, str | None]:
+        """``(model, api_base)`` of a phase: ``editor`` and ``exploration`` use the editor's."""
+        if phase == "agent":
+            return self.lm, self.api_base
+        if self.editor_api_base is not None:
+            return self.editor_lm or self.lm, self.editor_api_base
+        return (self.editor_lm, None) if self.editor_lm else (self.lm, self.api_base)
+
+
+def server_url(text: str) -> str:
+    """An OpenAI-compatible base URL: ``http://host:port`` gets ``/v1``; a URL with a path is kept."""
+    url = text.strip().rstrip("/")
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise UserError(f"--api-base {text!r}: expected an http(s) URL such as http://127.0.0.1:8000/v1")
+    return url if parsed.path else f"{url}/v1"
+
+
+def check_models(options: LMOptions, phases: tuple[str, ...] = ("agent", "editor")) -> None:
+    """Refuse, on one line and before anything slow, a model that cannot be reached: an unknown
+    provider, a hosted model without its key, a malformed server URL."""
+    for phase in phases:
+        model, base = options.route(phase)
+        if base is not None:
+            server_url(base)  # any model name goes: the server knows which it serves
+        elif model != EMBEDDED:
+            check_hosted_model(model)
 
 
 def check_hosted_model(model: str) -> None:
     """Fail early, on one line, for a model litellm cannot route or whose API key is missing."""
     import litellm
 
+    litellm.suppress_debug_info = True  # else an unknown provider prints a banner before our one line
     try:
         litellm.get_llm_provider(model)
     except Exception as exc:  # litellm raises several types for an unroutable name
@@ -54,7 +99,22 @@ def check_hosted_model(model: str) -> None:
         raise UserError(f"model {model!r} needs {', '.join(missing)} in the environment")
 
 
-def _embedded_identity(options: LMOptions) -> tuple[Path, str]:
+def _served_model(model: str) -> str:
+    """The litellm name of a model on an OpenAI-compatible server: routed as ``openai/`` whatever its name
+    (``Qwen/Qwen2.5-7B-Instruct`` as vLLM names it reaches the server as it is written)."""
+    return model if model.startswith("openai/") else f"openai/{model}"
+
+
+def _served_embedded_name(options: LMOptions) -> str:
+    """The cache identity of the embedded model served elsewhere (its weights may not be on this machine)."""
+    if options.gguf is not None:
+        return embedded_identity(options)[1] if options.gguf.is_file() else f"gguf-{options.gguf.stem}"
+    if options.embedded_model not in EMBEDDED_MODELS:
+        raise UserError(f"unknown embedded model {options.embedded_model!r}; choose from {', '.join(EMBEDDED_MODELS)}")
+    return EMBEDDED_MODELS[options.embedded_model].name
+
+
+def embedded_identity(options: LMOptions) -> tuple[Path, str]:
     """The GGUF path and a model name that keys DSPy's cache to these exact weights."""
     if options.gguf is not None:
         path = check_gguf_file(options.gguf)
@@ -99,28 +159,39 @@ def one_embedded_server() -> Iterator[None]:
         _pool = None
 
 
+# repeat_penalty: at temperature 0 the small Qwen models can loop until max_tokens. The litellm engine
+# forwards it (and a grammar) to llama.cpp and keeps the server's timings in each reply.
+_LLAMA_CPP = {"repeat_penalty": 1.15, "num_retries": 0, "engine": "litellm"}
+
+
 @contextmanager
 def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = ("agent",)) -> Iterator[dict[str, MeteredLM]]:
     """Yield one :class:`MeteredLM` per phase; ``editor`` and ``exploration`` use ``editor_lm``."""
-    choice = {phase: (options.editor_lm or options.lm) if phase != "agent" else options.lm for phase in phases}
-    for model in set(choice.values()) - {EMBEDDED}:
-        check_hosted_model(model)
+    from otbench.llm.metering import GrammarLM, MeteredLM, UsageMemory
+
+    routes = {phase: options.route(phase) for phase in phases}
+    check_models(options, phases)
     with ExitStack() as stack:
-        embedded: dict[str, Any] = {}
-        if EMBEDDED in choice.values():
-            path, name = _embedded_identity(options)
+        started: dict[str, Any] = {}
+        if (EMBEDDED, None) in routes.values():
+            path, name = embedded_identity(options)
             settings = ServerSettings(path, slots=options.slots, context_per_slot=options.context_per_slot)
             if options.threads:
                 settings = dataclasses.replace(settings, threads=options.threads)
             url = _pool.url(settings) if _pool is not None else stack.enter_context(EmbeddedServer(settings))
-            # repeat_penalty: at temperature 0 the small Qwen models can loop until max_tokens. The litellm
-            # engine forwards it (and a grammar) to llama.cpp and keeps the server's timings in each reply.
-            embedded = {"model": f"openai/{name}", "api_base": f"{url}/v1", "api_key": "local",
-                        "repeat_penalty": 1.15, "num_retries": 0, "engine": "litellm"}
+            started = {"model": f"openai/{name}", "api_base": f"{url}/v1", "api_key": "local", **_LLAMA_CPP}
         lms = {}
         memory = UsageMemory(cache_dir() / "usage") if options.cache else UsageMemory()
-        for phase, model in choice.items():
-            kwargs: dict[str, Any] = dict(embedded) if model == EMBEDDED else {"model": model}
+        for phase, (model, base) in routes.items():
+            if model == EMBEDDED:
+                kwargs: dict[str, Any] = dict(started) if base is None else {
+                    "model": f"openai/{_served_embedded_name(options)}", "api_base": server_url(base),
+                    "api_key": os.environ.get(API_KEY_VARIABLE, "local"), **_LLAMA_CPP}
+            elif base is not None:
+                kwargs = {"model": _served_model(model), "api_base": server_url(base),
+                          "api_key": os.environ.get(API_KEY_VARIABLE, "local")}
+            else:
+                kwargs = {"model": model}
             lm_class = GrammarLM if model == EMBEDDED and options.grammar else MeteredLM
             lms[phase] = lm_class(
                 kwargs.pop("model"), ledger=ledger, phase=phase, temperature=options.temperature,
