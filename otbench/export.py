@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from modules.api_tools import chat_completions_tool, responses_tool
-from modules.tool_docs import OPTIMIZED_TOOLSETS, Toolbox
 from otbench import tracking
 from otbench.cli import OneLineParser, add_tracking_arguments, run_main
-from otbench.docs_io import load_docs
 from otbench.errors import UserError
+
+if TYPE_CHECKING:  # tool docs load DSPy: imported after the options are parsed
+    from modules.tool_docs import Toolbox
 
 FORMATS = ("openai", "json")
 
@@ -36,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.format not in FORMATS:
         raise UserError(f"unknown format {args.format!r}; choose from {', '.join(FORMATS)}")
+    from modules.tool_docs import Toolbox
+    from otbench.docs_io import load_docs
+
     if args.docs.startswith("runs:/"):
         tracking.configure(args.tracking_uri, directory=args.mlruns)
     toolbox = load_docs(args.docs)
@@ -58,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _api_tools(toolbox: Toolbox, *, responses: bool) -> object:
     """One ``tools`` list, or one per toolset when there are several (only the optimized ones, when known)."""
+    from modules.api_tools import chat_completions_tool, responses_tool
+    from modules.tool_docs import OPTIMIZED_TOOLSETS
+
     shape = responses_tool if responses else chat_completions_tool
     toolsets = toolbox.toolset_ids()
     optimized = toolbox.meta.get(OPTIMIZED_TOOLSETS)

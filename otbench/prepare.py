@@ -6,9 +6,6 @@ from __future__ import annotations
 import argparse
 
 from otbench.cli import OneLineParser, run_main
-from otbench.envs.bfcl.data import wheel_path
-from otbench.envs.browsecomp.dataset import load_dataset
-from otbench.envs.browsecomp.retrieval import open_retriever
 from otbench.llm.weights import EMBEDDED_MODELS, ensure_gguf
 
 
@@ -18,6 +15,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--browsecomp-dense", action="store_true",
                         help="also build BrowseComp's dense index (about 17 CPU-minutes; else built on first use)")
     args = parser.parse_args(argv)
+    from otbench.envs.bfcl.data import wheel_path
+    from otbench.envs.browsecomp.dataset import load_dataset  # loads DSPy: after the options are parsed
+    from otbench.envs.browsecomp.retrieval import open_retriever
+
     print(f"BFCL data: {wheel_path()}")
     print(f"embedded model: {ensure_gguf(EMBEDDED_MODELS[args.embedded_model])} (sha256 verified)")
     browsecomp = load_dataset()  # generated on first use, checked against its reference fingerprint
