@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modules.tool_docs import Toolbox
+from otbench import tracing
 from otbench.envs.base import Agent, Environment
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
@@ -14,6 +15,14 @@ def run_rollouts(
     env: Environment, agent: Agent, toolbox: Toolbox, tasks: list[Any], *, num_threads: int = 1,
     description: str = "rollouts", progress: bool = True,
 ) -> list[Trajectory]:
-    """Trajectories in task order; raises :class:`~otbench.parallel.MapInterrupted` with the finished ones."""
-    return parallel_map(lambda task: env.rollout(agent, toolbox, task), tasks, num_threads=num_threads,
-                        description=description, progress=progress)
+    """Trajectories in task order; raises :class:`~otbench.parallel.MapInterrupted` with the finished ones.
+
+    Each rollout is one MLflow trace of the run being traced (:mod:`otbench.tracing`), if any.
+    """
+    def traced_rollout(task: Any) -> Trajectory:
+        with tracing.rollout() as span:
+            trajectory = env.rollout(agent, toolbox, task)
+            tracing.record_rollout(span, trajectory)
+        return trajectory
+
+    return parallel_map(traced_rollout, tasks, num_threads=num_threads, description=description, progress=progress)

@@ -211,10 +211,8 @@ def _build_optimizer(args: argparse.Namespace, env: Any, lms: dict[str, Any], tr
 
 
 def _run(resume: str | None, name: str, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:
-    import mlflow
-
     if resume:
-        return mlflow.start_run(run_id=resume)
+        return tracking.resumed_run(resume)
     return tracking.tracked_run(name, tags=tags, params=params, nested=nested)
 
 

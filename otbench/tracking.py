@@ -70,17 +70,32 @@ def _scalar(value: Any) -> str:
 def tracked_run(name: str, *, tags: dict[str, Any], params: dict[str, Any], nested: bool = False) -> Iterator[Any]:
     """A run that ends FAILED if the block raises, KILLED on Ctrl-C, keeping what it logged.
 
-    ``nested`` makes it a child of the active run (a sweep's trials under the sweep).
+    ``nested`` makes it a child of the active run (a sweep's trials under the sweep). The LM calls
+    made within the block are the run's traces (:mod:`otbench.tracing`).
     """
     import mlflow
+
+    from otbench.tracing import traced_run
 
     with mlflow.start_run(run_name=name, tags={k: _scalar(v) for k, v in tags.items()}, nested=nested) as run:
         mlflow.log_params({k: _scalar(v)[:500] for k, v in params.items()})
         try:
-            yield run
+            with traced_run(run.info.run_id):
+                yield run
         except BaseException as exc:
             mlflow.end_run(status="KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
             raise
+
+
+@contextmanager
+def resumed_run(run_id: str) -> Iterator[Any]:
+    """An earlier run continued (``--resume``), its LM calls traced into it like the first time."""
+    import mlflow
+
+    from otbench.tracing import traced_run
+
+    with mlflow.start_run(run_id=run_id) as run, traced_run(run_id):
+        yield run
 
 
 def log_table(rows: list[dict[str, Any]], artifact_file: str) -> None:

@@ -1,4 +1,4 @@
-"""Test isolation: every test logs to a temporary MLflow store, and DSPy never caches to disk."""
+"""Test isolation: every test logs to a temporary MLflow store, untraced, and DSPy never caches to disk."""
 
 import dspy
 import pytest
@@ -9,3 +9,4 @@ dspy.configure_cache(enable_disk_cache=False)
 @pytest.fixture(autouse=True)
 def _isolated_mlruns(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path_factory.getbasetemp() / "mlruns"))
+    monkeypatch.setenv("OTBENCH_TRACING", "0")  # writing traces is tested on its own (test_tracing.py)

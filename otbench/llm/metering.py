@@ -26,6 +26,7 @@ from typing import Any
 
 import dspy
 
+from otbench import tracing
 from otbench.llm.grammar import schema_as_grammar
 
 
@@ -189,11 +190,14 @@ class _PhaseUsageSink:
         self._ledger = ledger
         self._phase = phase
         self.billed = False
-        self.tokens = 0
+        self.tokens = self.prompt_tokens = self.completion_tokens = 0
 
     def add_usage(self, model: str, usage: dict[str, Any]) -> None:
         self.billed = True
-        self.tokens += _usage_tokens(usage)
+        prompt, completion = _usage_split(usage)
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.tokens += prompt + completion
         self._ledger.record_usage(self._phase, usage or {})
 
 
@@ -244,24 +248,30 @@ class MeteredLM(dspy.LM):
         self.usage_memory = usage_memory or UsageMemory()
 
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        sink = _PhaseUsageSink(self.ledger, self.phase)
-        _last_response.value = None
-        try:
-            with dspy.context(usage_tracker=sink):
-                outputs = super().__call__(prompt, messages=messages, **kwargs)
-        finally:
-            self.ledger.record_call(self.phase, time.perf_counter() - started)
-        timings = _timings_of(_last_response.value)
-        if sink.billed and timings is not None:  # a replay from DSPy's cache carries the first call's timings
-            self.ledger.record_timings(self.phase, timings)
-        # The server's address changes from run to run; it is not part of what was asked.
-        settings = {k: v for k, v in self.kwargs.items() if k not in ("api_base", "api_key")}
-        key = UsageMemory.key(self.model, settings, prompt, messages, kwargs)
-        if sink.billed:
-            self.usage_memory.remember(key, sink.tokens)
-        else:
-            self.ledger.record_cached(self.phase, self.usage_memory.recall(key))
+        with tracing.lm_call(self.phase, self.model, messages if messages is not None else prompt) as span:
+            started = time.perf_counter()
+            sink = _PhaseUsageSink(self.ledger, self.phase)
+            _last_response.value = None
+            try:
+                with dspy.context(usage_tracker=sink):
+                    outputs = super().__call__(prompt, messages=messages, **kwargs)
+            finally:
+                seconds = time.perf_counter() - started
+                self.ledger.record_call(self.phase, seconds)
+            timings = _timings_of(_last_response.value)
+            if sink.billed and timings is not None:  # a replay from DSPy's cache carries the first call's timings
+                self.ledger.record_timings(self.phase, timings)
+            # The server's address changes from run to run; it is not part of what was asked.
+            settings = {k: v for k, v in self.kwargs.items() if k not in ("api_base", "api_key")}
+            key = UsageMemory.key(self.model, settings, prompt, messages, kwargs)
+            cached = 0
+            if sink.billed:
+                self.usage_memory.remember(key, sink.tokens)
+            else:
+                cached = self.usage_memory.recall(key)
+                self.ledger.record_cached(self.phase, cached)
+            tracing.record_lm_call(span, outputs, prompt_tokens=sink.prompt_tokens,
+                                   completion_tokens=sink.completion_tokens, cached_tokens=cached, seconds=seconds)
         return outputs
 
     def update_history(self, entry: dict[str, Any]) -> None:
@@ -309,11 +319,11 @@ def _timings_of(response: Any) -> dict[str, Any] | None:
     return timings if isinstance(timings, dict) else None
 
 
-def _usage_tokens(usage: Any) -> int:
-    """Prompt plus completion tokens of a usage record, in lm15 or OpenAI/litellm naming."""
+def _usage_split(usage: Any) -> tuple[int, int]:
+    """Prompt and completion tokens of a usage record, in lm15 or OpenAI/litellm naming."""
     if usage is None:
-        return 0
+        return 0, 0
     read = usage.get if isinstance(usage, dict) else lambda key: getattr(usage, key, None)
     prompt = read("input_tokens") or read("prompt_tokens") or 0
     completion = read("output_tokens") or read("completion_tokens") or 0
-    return int(prompt) + int(completion)
+    return int(prompt), int(completion)
