@@ -1,7 +1,8 @@
 """Read learned docs from a file or an MLflow run and apply them to a toolbox.
 
-Accepted: an otbench docs file (``Toolbox.write``), a DSPy state file (``Toolbox.save``), or
-``runs:/RUN_ID`` (the final docs an optimize run logged).
+Accepted: an otbench docs file (``Toolbox.write``), a DSPy state file (``Toolbox.save``),
+``runs:/RUN_ID`` (the final docs an optimize run logged), or a prompt of MLflow's registry
+(``prompts:/NAME@latest``: one toolset's docs, as optimize registers them).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from modules.tool_docs import DOCS_FORMAT, Toolbox
 from otbench.errors import UserError
+from otbench.prompts import PREFIX, read_prompt
 
 RUN_DOCS_ARTIFACT = "docs/final_docs.json"
 
@@ -39,6 +41,8 @@ def _download_run_docs(spec: str) -> Path:
 
 
 def _read_spec(spec: str) -> dict[str, Any]:
+    if spec.startswith(PREFIX):
+        return read_prompt(spec)
     return _read_json(_download_run_docs(spec) if spec.startswith("runs:/") else Path(spec))
 
 

@@ -185,7 +185,8 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
                 raise KeyboardInterrupt(hint) from None
             raise UserError(f"optimization stopped ({stop}); {hint}") from stop.cause
         test = _evaluate_on_test(args, env, learned) if env.learning == "offline" else None
-        return _finish(args, env, learned, optimizer, ledger, run.info.run_id, tracker.elapsed_seconds(), test)
+        return _finish(args, env, learned, optimizer, ledger, run.info.run_id, tracker.elapsed_seconds(), test,
+                       register=not nested)
 
 
 def run_params(saved_args: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -230,9 +231,16 @@ def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProg
 
 
 def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optimizer: DocOptimizer,
-            ledger: TokenLedger, run_id: str, seconds: float, test: dict[str, float] | None) -> dict[str, Any]:
-    """Save final docs, log the summary table and return the summary."""
+            ledger: TokenLedger, run_id: str, seconds: float, test: dict[str, float] | None, *,
+            register: bool) -> dict[str, Any]:
+    """Save final docs, log the summary table and return the summary.
+
+    With ``register``, each optimized toolset's docs become a new version of its prompt in MLflow's
+    registry (a sweep's trials do not: ``@latest`` would then be whichever trial ended last).
+    """
     import mlflow
+
+    from otbench.prompts import register_docs
 
     client = mlflow.tracking.MlflowClient()
     history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
@@ -250,6 +258,11 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
     program.toolbox.save(str(out / "final_state.json"))
     mlflow.log_artifact(str(out / "final_docs.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
     mlflow.log_artifact(str(out / "final_state.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
+    prompts: dict[str, str] = {}
+    if register:
+        prompts = register_docs(program.toolbox, program.toolbox.meta[OPTIMIZED_TOOLSETS], env=env.name,
+                                setting=env.setting, tags={"run_id": run_id, "optimizer": args.optimizer})
+        mlflow.log_dict(prompts, "docs/prompts.json")
     rounds = list(results.editor_rounds.values())
     tokens = ledger.snapshot()
     llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
@@ -260,7 +273,7 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
         "steps": len(history["tokens_all_total"]),
         "tokens_by_phase": tokens, "server": ledger.server_figures(), "seconds": round(seconds, 1),
         "share_of_time_outside_llm": round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
-        "docs": str(out / "final_docs.json"),
+        "docs": str(out / "final_docs.json"), "prompts": prompts,
     }
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
                        {"mean_editor_iterations": summary["mean_editor_iterations"], "seconds": seconds})
@@ -288,6 +301,9 @@ def _print(summary: dict[str, Any]) -> None:
     print(f"mean editor iterations: {summary['mean_editor_iterations']}   seconds: {summary['seconds']}   "
           f"outside LLM calls: {summary['share_of_time_outside_llm']:.1%}")
     print(f"final docs: {summary['docs']}   MLflow run: {summary['run_id']}")
+    if summary["prompts"]:
+        first = next(iter(summary["prompts"].values()))
+        print(f"in MLflow's prompt registry: {len(summary['prompts'])} toolset(s), e.g. {first}")
 
 
 if __name__ == "__main__":

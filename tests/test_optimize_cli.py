@@ -139,3 +139,23 @@ def test_every_step_shows_what_changed_in_the_docs_and_the_editor_exchanges_as_m
     assert "-description: \n+description: Learned doc." in diff
     editor = artifact("iterations/step_01/editor.md")
     assert editor.startswith("# step 1: ") and "### prompt\n\n```text\n" in editor
+
+
+def test_a_run_registers_each_optimized_toolsets_docs_as_a_prompt_version(scripted_lms, tmp_path, capsys):
+    from otbench.docs_io import load_docs
+
+    argv = ["--limit", "2", "--iterations", "1", "--json", "--quiet", "--out", str(tmp_path)]
+    summaries = []
+    for _ in range(2):
+        with pytest.raises(SystemExit):
+            run_main(optimize.main, argv)
+        summaries.append(json.loads(capsys.readouterr().out.splitlines()[-1]))
+    first, second = summaries
+    toolsets = json.loads((tmp_path / second["run_id"] / "final_docs.json").read_text())["meta"]["optimized_toolsets"]
+    assert sorted(second["prompts"]) == sorted(toolsets) and len(toolsets) == 2
+    for toolset, uri in second["prompts"].items():
+        name, version = uri.removeprefix("prompts:/").split("/")
+        assert name == f"otbench.bfcl.names_only.{toolset}"
+        assert int(version) == int(first["prompts"][toolset].split("/")[-1]) + 1  # one version per run
+        latest = load_docs(f"prompts:/{name}@latest")
+        assert latest.toolset_ids() == [toolset] and latest.toolset(toolset)[0].name == "function_1"
