@@ -78,6 +78,7 @@ def test_the_readme_dspy_snippet_runs_as_printed(tmp_path, monkeypatch, capsys):
 def test_the_readme_prompt_registry_snippet_runs_as_printed(tmp_path, monkeypatch, capsys):
     """The docs are registered as optimize registers them, in the store the snippet names (./mlruns)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # MLflow sets it for the store an earlier test used
     tracking.configure(None, directory=Path("mlruns"))
     docs = _learned_docs()
     register_docs(docs, ["exec_simple_66"], env="bfcl", setting="names_only", tags={"run_id": "earlier"})
