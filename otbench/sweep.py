@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -62,6 +63,24 @@ def _tokens(summary: dict[str, Any]) -> int:
     return int(summary["tokens_by_phase"].get("all", {}).get("total_tokens", 0))
 
 
+def _join_study(name: str, storage: str | None, seed: int, attempts: int = 3) -> Any:
+    """Create the study, or join it when it exists. Workers started together on a fresh database race
+    to create optuna's tables and the study; the loser's error means the winner made them: try again."""
+    import optuna
+    import sqlalchemy.exc  # optuna's RDB storage is SQLAlchemy's
+
+    def create() -> Any:
+        return optuna.create_study(study_name=name, storage=storage, direction="maximize", load_if_exists=True,
+                                   sampler=optuna.samplers.TPESampler(seed=seed))
+
+    for attempt in range(attempts - 1):
+        try:
+            return create()
+        except sqlalchemy.exc.DBAPIError:
+            time.sleep(1 + attempt)
+    return create()
+
+
 def run_sweep(args: argparse.Namespace, env: Any, optimize: Callable[[argparse.Namespace], dict[str, Any]]) -> dict[str, Any]:
     """Run the trials (``optimize`` runs one configuration) and return the sweep's summary."""
     import optuna
@@ -69,8 +88,7 @@ def run_sweep(args: argparse.Namespace, env: Any, optimize: Callable[[argparse.N
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     name = args.study_name or f"otbench-{args.optimizer}-{env.name}-{env.setting}-{args.lm}"
     try:
-        study = optuna.create_study(study_name=name, storage=args.storage, direction="maximize", load_if_exists=True,
-                                    sampler=optuna.samplers.TPESampler(seed=args.seed))
+        study = _join_study(name, args.storage, args.seed)
     except (ValueError, ImportError, optuna.exceptions.OptunaError) as error:
         raise UserError(f"--storage {args.storage}: {error}".splitlines()[0]) from error
     knobs = knobs_to_sweep(args.optimizer)

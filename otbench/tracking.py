@@ -42,7 +42,11 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
     mlflow.set_tracking_uri(uri)
     if mlflow.get_experiment_by_name(experiment) is None:
         location = f"{artifact_root}/{experiment}" if artifact_root else None
-        mlflow.create_experiment(experiment, artifact_location=location)
+        try:
+            mlflow.create_experiment(experiment, artifact_location=location)
+        except mlflow.exceptions.MlflowException:
+            if mlflow.get_experiment_by_name(experiment) is None:  # else another worker created it just now
+                raise
     mlflow.set_experiment(experiment)
     return uri
 

