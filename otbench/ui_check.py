@@ -3,13 +3,15 @@
 It starts the server of ``python -m otbench.ui`` on a store, opens MLflow's compare-runs page in
 headless Chromium (Debian ``chromium``, installed by ``scripts/setup.sh``), reads the rendered
 page and checks that every run is a column with its metrics showing the values the store holds;
-then it saves a screenshot for an issue note. By default it checks the rows of the latest
+then it opens the newest rollout trace of those runs in the Traces tab and checks that its spans,
+task and question are shown, and saves screenshots of both for an issue note. By default it checks the rows of the latest
 ``compare`` run (base, gold and the optimizer runs), else the latest optimize run of each
 optimizer. Exit status 1 when the page does not show what the store holds.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -242,6 +244,46 @@ def check_ui(url: str, browser: str, run_ids: list[str] | None = None, screensho
     return PageCheck(page, runs, keys, dom, check_page(dom, runs), str(screenshot) if screenshot else None)
 
 
+def trace_page(url: str, experiment: str, trace_id: str) -> str:
+    return f"{url}/#/experiments/{experiment}/traces?selectedEvaluationId={trace_id}"
+
+
+def newest_rollout(url: str, experiment: str, run_ids: list[str]) -> Any | None:
+    """The newest rollout trace of the first of ``run_ids`` that has one (runs logged before tracing have none)."""
+    import mlflow
+
+    mlflow.set_tracking_uri(url)
+    for run_id in run_ids:
+        for trace in mlflow.search_traces(locations=[experiment], run_id=run_id, return_type="list", max_results=50,
+                                          order_by=["timestamp_ms DESC"]):
+            if trace.data.spans and trace.data.spans[0].name == "rollout":
+                return trace
+    return None
+
+
+def check_trace_page(dom: str, trace: Any) -> list[str]:
+    """Problems with an opened trace: its spans, task and question must all be on the page."""
+    root = trace.data.spans[0]
+    expected = {f"span {span.name!r}": span.name for span in trace.data.spans}
+    expected["its task id"] = str(root.inputs.get("task_id", "")) if isinstance(root.inputs, dict) else ""
+    question = root.inputs.get("question", "") if isinstance(root.inputs, dict) else ""
+    expected["its question"] = " ".join(str(question).split()[:6])
+    return [f"trace {trace.info.trace_id}: {what} ({text!r}) is not on the page"
+            for what, text in expected.items() if text and html.escape(text, quote=False) not in dom and text not in dom]
+
+
+def check_traces(url: str, browser: str, run_ids: list[str], screenshot: Path | None) -> tuple[str | None, list[str]]:
+    """Open the newest rollout trace of the runs in the Traces tab; its page URL (None: the runs have no
+    traces) and the problems found."""
+    experiment = experiment_id(url)
+    trace = newest_rollout(url, experiment, run_ids)
+    if trace is None:
+        return None, []
+    page = trace_page(url, experiment, trace.info.trace_id)
+    dom = render(browser, page, width=2600, height=1400, screenshot=screenshot)
+    return page, check_trace_page(dom, trace)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.ui_check", description=__doc__.splitlines()[0])
     parser.add_argument("--mlruns", type=Path, default=None, help="MLflow store directory (default ./mlruns)")
@@ -249,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", default=None, help="comma-separated run ids to compare (default: see above)")
     parser.add_argument("--screenshot", type=Path, default=Path("reports/mlflow-compare-runs.png"),
                         help="where the screenshot goes (default reports/mlflow-compare-runs.png)")
+    parser.add_argument("--trace-screenshot", type=Path, default=Path("reports/mlflow-trace.png"),
+                        help="where the screenshot of an opened rollout trace goes (default reports/mlflow-trace.png)")
     args = parser.parse_args(argv)
     browser = find_browser()
     if browser is None:
@@ -256,14 +300,19 @@ def main(argv: list[str] | None = None) -> int:
     run_ids = [run_id.strip() for run_id in args.runs.split(",") if run_id.strip()] if args.runs else None
     with running_ui(args.mlruns, args.port or free_port()) as url:
         result = check_ui(url, browser, run_ids, args.screenshot)
+        trace_url, trace_problems = check_traces(url, browser, [run["info"]["run_id"] for run in result.runs],
+                                                 args.trace_screenshot)
     print(f"page: {result.url}")
     print(f"runs side by side: {', '.join(result.run_names)}")
     print(f"metrics shown and checked: {', '.join(result.metric_keys)}   screenshot: {result.screenshot}")
-    for problem in result.problems:
+    print(f"a rollout trace opened: {trace_url}   screenshot: {args.trace_screenshot}" if trace_url else
+          "traces: these runs have none (logged before tracing, or with OTBENCH_TRACING=0)")
+    problems = result.problems + trace_problems
+    for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
-    print("ok: every run and metric is shown with its stored value" if not result.problems else
-          f"{len(result.problems)} problem(s)")
-    return 1 if result.problems else 0
+    print("ok: every run and metric is shown with its stored value" + (", the trace with its spans" if trace_url else "")
+          if not problems else f"{len(problems)} problem(s)")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -35,3 +35,26 @@ def test_a_healthy_page_passes_and_a_wrong_value_is_reported():
     assert check_page(_page(names, ["E", "seconds"], ["0.6667", "0.1", "160.4", "1,235"]), runs) == []
     problems = check_page(_page(names, ["E", "seconds"], ["0.6667", "0.1", "161", "1,235"]), runs)
     assert problems == [f"{names[0]}: seconds shows '161', the store holds 160.396"]
+
+
+def test_an_opened_trace_must_show_its_spans_task_and_question(monkeypatch):
+    import mlflow
+    from scripted_lm import scripted_lm
+    from toy_env import ToyEnvironment, docs_aware_agent_reply
+
+    from evals.harness import run_rollouts
+    from modules.agent import FunctionCallingAgent
+    from otbench import tracing, tracking
+    from otbench.ui_check import check_trace_page
+
+    monkeypatch.setenv(tracing.SWITCH, "1")
+    tracking.configure()
+    env, agent = ToyEnvironment(1), FunctionCallingAgent()
+    agent.lm = scripted_lm(docs_aware_agent_reply)
+    with tracking.tracked_run("traced", tags={}, params={}) as run:
+        run_rollouts(env, agent, env.toolbox(), env.tasks(), progress=False)
+    (trace,) = mlflow.search_traces(run_id=run.info.run_id, return_type="list")
+    shown = "<div>rollout</div><div>agent call</div><p>t0</p><p>add 2 and 3</p>"
+    assert check_trace_page(shown, trace) == []
+    problems = check_trace_page(shown.replace("agent call", "a span"), trace)
+    assert problems == [f"trace {trace.info.trace_id}: span 'agent call' ('agent call') is not on the page"]
