@@ -27,7 +27,7 @@ FORMATS = ("openai", "json")
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.export", description=__doc__.splitlines()[0])
-    parser.add_argument("docs", help="a docs file or runs:/RUN_ID of an optimize run")
+    parser.add_argument("docs", help="a docs file, runs:/RUN_ID of an optimize run, or prompts:/NAME@latest")
     parser.add_argument("--format", default="openai", help="openai (tool schemas) or json (otbench docs)")
     parser.add_argument("--toolset", default=None, help="only this toolset (e.g. a BFCL test id): one tools list")
     parser.add_argument("--responses", action="store_true",
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     from modules.tool_docs import Toolbox
     from otbench.docs_io import load_docs
 
-    if args.docs.startswith("runs:/"):
+    if args.docs.startswith(("runs:/", "prompts:/")):  # docs in an MLflow store
         tracking.configure(args.tracking_uri, directory=args.mlruns)
     toolbox = load_docs(args.docs)
     if args.toolset is not None:

@@ -146,3 +146,16 @@ def test_a_blank_learned_description_stays_blank_in_downstream_dspy_tools(tmp_pa
     (learned,) = box.as_dspy_tools("exec_simple_66", {"function_1": gcd})
     assert learned.desc == "Greatest common divisor." and learned(a=12, b=18) == 6
     assert learned.args["a"] == {"type": "integer", "description": "first number"}
+
+
+def test_export_reads_the_docs_registered_as_a_prompt(capsys):
+    from otbench import tracking
+    from otbench.prompts import register_docs
+
+    tracking.configure()
+    register_docs(_learned_box(), ["exec_simple_66"], env="bfcl", setting="names_only", tags={"run_id": "r"})
+    code, out, _ = _export(["prompts:/otbench.bfcl.names_only.exec_simple_66@latest", "--responses"], capsys)
+    (tool,) = json.loads(out)
+    assert code == 0 and tool["description"] == "Greatest common divisor."
+    code, _, err = _export(["prompts:/otbench.nothing.here@latest"], capsys)
+    assert code == 2 and "no such prompt" in err
