@@ -74,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
             agent.lm = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger))["agent"]
         tags = {"command": "evaluate", "env": env.name, "setting": env.setting,
                 "agent": args.agent, "lm": args.lm if uses_lm else "-", "optimizer": {None: "base", "gold": "gold"}.get(args.docs, "docs")}
-        params = {**tags, "limit": args.limit or len(tasks), "seed": args.seed, "docs": args.docs or "", "docs_matched": docs_matched,
-                  "num_threads": args.num_threads}
+        params = {**tags, "limit": args.limit or len(tasks), "seed": args.seed, "docs": args.docs or "",
+                  "docs_matched": docs_matched}  # what defines the run (not how it ran: --num-threads)
         started = time.perf_counter()
         model = tracking.model_label(args.lm, embedded_model=args.embedded_model, gguf=args.gguf) if uses_lm else None
         docs = {None: None, "gold": "gold-docs"}.get(args.docs, "learned-docs")
