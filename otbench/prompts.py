@@ -48,7 +48,7 @@ def read_prompt(uri: str) -> dict[str, Any]:
 
     try:
         template = mlflow.genai.load_prompt(uri).template
-    except Exception as exc:  # noqa: BLE001 - MLflow raises several types for a missing prompt or version
+    except Exception as exc:  # MLflow raises several types for a missing prompt or version
         raise UserError(f"{uri}: no such prompt in this MLflow store ({type(exc).__name__})") from exc
     try:
         data = json.loads(template) if isinstance(template, str) else None
