@@ -36,9 +36,8 @@ def settings_of(argv: list[str] | None) -> ServerSettings:
     """The server settings the command line asks for; the weights are checked (and assembled) here."""
     args = build_parser().parse_args(argv)
     path, _ = embedded_identity(LMOptions(embedded_model=args.embedded_model, gguf=args.gguf))
-    threads = {"threads": args.threads} if args.threads else {}
-    return ServerSettings(path, slots=args.slots, context_per_slot=args.context_per_slot, host=args.host,
-                          port=args.port or 0, **threads)
+    return ServerSettings(path, threads=args.threads or ServerSettings.threads, slots=args.slots,
+                          context_per_slot=args.context_per_slot, host=args.host, port=args.port or 0)
 
 
 def main(argv: list[str] | None = None, *, until: threading.Event | None = None) -> int:

@@ -61,8 +61,8 @@ def span(name: str, kind: str, attributes: dict[str, Any]) -> Iterator[Any]:
         return
     import mlflow
 
-    root = {"run_id": run_id} if mlflow.get_current_active_span() is None else {}  # a child is in its root's run
-    with mlflow.start_span(name=name, span_type=kind, attributes=attributes, **root) as opened:
+    root = mlflow.get_current_active_span() is None  # a child span belongs to its root's run
+    with mlflow.start_span(name=name, span_type=kind, attributes=attributes, run_id=run_id if root else None) as opened:
         yield opened
 
 
