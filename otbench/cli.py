@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from otbench.errors import UserError
 
@@ -26,8 +27,17 @@ API_BASE_VARIABLE = "OTBENCH_API_BASE"
 EDITOR_API_BASE_VARIABLE = "OTBENCH_EDITOR_API_BASE"
 
 
+def plain_text(text: str) -> str:
+    """Docstring text without its reStructuredText markup (``code``, :role:`name`), as a terminal shows it."""
+    return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text).replace("``", "")
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line on stderr (and exit 2), not a usage dump."""
+    """argparse, but a usage mistake is one line on stderr (and exit 2), not a usage dump; the
+    description (a command's docstring line) is shown without its markup."""
+
+    def __init__(self, *, description: str | None = None, **kwargs: Any) -> None:
+        super().__init__(description=plain_text(description) if description else description, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")

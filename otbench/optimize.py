@@ -46,14 +46,16 @@ DEFAULT_LIMIT = 10
 HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns",
                          "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name",
                          "api_base", "editor_api_base"})
-# Options only one optimizer reads (--probe is offered to all but ToolObserver's is one of its knobs):
-# a run logs its own optimizer's, so runs of different optimizers compare on what they share.
-OWN_OPTIONS = {
-    "toolobserver": frozenset({"mode", "iterations", "batch_size", "oracle_feedback", "variant", *Improvements.names()}),
-    "play2prompt": frozenset({"p2p_samples", "p2p_retries", "p2p_top_k", "p2p_beam_width", "p2p_expansions",
-                              "p2p_iterations", "probe"}),
-    "easytool": frozenset({"probe"}),
-}
+
+
+def own_options(optimizer: str) -> frozenset[str]:
+    """The options only ``optimizer`` reads: its knobs (from the registry), ToolObserver's mode, variant and
+    improvements, and ``--probe`` where it is offered. A run logs its own, not other optimizers'."""
+    spec = OPTIMIZERS[optimizer]
+    knobs = {knob_rules.dest(spec.knobs, name) for name, _, _ in knob_rules.declared(spec.knobs)} if spec.knobs else set()
+    if optimizer == "toolobserver":
+        return frozenset(knobs | {"mode", "oracle_feedback", "variant", *Improvements.names()})
+    return frozenset(knobs | ({"probe"} if spec.offers_probe else set()))
 
 
 def add_optimizer_arguments(parser: argparse.ArgumentParser) -> dict[str, argparse._ArgumentGroup]:
@@ -192,7 +194,7 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
 def run_params(saved_args: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     """The options that define this run, as logged: not other optimizers' or environments' knobs,
     nor options that do not apply (an offline batch size online, embedded-model options for hosted models)."""
-    others = set().union(*OWN_OPTIONS.values()) - OWN_OPTIONS[args.optimizer]
+    others = set().union(*(own_options(name) for name in OPTIMIZERS)) - own_options(args.optimizer)
     others |= other_environments_options(args.env)
     if args.mode != "offline":
         others |= {"batch_size", "test_limit"}
