@@ -54,7 +54,7 @@ def test_a_command_runs_with_the_rest_of_the_arguments(tmp_path, capsys):
         "t": [{"name": "function_1", "description": "Adds.", "returns": "", "parameters": None}]}}))
     code, out, err = _run(["export", str(docs), "--format", "openai", "--toolset", "t"], capsys)
     assert code == 0, err
-    assert json.loads(out)["t"][0]["function"]["name"] == "function_1"
+    assert json.loads(out)[0]["function"]["name"] == "function_1"  # --toolset: one tools list
 
 
 def test_toolset_help_lists_each_environments_tool_sets(capsys):
