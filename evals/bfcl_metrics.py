@@ -1,11 +1,14 @@
 """E, P and A for one BFCL-Opaque test, as the OpaqueToolsBench reference implementation scores them.
 
-All functions are pure: they take calls and outputs that the environment already produced (under
-the REAL function names, since the environment maps opaque names back before executing) and never
-execute, load or ask anything themselves.
+All functions are pure: they take calls and outputs that the environment already produced and
+never execute, load or ask anything themselves. Model calls, gold calls and schemas must use one
+naming; the environment uses the names the agent was shown, so a call to a name that was not
+offered (even a tool's hidden real name) is a call to an unknown function and matches no gold
+call. A call with a ``problem`` (its shape did not fit, see :func:`otbench.calls.checked_call`)
+is a failed call: it executed nothing and scores as an invalid structure.
 
 Pairing model calls with gold calls: parallel categories carry several gold calls in any order, so
-every metric pairs them one-to-one with an optimal assignment (Hungarian algorithm) instead of
+every metric pairs them one-to-one with an optimal assignment (``linear_sum_assignment``) instead of
 BFCL's greedy first-fit, which can miss a full match when one model call fits two gold calls.
 """
 
@@ -15,6 +18,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from otbench.calls import CallResult, ToolCall
 
@@ -138,11 +144,11 @@ def parameter_accuracy(model_calls: Sequence[ToolCall], gold_calls: Sequence[Too
 
 
 def call_parameter_score(gold: ToolCall, model: ToolCall) -> float:
-    """P for one pair: 0 for the wrong function, else the share of gold arguments given the gold
+    """P for one pair: 0 for the wrong function or a failed call, else the share of gold arguments given the gold
     value (see :func:`values_equal`); extra model arguments do not lower it. A gold call without
     arguments scores 1 only if the model passed none either, since any argument is then wrong.
     """
-    if model.name != gold.name:
+    if model.problem is not None or model.name != gold.name:
         return 0.0
     if not gold.arguments:
         return float(not model.arguments)
@@ -201,7 +207,7 @@ def call_ast_score(gold: ToolCall, model: ToolCall, schemas: dict[str, dict]) ->
     """Mean of the five parts for one parsed model call against one gold call.
 
     1. format valid: 1, since the call was parsed (an unparseable reply never gets here);
-    2. structure valid: a non-empty function name and a dict of arguments;
+    2. structure valid: a non-empty function name and a dict of arguments, and no ``problem``;
     3. type correctness: share of gold arguments present with the same type
        (:func:`same_type`); 0 for the wrong function; 1 when the gold call has no arguments;
     4. schema compliant: structure valid, no hallucinated arguments and type correctness 1;
@@ -216,7 +222,8 @@ def call_ast_score(gold: ToolCall, model: ToolCall, schemas: dict[str, dict]) ->
     goes to the right function called without arguments, the typical opaque-tool failure. An
     invalid structure leaves only the format part: 0.2.
     """
-    if not (isinstance(model.name, str) and model.name and isinstance(model.arguments, dict)):
+    if model.problem is not None or not (isinstance(model.name, str) and model.name
+                                         and isinstance(model.arguments, dict)):
         return 1 / 5
     known = set(schemas.get(model.name, {}).get("parameters", {}).get("properties", {}))
     if model.name == gold.name:
@@ -228,7 +235,7 @@ def call_ast_score(gold: ToolCall, model: ToolCall, schemas: dict[str, dict]) ->
 
 
 def _type_correctness(gold: ToolCall, model: ToolCall) -> float:
-    if model.name != gold.name:
+    if model.problem is not None or model.name != gold.name:
         return 0.0
     if not gold.arguments:
         return 1.0
@@ -316,57 +323,12 @@ def _best_pairing_total(
 ) -> float:
     """Highest total ``score`` over one-to-one pairings of golds with models.
 
-    Leftovers on either side stay unpaired and add 0, which is modelled by padding the score
-    matrix to a square with zeros.
+    Leftovers on either side stay unpaired and add 0: the assignment is solved on the rectangular
+    golds x models matrix, so a reply with many calls costs their number times the (few) gold
+    calls, never the cube of it.
     """
-    size = max(len(golds), len(models))
-    scores = [
-        [
-            score(golds[row], models[col]) if row < len(golds) and col < len(models) else 0.0
-            for col in range(size)
-        ]
-        for row in range(size)
-    ]
-    column_of_row = _min_cost_assignment([[-value for value in row] for row in scores])
-    return sum(scores[row][col] for row, col in enumerate(column_of_row))
-
-
-def _min_cost_assignment(cost: list[list[float]]) -> list[int]:
-    """Hungarian algorithm with potentials, O(n^3) on a square matrix: the column of each row."""
-    size = len(cost)
-    row_potential = [0.0] * (size + 1)
-    col_potential = [0.0] * (size + 1)
-    row_of_col = [0] * (size + 1)  # 1-based rows; column 0 is the virtual start of each search
-    previous_col = [0] * (size + 1)
-    for row in range(1, size + 1):
-        row_of_col[0] = row
-        col = 0
-        min_slack = [math.inf] * (size + 1)
-        visited = [False] * (size + 1)
-        while row_of_col[col] != 0:
-            visited[col] = True
-            current_row = row_of_col[col]
-            delta, next_col = math.inf, 0
-            for candidate in range(1, size + 1):
-                if visited[candidate]:
-                    continue
-                pair_cost = cost[current_row - 1][candidate - 1]
-                slack = pair_cost - row_potential[current_row] - col_potential[candidate]
-                if slack < min_slack[candidate]:
-                    min_slack[candidate], previous_col[candidate] = slack, col
-                if min_slack[candidate] < delta:
-                    delta, next_col = min_slack[candidate], candidate
-            for candidate in range(size + 1):
-                if visited[candidate]:
-                    row_potential[row_of_col[candidate]] += delta
-                    col_potential[candidate] -= delta
-                else:
-                    min_slack[candidate] -= delta
-            col = next_col
-        while col:
-            row_of_col[col] = row_of_col[previous_col[col]]
-            col = previous_col[col]
-    column_of_row = [0] * size
-    for col in range(1, size + 1):
-        column_of_row[row_of_col[col] - 1] = col - 1
-    return column_of_row
+    if not golds or not models:
+        return 0.0
+    scores = np.array([[score(gold, model) for model in models] for gold in golds], dtype=float)
+    rows, cols = linear_sum_assignment(scores, maximize=True)
+    return float(scores[rows, cols].sum())

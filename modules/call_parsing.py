@@ -1,8 +1,10 @@
 """Turn untrusted model text into tool calls.
 
 Model output is data, never code: JSON is read with ``json``, Python-looking calls with ``ast``
-restricted to literals. Anything else is a parse failure with a reason, which the metrics score
-as an invalid format instead of crashing the run.
+restricted to literals. Text that holds no call is a parse failure with a reason, which the
+metrics score as an invalid format instead of crashing the run. A call whose name or arguments
+do not fit (arguments that are not an object, tuple keys, lone surrogates...) is read as a call
+with a ``problem`` (:func:`otbench.calls.checked_call`): a failed call, never an exception later.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from otbench.calls import ToolCall
+from otbench.calls import ToolCall, checked_call
 
 MAX_REPLY_CHARS = 64_000
 _FENCE = re.compile(r"```(?:json|python|tool_call)?\s*(.*?)```", re.DOTALL)
@@ -36,16 +38,17 @@ def _call_from_object(obj: Any) -> ToolCall | None:
         return None
     if isinstance(obj.get("function"), dict):  # OpenAI tool_calls entry
         obj = obj["function"]
-    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
-    if name is None:
+    named = [obj[k] for k in _NAME_KEYS if k in obj]
+    if not named:
         return None
+    name = next((value for value in named if isinstance(value, str)), named[0])
     arguments: Any = next((obj[k] for k in _ARG_KEYS if k in obj), {})
     if isinstance(arguments, str):  # OpenAI sends arguments as a JSON string
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
-    return ToolCall(name, arguments)
+    return checked_call(name, arguments)
 
 
 def _calls_from_json(value: Any) -> list[ToolCall] | None:
@@ -101,18 +104,20 @@ def _calls_from_python(text: str) -> list[ToolCall] | None:
     """Read ``name(a=1, b=[2])`` calls (one per line or as a list) without running anything."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     nodes = tree.body.elts if isinstance(tree.body, (ast.List, ast.Tuple)) else [tree.body]
     calls = []
     for node in nodes:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)) or node.args:
             return None
-        try:
-            arguments = {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg is not None}
-        except (ValueError, TypeError, SyntaxError, RecursionError):
+        if any(kw.arg is None for kw in node.keywords):  # f(**spread): not a call written out
             return None
-        calls.append(ToolCall(node.func.id, arguments))
+        try:
+            arguments = {kw.arg: _literal(kw.value) for kw in node.keywords}
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            return None
+        calls.append(checked_call(node.func.id, arguments))
     return calls or None
 
 

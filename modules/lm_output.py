@@ -5,20 +5,26 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from otbench.calls import clean_text
+
 
 def first_text(outputs: list[Any] | None) -> str:
-    """The first output as text; DSPy gives strings, or dicts when a provider adds tool calls."""
+    """The first output as text; DSPy gives strings, or dicts when a provider adds tool calls.
+
+    Lone surrogates are replaced (:func:`~otbench.calls.clean_text`): the text is quoted in later
+    prompts and logs, which must encode as UTF-8.
+    """
     if not outputs:
         return ""
     output = outputs[0]
     if isinstance(output, dict):
         if output.get("tool_calls"):
-            return json.dumps({"calls": [
+            return json.dumps({"calls": [  # ASCII: escapes keep surrogates for the call checks to judge
                 {"name": c.get("function", {}).get("name"), "arguments": c.get("function", {}).get("arguments")}
                 for c in output["tool_calls"]
             ]})
-        return str(output.get("text") or "")
-    return str(output or "")
+        return clean_text(str(output.get("text") or ""))
+    return clean_text(str(output or ""))
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:

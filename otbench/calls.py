@@ -2,23 +2,57 @@
 
 They live apart from any environment so that metrics (``evals/``) and agents (``modules/``) can
 speak about calls without importing an environment.
+
+A model's reply is untrusted, so its calls are checked once, where they are read
+(:func:`checked_call`): a :class:`ToolCall` always has a string name and an object of JSON
+arguments with clean text, whatever the model wrote. A call that does not fit that shape keeps
+the reason in ``problem``; environments answer it with a failed result and metrics score it as a
+failure, so nothing downstream (execution, scoring, prompts, logging) meets a value it cannot
+handle.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
+
+MAX_NAME_CHARS = 128
+"""Longer tool names are refused: no offered tool has one, and the name is quoted in prompts and logs."""
+
+MAX_DEPTH = 32
+"""Nesting of argument values (lists and objects); BFCL's deepest gold argument is 3 levels deep."""
+
+MAX_INT_DIGITS = 4_300
+"""Python refuses to print longer integers (``sys.get_int_max_str_digits``), so logging them would fail."""
+
+_INT_LIMIT = 10**MAX_INT_DIGITS
+
+DEFAULT_MAX_CALLS_PER_REPLY = 16
+"""Calls of one reply an environment runs; BFCL's gold answers make at most 4."""
 
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One call as a model (or a gold answer) wrote it: a tool name and keyword arguments."""
+    """One call as a model (or a gold answer) wrote it: a tool name and keyword arguments.
+
+    ``problem`` is None for a call that can be made; otherwise it says why this call cannot be
+    made as written (``"arguments must be an object, not null"``), and the call is a failure.
+    """
 
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None
+
+    def refusal(self) -> str:
+        """Why this call is not made, as the error its failed result carries (``problem`` must be set)."""
+        return f"{self.name}(): {self.problem}" if self.name else str(self.problem)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "arguments": self.arguments}
+        record: dict[str, Any] = {"name": self.name, "arguments": self.arguments}
+        if self.problem is not None:
+            record["problem"] = self.problem
+        return record
 
 
 @dataclass(frozen=True)
@@ -53,3 +87,111 @@ class CallResult:
         if self.value is not None:
             data["value"] = self.value
         return data
+
+    @classmethod
+    def refused(cls, call: ToolCall) -> CallResult:
+        """The failed result of a call whose ``problem`` keeps it from being made."""
+        return cls(call, False, error=call.refusal())
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` cannot be encoded as UTF-8.
+
+    JSON's ``"\\ud800"`` decodes to a lone surrogate, which no UTF-8 encoder accepts: left in, it
+    makes the next prompt (an HTTP body) and the MLflow artefact that quotes it fail to encode.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (see :func:`has_lone_surrogate`)."""
+    if not has_lone_surrogate(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bytes):
+        return "bytes"
+    return f"a {type(value).__name__}"
+
+
+class _NotJson(ValueError):
+    """A value that a tool call cannot carry; the message is the reason."""
+
+
+def _json_value(value: Any, depth: int) -> Any:
+    """``value`` as plain JSON data (tuples become lists), or :class:`_NotJson` saying what does not fit.
+
+    Recursion stops at :data:`MAX_DEPTH`, so a hostile nesting never reaches Python's recursion limit.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if -_INT_LIMIT < value < _INT_LIMIT:
+            return value
+        raise _NotJson(f"an integer has more than {MAX_INT_DIGITS} digits")
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise _NotJson(f"{value} is not a finite number")
+    if isinstance(value, str):
+        if has_lone_surrogate(value):
+            raise _NotJson("a string is not valid Unicode (it holds a lone surrogate)")
+        return value
+    if depth >= MAX_DEPTH:
+        raise _NotJson(f"values are nested more than {MAX_DEPTH} levels deep")
+    if isinstance(value, (list, tuple)):
+        return [_json_value(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        return _json_object(value, depth + 1)
+    raise _NotJson(f"{_kind(value)} is not a JSON value")
+
+
+def _json_object(value: dict[Any, Any], depth: int) -> dict[str, Any]:
+    checked = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise _NotJson(f"object keys must be strings, not {_kind(key)}")
+        if has_lone_surrogate(key):
+            raise _NotJson("a key is not valid Unicode (it holds a lone surrogate)")
+        checked[key] = _json_value(item, depth)
+    return checked
+
+
+def checked_call(name: Any, arguments: Any) -> ToolCall:
+    """The :class:`ToolCall` that untrusted ``name`` and ``arguments`` make, with a ``problem`` when
+    they do not fit: a name that is not a short string, arguments that are not an object of JSON
+    values (null, a number, a string, a list; tuple or bytes keys; integers too long to print;
+    non-finite numbers; nesting deeper than :data:`MAX_DEPTH`), or text with lone surrogates.
+
+    A call with a problem keeps a printable name (cleaned, cut to :data:`MAX_NAME_CHARS`) and no
+    arguments, so whatever later quotes it stays clean.
+    """
+    if not isinstance(name, str):
+        return ToolCall("", {}, f"the tool name must be a string, not {_kind(name)}")
+    if has_lone_surrogate(name):
+        return ToolCall(clean_text(name)[:MAX_NAME_CHARS], {},
+                        "the tool name is not valid Unicode (it holds a lone surrogate)")
+    if len(name) > MAX_NAME_CHARS:
+        return ToolCall(name[:MAX_NAME_CHARS], {}, f"the tool name is longer than {MAX_NAME_CHARS} characters")
+    if not isinstance(arguments, dict):
+        return ToolCall(name, {}, f"arguments must be an object of named arguments, not {_kind(arguments)}")
+    try:
+        return ToolCall(name, _json_object(arguments, 1))
+    except _NotJson as exc:
+        return ToolCall(name, {}, f"arguments must be JSON values: {exc}")

@@ -13,6 +13,11 @@ block without using the CPU.
 Functions execute under the name the agent used: the code object is renamed, so Python's own
 errors read ``function_1() missing 1 required positional argument: 'n'`` — the text an editor
 learns parameter names from when the docs hide them.
+
+An output is sent back only when it is small (``max_output_bytes``, measured in the worker):
+a few cheap calls can build outputs of gigabytes, and a run keeps every output it scores.
+Whatever happens to one call (arguments that cannot be sent, a worker that dies or stalls),
+the caller gets ``(False, reason)`` and the pool keeps its size.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from typing import IO, Any, Self
 _HEADER = struct.Struct("!Q")
 _READY = "ready"
 _STARTUP_SECONDS = 300.0  # a worker importing its functions on a starved machine; not a call's time
+DEFAULT_MAX_OUTPUT_BYTES = 65_536
+"""A call's output above this (pickled) fails the call; BFCL's gold outputs are all far smaller."""
 
 
 def _renamed(function: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -89,7 +96,20 @@ def _limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 
-def serve(registry: str, memory_limit_bytes: int, cpu_seconds: float) -> None:
+def _reply_payload(result: tuple[bool, Any], shown_name: str, max_output_bytes: int) -> bytes:
+    """The pickled ``result``, or a failed call's when the output cannot be sent or is too large."""
+    try:
+        payload = pickle.dumps(result)
+    except Exception as exc:  # noqa: BLE001 - an output that cannot be sent back is a failed call
+        return pickle.dumps((False, f"the output could not be returned: {_one_line(exc)}"))
+    if result[0] and len(payload) > max_output_bytes:
+        error = (f"OverflowError: the output of {shown_name}() takes {len(payload)} bytes, "
+                 f"more than the {max_output_bytes} allowed for one call")
+        return pickle.dumps((False, error))
+    return payload
+
+
+def serve(registry: str, memory_limit_bytes: int, cpu_seconds: float, max_output_bytes: int) -> None:
     """Worker loop on stdin/stdout: ``(function, shown_name, arguments)`` in, ``(ok, value)`` out.
 
     Frames are pickles exchanged only between this package's own processes; model output
@@ -119,10 +139,8 @@ def serve(registry: str, memory_limit_bytes: int, cpu_seconds: float) -> None:
             result = (False, "MemoryError: the call ran out of memory")
         except Exception as exc:  # noqa: BLE001 - any failure of the function is the call's result
             result = (False, _one_line(exc))
-        try:
-            payload = pickle.dumps(result)
-        except Exception as exc:  # noqa: BLE001 - an output that cannot be sent back is a failed call
-            payload = pickle.dumps((False, f"the output could not be returned: {_one_line(exc)}"))
+        payload = _reply_payload(result, shown_name, max_output_bytes)
+        del result  # a refused output must not stay alive while the next call runs
         replies.write(_HEADER.pack(len(payload)) + payload)
         replies.flush()
 
@@ -130,9 +148,10 @@ def serve(registry: str, memory_limit_bytes: int, cpu_seconds: float) -> None:
 class _Worker:
     """A ``python -m otbench.sandbox`` child: independent of the caller's ``__main__``."""
 
-    def __init__(self, registry: str, memory_limit_bytes: int, cpu_seconds: float) -> None:
+    def __init__(self, registry: str, memory_limit_bytes: int, cpu_seconds: float, max_output_bytes: int) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "otbench.sandbox", registry, str(memory_limit_bytes), repr(cpu_seconds)],
+            [sys.executable, "-m", "otbench.sandbox", registry, str(memory_limit_bytes), repr(cpu_seconds),
+             str(max_output_bytes)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
         )
@@ -144,14 +163,15 @@ class _Worker:
         ready, _, _ = select.select([self.process.stdout], [], [], timeout)
         return _read_frame(self.process.stdout) if ready else None
 
-    def request(self, message: Any, timeout: float) -> Any:
-        """Send one call; the reply, or None when none came within ``timeout`` wall-clock seconds."""
+    def request(self, payload: bytes, timeout: float) -> Any:
+        """Send one pickled call; the reply, or None when none came within ``timeout`` wall-clock seconds."""
         assert self.process.stdin is not None
         if not self.started:
             if self._reply(_STARTUP_SECONDS) != _READY:
                 raise EOFError("worker did not start")
             self.started = True
-        _write_frame(self.process.stdin, message)
+        self.process.stdin.write(_HEADER.pack(len(payload)) + payload)
+        self.process.stdin.flush()
         return self._reply(timeout)
 
     def killed_for_cpu_time(self) -> bool:
@@ -173,14 +193,18 @@ class CallSandbox:
     """A pool of worker processes executing ``registry``'s functions (``"package.module:DICT"``).
 
     ``timeout`` is the CPU time a call may use; ``wall_timeout`` (default the larger of 60 s and
-    ten times ``timeout``) only catches calls that block. Thread-safe: each thread borrows a
-    worker for one call. Close it (or use ``with``) to stop the workers.
+    ten times ``timeout``) only catches calls that block; an output larger than
+    ``max_output_bytes`` (pickled) fails the call. Thread-safe: each thread borrows a worker for
+    one call. Close it (or use ``with``) to stop the workers.
     """
 
     def __init__(self, registry: str, *, timeout: float = 5.0, wall_timeout: float | None = None, workers: int = 1,
-                 memory_limit_mb: int = 2048) -> None:
+                 memory_limit_mb: int = 2048, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES) -> None:
         if not (math.isfinite(timeout) and timeout > 0):  # the kernel's CPU limit is a whole number of seconds
             raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout}")
+        if max_output_bytes < 1:
+            raise ValueError(f"max_output_bytes must be at least 1, got {max_output_bytes}")
+        self.max_output_bytes = max_output_bytes
         self.registry = registry
         self.timeout = timeout
         self.wall_timeout = wall_timeout if wall_timeout is not None else max(60.0, 10 * timeout)
@@ -196,28 +220,44 @@ class CallSandbox:
         self._started = True
 
     def _spawn(self) -> None:
-        worker = _Worker(self.registry, self._memory, self.timeout)
+        worker = _Worker(self.registry, self._memory, self.timeout, self.max_output_bytes)
         self._all.append(worker)
         self._idle.put(worker)
 
     def call(self, function: str, shown_name: str, arguments: Any) -> tuple[bool, Any]:
-        """Execute one call; returns ``(True, output)`` or ``(False, one-line error)``."""
+        """Execute one call; returns ``(True, output)`` or ``(False, one-line error)``.
+
+        The borrowed worker always goes back to the pool: as it was after a reply, or replaced by
+        a new one after anything else (a timeout, a crash, an interrupted exchange).
+        """
+        try:
+            payload = pickle.dumps((function, shown_name, arguments))
+        except Exception as exc:  # noqa: BLE001 - arguments that cannot be sent are the call's failure
+            return False, f"TypeError: {shown_name}() arguments could not be sent: {_one_line(exc)}"
         if not self._started:
             self._start()
         worker = self._idle.get()
+        healthy = False
         try:
-            result = worker.request((function, shown_name, arguments), self.wall_timeout)
-            if result is not None:
+            reply = worker.request(payload, self.wall_timeout)
+            if reply is None:
+                return False, f"TimeoutError: {shown_name}() did not return within {self.wall_timeout:g} s"
+            healthy = True
+            return reply
+        except (EOFError, OSError, pickle.UnpicklingError):
+            return (False, f"TimeoutError: {shown_name}() used more than {self.timeout:g} s of CPU time"
+                    if worker.killed_for_cpu_time() else f"RuntimeError: {shown_name}() crashed its worker process")
+        finally:
+            if healthy:
                 self._idle.put(worker)
-                return result
-            outcome = (False, f"TimeoutError: {shown_name}() did not return within {self.wall_timeout:g} s")
-        except (EOFError, OSError):
-            outcome = (False, f"TimeoutError: {shown_name}() used more than {self.timeout:g} s of CPU time"
-                       if worker.killed_for_cpu_time() else f"RuntimeError: {shown_name}() crashed its worker process")
+            else:
+                self._replace(worker)
+
+    def _replace(self, worker: _Worker) -> None:
         worker.kill()
-        self._all.remove(worker)
+        if worker in self._all:
+            self._all.remove(worker)
         self._spawn()
-        return outcome
 
     def close(self) -> None:
         for worker in self._all:
@@ -234,4 +274,4 @@ class CallSandbox:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))
+    serve(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))

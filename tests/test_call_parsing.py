@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from modules.call_parsing import MAX_REPLY_CHARS, parse_reply
@@ -20,8 +22,33 @@ def test_calls_are_read_from_json_fences_and_python_syntax(text, calls):
     assert parse_reply(text).calls == calls
 
 
-def test_wrong_argument_types_are_kept_for_the_metrics_to_score():
-    assert parse_reply('{"calls": [{"name": "f", "arguments": [1, 2]}]}').calls == [ToolCall("f", [1, 2])]
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ('{"calls": [{"name": "f", "arguments": [1, 2]}]}', "arguments must be an object of named arguments, not a list"),
+        ('{"calls": [{"name": "f", "arguments": null}]}', "not null"),
+        ('{"calls": [{"name": "f", "arguments": 7}]}', "not a number"),
+        ('{"calls": [{"name": "f", "arguments": "n"}]}', "not a string"),
+        ('{"calls": [{"name": 5, "arguments": {}}]}', "the tool name must be a string, not a number"),
+        ('{"calls": [{"name": "f", "arguments": {"a": "\\ud800"}}]}', "lone surrogate"),
+        ('{"calls": [{"name": "f\\udc00", "arguments": {}}]}', "lone surrogate"),
+        ('{"calls": [{"name": "f", "arguments": {"a": NaN}}]}', "not a finite number"),
+        ("f(a={(1, 2): 3})", "object keys must be strings, not a tuple"),
+        ("f(a={b'k': 3})", "object keys must be strings, not bytes"),
+        ("f(a={1, 2})", "a set is not a JSON value"),
+        (f"f(n=0x{'f' * 4000})", "more than 4300 digits"),
+        ('{"name": "f", "arguments": {"a": ' + "[" * 40 + "]" * 40 + "}}", "nested more than 32 levels"),
+        ('{"name": "' + "f" * 200 + '", "arguments": {}}', "longer than 128 characters"),
+    ],
+)
+def test_calls_that_do_not_fit_are_failed_calls_with_their_reason(text, problem):
+    (call,) = parse_reply(text).calls
+    assert problem in call.problem and call.arguments == {}
+    assert json.dumps(call.to_dict(), ensure_ascii=False).encode()  # clean enough to log and to prompt with
+
+
+def test_tuples_are_read_as_lists():
+    assert parse_reply("f(xs=(1, (2, 3)))").calls == [ToolCall("f", {"xs": [1, [2, 3]]})]
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,17 @@
 
 Every test is its own toolset (test-time learning per instance). Calls execute in a sandbox
 under the names the agent saw, and are scored with E, P and A against the gold calls, whose
-outputs come from executing them with the same functions.
+outputs come from executing them with the same functions. Scoring happens under the shown names
+too (gold calls renamed), so a call to a hidden real name is a call to an unknown tool.
+
+A reply's calls beyond ``max_calls_per_reply`` are not run: they are failed calls, as are calls
+whose shape did not fit (:func:`otbench.calls.checked_call`), so one reply costs at most that
+many executions, each returning at most ``max_output_bytes``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any, Self
 
@@ -14,13 +20,13 @@ from evals.bfcl_metrics import TestScore, score_test, summarise
 from modules.agent import FUNCTION_CALLING_INSTRUCTIONS
 from modules.reference_agents import OracleAgent
 from modules.tool_docs import Toolbox
-from otbench.calls import CallResult, ToolCall
+from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
 from otbench.envs.base import Agent
 from otbench.envs.bfcl.data import DEFAULT_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.gold import parse_call
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools, shown_names
 from otbench.errors import UserError
-from otbench.sandbox import CallSandbox
+from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
 from otbench.trajectory import Trajectory
 
 FUNCTION_REGISTRY = "otbench.envs.bfcl.functions:FUNCTIONS"
@@ -30,8 +36,9 @@ class BfclEnvironment:
     """BFCL-Opaque under one documentation setting.
 
     ``call_timeout`` bounds every execution (CPU seconds, so load does not change verdicts);
-    ``workers`` is the number of sandbox processes, one per concurrent rollout. Close it (or use
-    ``with``) to stop the workers.
+    ``workers`` is the number of sandbox processes, one per concurrent rollout;
+    ``max_calls_per_reply`` and ``max_output_bytes`` bound what one reply can cost. Close it (or
+    use ``with``) to stop the workers.
     """
 
     name = "bfcl"
@@ -43,13 +50,18 @@ class BfclEnvironment:
     def __init__(
         self, *, setting: str = "names_only", categories: tuple[str, ...] = DEFAULT_CATEGORIES,
         tests: list[BfclTest] | None = None, call_timeout: float = 5.0, workers: int = 1,
+        max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     ) -> None:
         if setting not in SETTINGS:
             raise UserError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
+        if max_calls_per_reply < 1 or max_output_bytes < 1:
+            raise UserError("--max-calls-per-reply and --max-output-bytes must be at least 1")
         self.setting = setting
+        self.max_calls_per_reply = max_calls_per_reply
         self._tests = tests if tests is not None else load_tests(categories)
         self._by_id = {test.id: test for test in self._tests}
-        self.sandbox = CallSandbox(FUNCTION_REGISTRY, timeout=call_timeout, workers=workers)
+        self.sandbox = CallSandbox(FUNCTION_REGISTRY, timeout=call_timeout, workers=workers,
+                                   max_output_bytes=max_output_bytes)
         self._gold_outputs: dict[str, list[Any]] = {}
         self._gold_lock = threading.Lock()
 
@@ -78,11 +90,9 @@ class BfclEnvironment:
     def rollout(self, agent: Agent, toolbox: Toolbox, task: BfclTest) -> Trajectory:
         reply = agent(question=task.question, tools=toolbox.toolset(task.id))
         to_real = shown_names(task.functions, self.setting)
-        steps = [self._execute(call, to_real) for call in reply.calls or []]
-        real_calls = None if reply.calls is None else [
-            ToolCall(to_real.get(call.name, call.name), call.arguments) for call in reply.calls
-        ]
-        score = self.score(task, real_calls, steps)
+        calls = None if reply.calls is None else self._within_cap(reply.calls)
+        steps = [self._execute(call, to_real) for call in calls or []]
+        score = self.score(task, calls, steps)
         return Trajectory(
             task_id=task.id, toolset=task.id, question=task.question, steps=steps, reply=reply.raw,
             parse_error=reply.error, metrics={"E": score.E, "P": score.P, "A": score.A}, success=score.E == 1.0,
@@ -118,17 +128,30 @@ class BfclEnvironment:
                 self._gold_outputs[task.id] = cached
         return cached
 
-    def score(self, task: BfclTest, real_calls: list[ToolCall] | None, steps: list[CallResult]) -> TestScore:
+    def score(self, task: BfclTest, calls: list[ToolCall] | None, steps: list[CallResult]) -> TestScore:
+        """E, P and A of ``calls`` (under the shown names; None when the reply held no call) and their ``steps``."""
+        to_shown = {real: shown for shown, real in shown_names(task.functions, self.setting).items()}
         return score_test(
-            model_calls=real_calls,
+            model_calls=calls,
             model_results=steps,
-            gold_calls=self.gold_calls(task),
+            gold_calls=self.oracle_calls(task),
             gold_outputs=self.gold_outputs(task),
             result_types=task.result_types,
-            schemas={f["name"]: f for f in task.functions},
+            schemas={to_shown[f["name"]]: f for f in task.functions},
         )
 
+    def _within_cap(self, calls: list[ToolCall]) -> list[ToolCall]:
+        """``calls``, those past the cap turned into failed calls that say why they were not run."""
+        cap = self.max_calls_per_reply
+        if len(calls) <= cap:
+            return calls
+        problem = f"not run: the reply made {len(calls)} calls, more than the {cap} allowed"
+        return [*calls[:cap], *(call if call.problem else dataclasses.replace(call, problem=problem)
+                                for call in calls[cap:])]
+
     def _execute(self, call: ToolCall, to_real: dict[str, str]) -> CallResult:
+        if call.problem is not None:
+            return CallResult.refused(call)
         real = to_real.get(call.name)
         if real is None:
             return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")

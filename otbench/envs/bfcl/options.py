@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from otbench.cli import positive_float
+from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY
+from otbench.cli import positive_float, positive_int
 from otbench.errors import UserError
+from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
@@ -15,6 +17,12 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help="BFCL: add the exec_parallel and exec_parallel_multiple categories")
     group.add_argument("--call-timeout", type=positive_float, default=5.0,
                        help="BFCL: CPU seconds a tool call may use (default 5)")
+    group.add_argument("--max-calls-per-reply", type=positive_int, default=DEFAULT_MAX_CALLS_PER_REPLY,
+                       help="BFCL: calls of one reply that are run; later ones are failed calls "
+                            f"(default {DEFAULT_MAX_CALLS_PER_REPLY})")
+    group.add_argument("--max-output-bytes", type=positive_int, default=DEFAULT_MAX_OUTPUT_BYTES,
+                       help="BFCL: a tool call whose output is larger (pickled) fails "
+                            f"(default {DEFAULT_MAX_OUTPUT_BYTES})")
 
 
 def toolsets() -> str:
@@ -37,4 +45,5 @@ def build(args: argparse.Namespace, *, workers: int = 1):  # a BfclEnvironment
 
     categories = ALL_CATEGORIES if args.parallel else DEFAULT_CATEGORIES
     return BfclEnvironment(setting=args.setting, categories=categories, call_timeout=args.call_timeout,
-                           workers=workers)
+                           workers=workers, max_calls_per_reply=args.max_calls_per_reply,
+                           max_output_bytes=args.max_output_bytes)

@@ -142,11 +142,12 @@ class BrowseCompEnvironment:
                 errors.append(reply.error or "no call")
                 continue
             call = reply.calls[0]
-            if call.name == ANSWER_TOOL:
+            if call.name == ANSWER_TOOL and call.problem is None:
                 answer = str(call.arguments.get("answer", ""))
                 break
             if calls_left <= 0:  # only the answer tool was offered: nothing else runs
-                errors.append(f"called {call.name!r} with no searches left")
+                errors.append(call.refusal() if call.problem else
+                              f"called {call.name!r} with no searches left")
                 continue
             steps.append(self._search(call, seen, called_domains, set(task.evidence)))
         score = score_attempt(answer=answer, gold=task.answer, seen=seen, evidence=task.evidence,
@@ -181,6 +182,8 @@ class BrowseCompEnvironment:
                 needed: set[str] | None = None) -> CallResult:
         """Run one search; within a question its value is 1 when a result was a page the question needed
         (the per-call share of the outcome the attempt's feedback reports as "k of the n pages needed")."""
+        if call.problem is not None:
+            return CallResult.refused(call)
         domain = self.domain_of_tool.get(call.name)
         if domain is None:
             return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")

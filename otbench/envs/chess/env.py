@@ -5,8 +5,8 @@ board (FEN, a diagram, the side to move) and its recent tool calls with their ou
 agent makes one tool call with the position's FEN and the tool's move is played. Then the
 opponent replies. Only the first call of a reply is used.
 
-A reply without a usable call (no call, an unknown tool, a bad or missing FEN, a suggestion that
-is illegal in the current position) is a failed move: a seeded random legal move is played
+A reply without a usable call (no call, a call whose shape did not fit, an unknown tool, a bad or
+missing FEN, a suggestion that is illegal in the current position) is a failed move: a seeded random legal move is played
 instead, and the move never counts as optimal.
 
 Every move is scored: each tool's move in the position is computed, the distinct moves are
@@ -333,6 +333,8 @@ class ChessEnvironment:
 
     def _read_call(self, call: ToolCall) -> tuple[ChessTool, chess.Board] | str:
         """The tool and position a call names, or (a string) the error a real function would raise."""
+        if call.problem is not None:
+            return call.refusal()
         tool = self._tools.get(call.name)
         if tool is None:
             return f"NameError: no tool named {call.name!r}"
