@@ -27,13 +27,14 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path[:0] = [str(TESTS.parent), str(TESTS)]
 
-from hostile import Outcome, Target, corpus, instantiate, replay, replies  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hostile import Outcome, Target, corpus, instantiate, replay, replies
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 
 class _Hang(Exception):
@@ -54,7 +55,7 @@ def _guarded(target: Target, reply: str, hang_seconds: int) -> Outcome:
         signal.alarm(0)
 
 
-def bfcl_targets(call_timeout: float):  # noqa: ANN201 - (environment, targets)
+def bfcl_targets(call_timeout: float) -> tuple[Any, list[Target]]:
     from otbench.envs.bfcl.env import BfclEnvironment
     from otbench.envs.bfcl.opacity import shown_names
 
@@ -68,7 +69,7 @@ def bfcl_targets(call_timeout: float):  # noqa: ANN201 - (environment, targets)
     return env, targets
 
 
-def chess_targets(positions: int):  # noqa: ANN201
+def chess_targets(positions: int) -> tuple[Any, list[Target]]:
     from otbench.envs.chess.env import ChessEnvironment
     from otbench.envs.chess.positions import load_positions
 
@@ -78,7 +79,7 @@ def chess_targets(positions: int):  # noqa: ANN201
                  for task in env.tasks("test")]
 
 
-def browsecomp_targets(questions: int):  # noqa: ANN201
+def browsecomp_targets(questions: int) -> tuple[Any, list[Target]]:
     from otbench.envs.browsecomp.env import BrowseCompEnvironment
 
     env = BrowseCompEnvironment(max_calls=2)
