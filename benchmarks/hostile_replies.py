@@ -12,7 +12,7 @@ names_only, Chess test positions, BrowseComp test questions).
     python benchmarks/hostile_replies.py --bfcl 200 --chess 20 --browsecomp 20 --json
 
 A reply that takes longer than ``--hang-seconds`` (wall clock) is counted as a hang and the next
-one goes on. BFCL calls get ``--call-timeout`` CPU seconds (1 by default here, to keep the run
+one goes on (with BFCL's sandbox pool started afresh, so one hang is counted once). BFCL calls get ``--call-timeout`` CPU seconds (1 by default here, to keep the run
 short; the verdicts do not depend on it).
 """
 
@@ -50,6 +50,9 @@ def _guarded(target: Target, reply: str, hang_seconds: int) -> Outcome:
     try:
         return replay(target, reply)
     except _Hang:
+        sandbox = getattr(target.env, "sandbox", None)
+        if sandbox is not None:  # a lost worker would make every later reply wait: start the pool afresh
+            sandbox.close()
         return Outcome(reply, None, [f"hang: no result within {hang_seconds} s"])
     finally:
         signal.alarm(0)
