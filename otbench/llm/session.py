@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from otbench.errors import UserError
+from otbench.llm.lm_cache import guard_lm_cache
 from otbench.llm.server import EmbeddedServer, ServerSettings
 from otbench.llm.weights import EMBEDDED_MODELS, check_gguf_file, ensure_gguf
 from otbench.paths import cache_dir
@@ -171,6 +172,7 @@ def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = 
 
     routes = {phase: options.route(phase) for phase in phases}
     check_models(options, phases)
+    guard_lm_cache()
     with ExitStack() as stack:
         started: dict[str, Any] = {}
         if (EMBEDDED, None) in routes.values():
