@@ -6,8 +6,8 @@ agent makes one tool call with the position's FEN and the tool's move is played.
 opponent replies. Only the first call of a reply is used.
 
 A reply without a usable call (no call, a call whose shape did not fit, an unknown tool, a bad or
-missing FEN, a suggestion that is illegal in the current position) is a failed move: a seeded random legal move is played
-instead, and the move never counts as optimal.
+missing FEN, a suggestion that is illegal in the current position) is a failed move: a seeded
+random legal move is played instead, and the move never counts as optimal.
 
 Every move is scored: each tool's move in the position is computed, the distinct moves are
 searched by a reference Stockfish search (depth 12, one multi-PV search restricted to them),
