@@ -124,6 +124,8 @@ def test_calls_run_the_functions_and_failures_read_as_python_errors():
     missing = env.execute("tools", ToolCall("function_1", {"a": 2}))
     assert not missing.ok and missing.error == "TypeError: function_1() missing 1 required positional argument: 'b'"
     assert env.execute("tools", ToolCall("function_9", {})).error == "NameError: no tool named 'function_9'"
+    refused = env.execute("tools", ToolCall("function_1", {}, problem="arguments must be an object, not null"))
+    assert not refused.ok and refused.error == "function_1(): arguments must be an object, not null"
 
 
 def test_a_metric_may_return_a_score_with_feedback_for_the_editor():

@@ -119,7 +119,12 @@ class FunctionEnvironment:
         return TOOLSET
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
-        """Call the function under its name; whatever it raises comes back as the error an editor reads."""
+        """Call the function under its name; whatever it raises comes back as the error an editor reads.
+
+        A call whose shape did not fit (``call.problem``) is not made: its reason is the error.
+        """
+        if call.problem is not None:
+            return CallResult.refused(call)
         function = self.functions.get(call.name)
         if function is None:
             return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
