@@ -79,6 +79,9 @@ class CallResult:
     """How much the call helped, higher is better, from the same outcome signal the attempt is scored
     by (chess: the evaluation change in pawns; BrowseComp: 1 when a result was a page the question
     needed); None where an environment does not judge single calls. Optimizers compare tools by it."""
+    injected: str | None = None
+    """The kind of fault a state controller injected into this call (:mod:`otbench.faults`), None for a
+    call that met the tool as it is: the agent cannot tell, metrics can."""
 
     def to_dict(self) -> dict[str, Any]:
         data = {"call": self.call.to_dict(), "ok": self.ok, "output": self.output, "error": self.error}
@@ -86,6 +89,8 @@ class CallResult:
             data["situation"] = self.situation
         if self.value is not None:
             data["value"] = self.value
+        if self.injected is not None:
+            data["injected"] = self.injected
         return data
 
     @classmethod

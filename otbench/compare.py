@@ -42,8 +42,9 @@ _COMMANDS = {"evaluate": evaluate.main, "optimize": optimize.main}
 _COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
 # Options added after runs were logged without them, with the value those runs had in effect: a
 # ToolObserver run from before --variant existed ran the paper's protocol. (Other optimizers'
-# runs do not log ToolObserver's knobs at all.)
+# runs do not log ToolObserver's knobs at all.) Any run from before --faults existed ran without faults.
 _UNLOGGED_MEANT = {"toolobserver": {"variant": "paper"}}
+_UNLOGGED_BY_EVERY_RUN = {"faults": "null"}
 
 
 @dataclass
@@ -192,7 +193,7 @@ def find_run(plan: RowPlan) -> Any | None:
     for run in runs:
         if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
             continue
-        logged = {**_UNLOGGED_MEANT.get(plan.optimizer, {}), **run.data.params}
+        logged = {**_UNLOGGED_BY_EVERY_RUN, **_UNLOGGED_MEANT.get(plan.optimizer, {}), **run.data.params}
         if all(logged[key] == value for key, value in plan.if_logged.items() if key in logged):
             return run
     return None
@@ -230,16 +231,19 @@ def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
     metrics = run.data.metrics
     if plan.command == "evaluate":
         prefix, ledger = "", _artifact_json(run.info.run_id, "tokens.json")
-    else:
-        prefix = "final_" if env.learning == "online" else "test_"
+    else:  # an online run learned under faults also scored its final docs in the test phase: that is its row
+        tested = f"test_{env.primary_metric}" in metrics
+        prefix = "final_" if env.learning == "online" and not tested else "test_"
         ledger = _artifact_json(run.info.run_id, "summary.json")
     if f"{prefix}{env.primary_metric}" not in metrics:
         raise UserError(f"run {run.info.run_id} ({plan.label}) has no {prefix}{env.primary_metric} metric")
     total = ledger["tokens_by_phase"]["all"]
     # a split reports only the metrics it defines (chess: evaluation change on exploration games only)
     present = [name for name in env.metric_names if f"{prefix}{name}" in metrics]
+    contaminated = metrics.get("doc_contamination") if plan.command == "optimize" else 0.0
     return {name: metrics[f"{prefix}{name}"] for name in present} | {
-        "tokens": int(total["total_tokens"] + total.get("cached_tokens", 0))}
+        "tokens": int(total["total_tokens"] + total.get("cached_tokens", 0)),
+        "docs_faults": "-" if contaminated is None else round(contaminated, 4)}
 
 
 def _artifact_json(run_id: str, path: str) -> Any:
@@ -325,18 +329,73 @@ def log_comparison(args: argparse.Namespace, env: Any, rows: list[dict[str, Any]
     import pandas as pd
 
     tags = {"command": "compare", "env": env.name, "setting": env.setting, "lm": args.lm,
-            "editor_lm": args.editor_lm or args.lm, "seed": args.seed}
+            "editor_lm": args.editor_lm or args.lm, "seed": args.seed, "fault_family": fault_family(env)}
     params = {"limit": args.limit, "test_limit": args.test_limit, "optimizers": args.optimizers,
-              "rows": ",".join(row["row"] for row in rows), "run_ids": ",".join(row["run_id"] for row in rows)}
+              "rows": ",".join(row["row"] for row in rows), "run_ids": ",".join(row["run_id"] for row in rows),
+              "faults": args.faults}
     model = tracking.model_label(args.lm, embedded_model=args.embedded_model, gguf=args.gguf)
     name = tracking.run_name("compare", env.name, env.setting, f"n{args.limit}", model)
     with tracking.tracked_run(name, tags=tags, params=params) as run:
+        mlflow.log_metric("fault_rate", fault_rate(env))
         tracking.log_table(rows, "comparison.json")
         mlflow.log_text(pd.DataFrame(rows, columns=columns).to_csv(index=False), "comparison.csv")
         mlflow.log_text(markdown_table(rows, columns), "comparison.md")
         for path in plots:
             mlflow.log_artifact(str(path), "plots")
     return run.info.run_id
+
+
+def fault_rate(env: Any) -> float:
+    """The chance a call meets a fault under ``env``'s policy (0 without one): the fault-rate plot's axis."""
+    controller = getattr(env, "faults", None)
+    return controller.policy.total_rate if controller is not None else 0.0
+
+
+def fault_family(env: Any) -> str:
+    """What comparisons at several fault rates share: the policy's kinds and phases without its rate
+    (``flaky@exploration``); ``none`` without faults, which joins every family at rate 0."""
+    controller = getattr(env, "faults", None)
+    if controller is None or not controller.policy.total_rate:
+        return "none"
+    policy = controller.policy
+    return f"{'+'.join(sorted(policy.rates))}@{'+'.join(sorted(policy.phases))}"
+
+
+def plot_against_fault_rate(args: argparse.Namespace, env: Any, run_id: str) -> Path:
+    """The primary metric of every row against the fault rate, over the finished comparisons of the same
+    definition (environment, setting, models, seed, limits) and fault family as run ``run_id``, the latest
+    at each rate; logged to that run too."""
+    import mlflow
+
+    from otbench.plots import plot_metric_vs_fault_rate
+
+    run = mlflow.get_run(run_id)
+    family = run.data.tags["fault_family"]
+    same = " AND ".join([*(f"tags.{key} = {_quoted(run.data.tags[key])}" for key in ("env", "setting", "lm",
+                                                                                       "editor_lm", "seed")),
+                         "tags.command = 'compare'", f"params.limit = {_quoted(run.data.params['limit'])}",
+                         f"params.test_limit = {_quoted(run.data.params['test_limit'])}"])
+    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    found = mlflow.MlflowClient().search_runs([experiment.experiment_id], same,
+                                              order_by=["attributes.start_time DESC"])
+    by_rate: dict[float, Any] = {}
+    for other in found:
+        if other.info.run_id != run_id and other.info.status != "FINISHED":
+            continue
+        if other.data.tags.get("fault_family", "none") in (family, "none"):
+            by_rate.setdefault(other.data.metrics.get("fault_rate", 0.0), other)
+    lines: dict[str, list[tuple[float, float]]] = {}
+    for rate, other in sorted(by_rate.items()):
+        table = _artifact_json(other.info.run_id, "comparison.json")
+        for row in (dict(zip(table["columns"], values, strict=True)) for values in table["data"]):
+            if isinstance(row.get(env.primary_metric), (int, float)):
+                lines.setdefault(row["row"], []).append((rate, float(row[env.primary_metric])))
+    name = f"{env.name}-{env.setting}"
+    path = plot_metric_vs_fault_rate(lines, env.primary_metric, f"{name}: {env.primary_metric} vs fault rate ({family})",
+                                     args.plots / f"{name}-{env.primary_metric}-vs-fault-rate.png")
+    with mlflow.start_run(run_id=run_id):
+        mlflow.log_artifact(str(path), "plots")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -364,9 +423,10 @@ def main(argv: list[str] | None = None) -> int:
                 for plan in plans]
         metric_columns = [name for name in env.metric_names if all(name in row for row in rows)]
         ratios = ["tokens_vs_to"] if add_token_ratios(rows) else []
-        columns = ["row", *metric_columns, "tokens", *ratios, "docs_sem", "docs_lex", "run", "run_id"]
+        columns = ["row", *metric_columns, "tokens", *ratios, "docs_sem", "docs_lex", "docs_faults", "run", "run_id"]
         plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, args.plots)
         compare_run = log_comparison(args, env, rows, columns, plots)
+        plots.append(plot_against_fault_rate(args, env, compare_run))
         header = {"env": env.name, "setting": env.setting, "learning": env.learning, "metrics": metric_columns}
     if args.json:
         print(json.dumps({**header, "limit": args.limit, "test_limit": args.test_limit, "seed": args.seed,
@@ -374,7 +434,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{header['env']} / {header['setting']}: {', '.join(header['metrics'])}; tokens = optimization + evaluation "
           "(paid + cache-served)" + ("; tokens_vs_to = tokens / +TO's" if "tokens_vs_to" in columns else "")
-          + "; docs_sem / docs_lex = similarity of the row's docs to the gold docs")
+          + "; docs_sem / docs_lex = similarity of the row's docs to the gold docs"
+          + "; docs_faults = share of learned sentences stating faults as tool behaviour")
     print(format_table(rows, columns))
     print(f"plots: {', '.join(str(p) for p in plots)}   MLflow run: {compare_run}")
     return 0

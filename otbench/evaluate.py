@@ -14,6 +14,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from evals.harness import run_rollouts
+from evals.robustness import ROBUSTNESS_METRICS, robustness
 from modules.agent import FunctionCallingAgent
 from modules.reference_agents import NullAgent
 from otbench import tracking
@@ -22,6 +23,7 @@ from otbench.docs_io import apply_docs
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
 from otbench.errors import UserError
+from otbench.faults import phase_of
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import check_models, open_lms
 from otbench.parallel import MapInterrupted
@@ -75,15 +77,16 @@ def main(argv: list[str] | None = None) -> int:
         tags = {"command": "evaluate", "env": env.name, "setting": env.setting,
                 "agent": args.agent, "lm": args.lm if uses_lm else "-", "optimizer": {None: "base", "gold": "gold"}.get(args.docs, "docs")}
         params = {**tags, "limit": args.limit or len(tasks), "seed": args.seed, "docs": args.docs or "",
-                  "docs_matched": docs_matched}  # what defines the run (not how it ran: --num-threads)
+                  "docs_matched": docs_matched, "faults": args.faults}  # what defines the run (not how it ran: --num-threads)
         started = time.perf_counter()
         model = tracking.model_label(args.lm, embedded_model=args.embedded_model, gguf=args.gguf) if uses_lm else None
         docs = {None: None, "gold": "gold-docs"}.get(args.docs, "learned-docs")
         name = tracking.run_name("evaluate", env.name, tags["setting"], args.agent, docs, f"n{len(tasks)}", model)
         with tracking.tracked_run(name, tags=tags, params=params) as run:
             try:
-                trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=args.num_threads,
-                                            description="evaluate", progress=not args.quiet)
+                with phase_of(env, "test"):
+                    trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=args.num_threads,
+                                                description="evaluate", progress=not args.quiet)
             except MapInterrupted as stop:
                 finished = [stop.finished[i] for i in sorted(stop.finished)]
                 _log_results(env, finished, ledger, time.perf_counter() - started)
@@ -97,10 +100,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float) -> dict[str, Any]:
-    """Log metrics, tokens and per-task results to the active run; returns the summary."""
+    """Log metrics (the environment's and the robustness ones), tokens and per-task results to the active run;
+    returns the summary."""
     import mlflow
 
-    summary: dict[str, Any] = dict(env.summarise(trajectories)) if trajectories else {"n": 0}
+    summary: dict[str, Any] = {**robustness(trajectories), **env.summarise(trajectories)} if trajectories else {"n": 0}
     summary["seconds"] = round(seconds, 2)
     summary.update(ledger.flat_metrics())
     summary.update(ledger.server_metrics())
@@ -119,6 +123,8 @@ def _print(summary: dict[str, Any], ledger: TokenLedger, metric_names: tuple[str
         return
     metrics = {k: summary[k] for k in (*metric_names, "n") if k in summary}
     print(format_table([metrics]), file=sys.stdout)
+    robust = {k: summary[k] for k in ROBUSTNESS_METRICS if k in summary}
+    print(format_table([robust]), file=sys.stdout)
     rows = [{"phase": phase, **row} for phase, row in ledger.snapshot().items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
                               "cached_tokens"]))

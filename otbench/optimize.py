@@ -15,7 +15,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from evals.contamination import contamination
 from evals.harness import run_rollouts
+from evals.robustness import robustness
 from modules.agent import FunctionCallingAgent
 from modules.program import ToolAgentProgram
 from modules.tool_docs import OPTIMIZED_TOOLSETS
@@ -34,6 +36,7 @@ from otbench.envs.registry import (
     other_environments_options,
 )
 from otbench.errors import UserError
+from otbench.faults import phase_of
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import EMBEDDED, check_models, open_lms
 from otbench.parallel import MapInterrupted
@@ -158,6 +161,8 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
     """
     if not checkpoint:
         ledger.restore({})
+    if getattr(env, "faults", None) is not None:
+        env.faults.reset()
     trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), args.limit, args.seed)
     toolbox = env.toolbox()
     toolbox.meta[OPTIMIZED_TOOLSETS] = list(dict.fromkeys(env.toolset_of(task) for task in trainset))
@@ -180,13 +185,18 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
     name = tracking.run_name(args.optimizer, variant, env.name, env.setting, f"n{len(trainset)}", "+".join(models))
     with _run(args.resume, name, tags, {**run_params(saved_args, args), "n_tasks": len(trainset)}, nested) as run:
         try:
-            learned = optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
+            with phase_of(env, "exploration"):
+                learned = optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
         except MapInterrupted as stop:
             hint = f"finished iterations are kept; continue with --resume {run.info.run_id}"
             if isinstance(stop.cause, KeyboardInterrupt):
                 raise KeyboardInterrupt(hint) from None
             raise UserError(f"optimization stopped ({stop}); {hint}") from stop.cause
-        test = _evaluate_on_test(args, env, learned) if env.learning == "offline" else None
+        test = None
+        if env.learning == "offline":
+            test = _evaluate_on_test(args, env, learned, sample_tasks(env.tasks("test"), args.test_limit, args.seed))
+        elif getattr(env, "faults", None) is not None:  # learned under faults: the final docs are also scored in the test phase
+            test = _evaluate_on_test(args, env, learned, trainset)
         return _finish(args, env, learned, optimizer, ledger, run.info.run_id, tracker.elapsed_seconds(), test,
                        register=not nested)
 
@@ -219,14 +229,16 @@ def _run(resume: str | None, name: str, tags: dict[str, Any], params: dict[str, 
     return tracking.tracked_run(name, tags=tags, params=params, nested=nested)
 
 
-def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProgram) -> dict[str, float]:
-    """Offline learning is judged on held-out tasks: the learned docs on a seeded test sample."""
+def _evaluate_on_test(args: argparse.Namespace, env: Any, program: ToolAgentProgram, tasks: list[Any]) -> dict[str, float]:
+    """The learned docs scored on ``tasks`` in the test phase: offline learning is judged on held-out tasks
+    (a seeded test sample); online learning under faults on its own tasks again, with the test phase's faults
+    (none, for a policy of the exploration phase) instead of those it learned under."""
     import mlflow
 
-    tasks = sample_tasks(env.tasks("test"), args.test_limit, args.seed)
-    trajectories = run_rollouts(env, program.agent, program.toolbox, tasks, num_threads=args.num_threads,
-                                description="test: learned docs", progress=not args.quiet)
-    metrics = env.summarise(trajectories)
+    with phase_of(env, "test"):
+        trajectories = run_rollouts(env, program.agent, program.toolbox, tasks, num_threads=args.num_threads,
+                                    description="test: learned docs", progress=not args.quiet)
+    metrics = {**robustness(trajectories), **env.summarise(trajectories)}
     mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
     mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), "test_trajectories.jsonl")
     return metrics
@@ -265,6 +277,7 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
         prompts = register_docs(program.toolbox, program.toolbox.meta[OPTIMIZED_TOOLSETS], env=env.name,
                                 setting=env.setting, tags={"run_id": run_id, "optimizer": args.optimizer})
         mlflow.log_dict(prompts, "docs/prompts.json")
+    contaminated = _log_contamination(env, program)
     rounds = list(results.editor_rounds.values())
     tokens = ledger.snapshot()
     llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
@@ -275,13 +288,35 @@ def _finish(args: argparse.Namespace, env: Any, program: ToolAgentProgram, optim
         "steps": len(history["tokens_all_total"]),
         "tokens_by_phase": tokens, "server": ledger.server_figures(), "seconds": round(seconds, 1),
         "share_of_time_outside_llm": round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
-        "docs": str(out / "final_docs.json"), "prompts": prompts,
+        "docs": str(out / "final_docs.json"), "prompts": prompts, "contamination": contaminated,
     }
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
                        {"mean_editor_iterations": summary["mean_editor_iterations"], "seconds": seconds})
     tracking.log_table(_summary_rows(summary), "summary_table.json")
     mlflow.log_dict(summary, "summary.json")
     return summary
+
+
+def _log_contamination(env: Any, program: ToolAgentProgram) -> dict[str, Any]:
+    """How much of the final docs states injected faults as tool behaviour (:mod:`evals.contamination`): logged
+    as metrics, with the contaminated sentences and the injected faults as an artefact; also measured without
+    faults, where it counts fault vocabulary an optimizer wrote on its own."""
+    import mlflow
+
+    controller = getattr(env, "faults", None)
+    faults = controller.injected if controller is not None else []
+    explored = [fault for fault in faults if fault.phase == "exploration"]
+    measured = contamination(program.toolbox, env.toolbox(), [fault.message for fault in explored],
+                             program.toolbox.meta.get(OPTIMIZED_TOOLSETS))
+    mlflow.log_metrics(measured.metrics() | {"injected_exploration_faults": float(len(explored))})
+    by_kind: dict[str, int] = {}
+    for fault in explored:
+        by_kind[fault.kind] = by_kind.get(fault.kind, 0) + 1
+    report = {**measured.metrics(), "sentences": measured.sentences, "tools": measured.tools,
+              "quotes": measured.quotes, "injected_by_kind": by_kind,
+              "policy": controller.policy.describe() if controller is not None else None}
+    mlflow.log_dict({**report, "injected": [vars(fault) for fault in faults]}, "doc_contamination.json")
+    return report
 
 
 def _summary_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -302,6 +337,10 @@ def _print(summary: dict[str, Any]) -> None:
         print(server)
     print(f"mean editor iterations: {summary['mean_editor_iterations']}   seconds: {summary['seconds']}   "
           f"outside LLM calls: {summary['share_of_time_outside_llm']:.1%}")
+    shown = summary["contamination"]
+    print(f"doc contamination: {shown['doc_contamination']:.1%} of learned sentences, "
+          f"{shown['doc_contaminated_tools']:.1%} of tools ({sum(shown['injected_by_kind'].values())} faults injected "
+          "while learning)")
     print(f"final docs: {summary['docs']}   MLflow run: {summary['run_id']}")
     if summary["prompts"]:
         first = next(iter(summary["prompts"].values()))

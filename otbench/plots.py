@@ -4,6 +4,8 @@
   optimizer (the paper's Figure 3), from the per-step histories MLflow keeps.
 - :func:`plot_metric_vs_tokens`: one point per row of a comparison, the metric against the
   tokens it cost, which shows at a glance what an improvement was bought with.
+- :func:`plot_metric_vs_fault_rate`: a metric against the rate of injected tool faults, one line per
+  row (base, +TO, +P2P...), from comparisons run at several rates.
 """
 
 from __future__ import annotations
@@ -54,6 +56,23 @@ def plot_metric_vs_tokens(points: dict[str, tuple[float, float]], metric: str, t
     axes.set_title(title)
     axes.grid(alpha=0.3)
     _unit_scale(axes, [value for _, value in points.values()])
+    return _save(figure, path)
+
+
+def plot_metric_vs_fault_rate(lines: dict[str, list[tuple[float, float]]], metric: str, title: str,
+                              path: Path) -> Path:
+    """Line per row of ``metric`` against the fault rate; ``lines`` maps a row label to (rate, value) pairs."""
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for label, points in lines.items():
+        ordered = sorted(points)
+        axes.plot([rate for rate, _ in ordered], [value for _, value in ordered], marker="o", label=label)
+    axes.set_xlabel("fault rate (chance a tool call meets an injected fault)")
+    axes.set_ylabel(metric)
+    axes.set_title(title)
+    axes.grid(alpha=0.3)
+    _unit_scale(axes, [value for points in lines.values() for _, value in points])
+    if lines:
+        axes.legend()
     return _save(figure, path)
 
 

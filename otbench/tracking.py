@@ -113,7 +113,8 @@ def log_table(rows: list[dict[str, Any]], artifact_file: str) -> None:
 class MlflowIterationTracker:
     """Logs every optimizer iteration to the active MLflow run.
 
-    Per step: the optimizer's metrics plus cumulative tokens by phase; as artefacts, the docs
+    Per step: the optimizer's metrics, the robustness of the step's tool use (:mod:`evals.robustness`)
+    and cumulative tokens by phase; as artefacts, the docs
     evaluated at that step (the optimized toolsets only, when the docs say which), what changed
     since the step before as a per-tool diff (``docs_diff.md``; the first step is compared with
     ``start_docs``), the trajectories, the editor exchanges as markdown; and ``checkpoint.json``
@@ -137,10 +138,11 @@ class MlflowIterationTracker:
     def log_iteration(self, record: Any) -> None:
         import mlflow
 
+        from evals.robustness import robustness
         from otbench.run_artefacts import docs_diff_markdown, exchanges_markdown, optimized_part
 
         folder = f"iterations/step_{record.step:02d}"
-        mlflow.log_metrics({**{k: float(v) for k, v in record.metrics.items()},
+        mlflow.log_metrics({**robustness(record.trajectories), **{k: float(v) for k, v in record.metrics.items()},
                             **{k: float(v) for k, v in self.ledger.flat_metrics().items()},
                             **self.ledger.server_metrics()}, step=record.step)
         docs = optimized_part(record.toolbox.to_json())

@@ -60,6 +60,7 @@ class Trajectory:
             "steps": [
                 {"call": step.call.to_dict(), "ok": step.ok,
                  "output": preview(step.output) if step.ok else None, "error": step.error}
+                | ({"injected": step.injected} if step.injected is not None else {})
                 for step in self.steps
             ],
             "reply": self.reply,

@@ -30,6 +30,7 @@ from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent
+from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory
 
 Metric = Callable[[dspy.Example, Trajectory], Any]
@@ -79,6 +80,8 @@ class FunctionEnvironment:
     primary_metric = SCORE
     metric_names = (SCORE,)
     learning = "offline"
+    faults: StateController | None = None
+    """Injects failures into the functions' calls when set (:mod:`otbench.faults`)."""
 
     def __init__(
         self, functions: Sequence[Callable[..., Any]], examples: Sequence[dspy.Example], metric: Metric, *,
@@ -119,12 +122,16 @@ class FunctionEnvironment:
         return TOOLSET
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
-        """Call the function under its name; whatever it raises comes back as the error an editor reads.
+        """Call the function under its name; whatever it raises comes back as the error an editor reads."""
+        return self._execute(call, episode(self.faults, toolset))
 
-        A call whose shape did not fit (``call.problem``) is not made: its reason is the error.
-        """
+    def _execute(self, call: ToolCall, attempt: Episode) -> CallResult:
+        """A call whose shape did not fit (``call.problem``) is not made, nor faulted: its reason is the error."""
         if call.problem is not None:
             return CallResult.refused(call)
+        return attempt.run(call, lambda: self._call(call))
+
+    def _call(self, call: ToolCall) -> CallResult:
         function = self.functions.get(call.name)
         if function is None:
             return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
@@ -136,7 +143,8 @@ class FunctionEnvironment:
     def rollout(self, agent: Agent, toolbox: Toolbox, task: dspy.Example) -> Trajectory:
         question = task.get(self.question_field)
         reply = agent(question=question, tools=toolbox.toolset(TOOLSET))
-        steps = [self.execute(TOOLSET, call) for call in reply.calls or []]
+        attempt = episode(self.faults, task_id(task))
+        steps = [self._execute(call, attempt) for call in reply.calls or []]
         trajectory = Trajectory(task_id=task_id(task), toolset=TOOLSET, question=question, steps=steps,
                                 reply=reply.raw, parse_error=reply.error)
         judged = self.metric(task, trajectory)

@@ -7,6 +7,9 @@ needed so that ``--help`` stays fast:
 - ``toolsets()``: the tool sets ``--toolset`` chooses from, as its help shows them;
 - ``check(args)``: refuse bad values with a :class:`~otbench.errors.UserError`, before anything slow;
 - ``build(args, workers)``: the configured environment.
+
+``--faults POLICY`` is shared by every environment: the built environment then holds a
+:class:`~otbench.faults.StateController` that injects the policy's failures into its tool calls.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--env", default="bfcl", help=f"environment: {', '.join(ENVIRONMENTS)}")
     listed = "; ".join(f"{name}: {_options(name).toolsets()}" for name in ENVIRONMENTS)
     group.add_argument("--toolset", default=None, help=f"which tool set of the environment ({listed})")
+    group.add_argument("--faults", default=None, metavar="POLICY",
+                       help="inject tool failures: a preset NAME-RATE[@PHASE] (NAME: flaky, chaos, timeout, "
+                            "rate_limit, unavailable, delay, corrupt, drift; PHASE: exploration, test or both) "
+                            "or a .json/.toml policy file (default: none)")
     for name in ENVIRONMENTS:
         _options(name).add_arguments(group)
 
@@ -57,8 +64,28 @@ def other_environments_options(name: str) -> frozenset[str]:
 def check_environment_arguments(args: argparse.Namespace) -> None:
     """Refuse unknown names before anything slow (data, model, MLflow store) is touched."""
     _options(args.env).check(args)
+    fault_policy(args)
+
+
+def fault_policy(args: argparse.Namespace) -> Any:
+    """The :class:`~otbench.faults.FaultPolicy` ``--faults`` names, None without one (a bad one is refused)."""
+    from otbench.faults import PolicyError, read_policy
+
+    if getattr(args, "faults", None) is None:
+        return None
+    try:
+        return read_policy(args.faults)
+    except PolicyError as error:
+        raise UserError(f"--faults: {error}") from None
 
 
 def make_environment(args: argparse.Namespace, *, workers: int = 1) -> Any:
-    """The environment ``args.env`` names, configured from ``args`` (an :class:`Environment`)."""
-    return _options(args.env).build(args, workers=workers)
+    """The environment ``args.env`` names, configured from ``args`` (an :class:`Environment`), with a state
+    controller when ``--faults`` names a policy."""
+    env = _options(args.env).build(args, workers=workers)
+    policy = fault_policy(args)
+    if policy is not None:
+        from otbench.faults import StateController
+
+        env.faults = StateController(policy)
+    return env

@@ -26,6 +26,7 @@ from otbench.envs.bfcl.data import DEFAULT_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.gold import parse_call
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools, shown_names
 from otbench.errors import UserError
+from otbench.faults import Episode, StateController, episode
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
 from otbench.trajectory import Trajectory
 
@@ -38,7 +39,8 @@ class BfclEnvironment:
     ``call_timeout`` bounds every execution (CPU seconds, so load does not change verdicts);
     ``workers`` is the number of sandbox processes, one per concurrent rollout;
     ``max_calls_per_reply`` and ``max_output_bytes`` bound what one reply can cost. Close it (or
-    use ``with``) to stop the workers.
+    use ``with``) to stop the workers. ``faults``, when set, injects failures into the agent's calls
+    (never into the gold calls scoring compares them with).
     """
 
     name = "bfcl"
@@ -46,6 +48,7 @@ class BfclEnvironment:
     metric_names = ("E", "P", "A")
     learning = "online"
     agent_instructions = FUNCTION_CALLING_INSTRUCTIONS
+    faults: StateController | None = None
 
     def __init__(
         self, *, setting: str = "names_only", categories: tuple[str, ...] = DEFAULT_CATEGORIES,
@@ -85,13 +88,14 @@ class BfclEnvironment:
         task = self._by_id.get(toolset)
         if task is None:
             raise KeyError(f"no BFCL test {toolset!r}")
-        return self._execute(call, shown_names(task.functions, self.setting))
+        return self._execute(call, shown_names(task.functions, self.setting), episode(self.faults, toolset))
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: BfclTest) -> Trajectory:
         reply = agent(question=task.question, tools=toolbox.toolset(task.id))
         to_real = shown_names(task.functions, self.setting)
         calls = None if reply.calls is None else self._within_cap(reply.calls)
-        steps = [self._execute(call, to_real) for call in calls or []]
+        attempt = episode(self.faults, task.id)
+        steps = [self._execute(call, to_real, attempt) for call in calls or []]
         score = self.score(task, calls, steps)
         return Trajectory(
             task_id=task.id, toolset=task.id, question=task.question, steps=steps, reply=reply.raw,
@@ -149,7 +153,10 @@ class BfclEnvironment:
         return [*calls[:cap], *(call if call.problem else dataclasses.replace(call, problem=problem)
                                 for call in calls[cap:])]
 
-    def _execute(self, call: ToolCall, to_real: dict[str, str]) -> CallResult:
+    def _execute(self, call: ToolCall, to_real: dict[str, str], attempt: Episode) -> CallResult:
+        return attempt.run(call, lambda: self._run(call, to_real))
+
+    def _run(self, call: ToolCall, to_real: dict[str, str]) -> CallResult:
         if call.problem is not None:
             return CallResult.refused(call)
         real = to_real.get(call.name)

@@ -24,6 +24,7 @@ from otbench.envs.browsecomp.questions import Question
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
 from otbench.envs.browsecomp.tools import ANSWER_TOOL, TOOLSETS, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import UserError
+from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory
 
 BROWSECOMP_INSTRUCTIONS = """\
@@ -82,6 +83,8 @@ class BrowseCompEnvironment:
     metric_names = METRIC_NAMES
     learning = "offline"
     agent_instructions = BROWSECOMP_INSTRUCTIONS
+    faults: StateController | None = None
+    """Injects failures into searches when set (:mod:`otbench.faults`); ``final_answer`` is never faulted."""
 
     def __init__(
         self, *, toolset: str = "domains", retriever: str = "bm25", snippet_chars: int = defaults.SNIPPET_CHARS,
@@ -123,7 +126,7 @@ class BrowseCompEnvironment:
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
         """One search outside any question (Play2Prompt's tool play)."""
-        return self._search(call, [], [])
+        return self._search(call, [], [], episode(self.faults, toolset))
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: Question) -> Trajectory:
         search_tools = toolbox.toolset(self.toolset)
@@ -133,6 +136,7 @@ class BrowseCompEnvironment:
         raws: list[str] = []
         errors: list[str] = []
         answer: str | None = None
+        attempt = episode(self.faults, task.id)
         for turn in range(self.max_calls + 1):
             calls_left = 0 if turn == self.max_calls else self.max_calls - len(steps)
             offered = [*search_tools, self.answer_tool] if calls_left > 0 else [self.answer_tool]
@@ -149,7 +153,7 @@ class BrowseCompEnvironment:
                 errors.append(call.refusal() if call.problem else
                               f"called {call.name!r} with no searches left")
                 continue
-            steps.append(self._search(call, seen, called_domains, set(task.evidence)))
+            steps.append(self._search(call, seen, called_domains, attempt, set(task.evidence)))
         score = score_attempt(answer=answer, gold=task.answer, seen=seen, evidence=task.evidence,
                               called_domains=called_domains, optimal_domains=task.domains)
         found = sum(e in set(seen) for e in task.evidence)
@@ -178,8 +182,13 @@ class BrowseCompEnvironment:
         searches = [ToolCall(self.tool_of_domain[hop.domain], {"query": hop.query}) for hop in task.hops]
         return [*searches, ToolCall(ANSWER_TOOL, {"answer": task.answer})]
 
-    def _search(self, call: ToolCall, seen: list[str], called_domains: list[str],
+    def _search(self, call: ToolCall, seen: list[str], called_domains: list[str], attempt: Episode,
                 needed: set[str] | None = None) -> CallResult:
+        """Run one search through the attempt's faults (a faulted search sees no page)."""
+        return attempt.run(call, lambda: self._run_search(call, seen, called_domains, needed))
+
+    def _run_search(self, call: ToolCall, seen: list[str], called_domains: list[str],
+                    needed: set[str] | None) -> CallResult:
         """Run one search; within a question its value is 1 when a result was a page the question needed
         (the per-call share of the outcome the attempt's feedback reports as "k of the n pages needed")."""
         if call.problem is not None:

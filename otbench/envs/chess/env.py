@@ -52,6 +52,7 @@ from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Oppo
 from otbench.envs.chess.positions import Position, load_positions, phase_label, piece_count
 from otbench.envs.chess.tools import DEFAULT_TOOLSET, FEN_PARAMETER, TOOLSETS, ChessTool, chess_tools, documented_tools
 from otbench.errors import UserError
+from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory
 
 TOOLSET_ID = "chess"          # the one toolset all tasks share (offline learning)
@@ -156,6 +157,9 @@ class ChessEnvironment:
     metric_names = ("optimal_pct", "elo", "game_score", "eval_change_cp", "failed_move_pct")
     learning = "offline"
     agent_instructions = CHESS_INSTRUCTIONS
+    faults: StateController | None = None
+    """Injects failures into the tools' suggestions when set (:mod:`otbench.faults`); a faulted call is a
+    failed move (a seeded random move is played), a damaged suggestion one that may not be a move."""
 
     def __init__(
         self, *, toolset: str = DEFAULT_TOOLSET, positions: list[Position] | None = None,
@@ -196,12 +200,7 @@ class ChessEnvironment:
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
         """One call on the position its FEN names, outside any game: the move, in UCI notation."""
-        read = self._read_call(call)
-        if isinstance(read, str):
-            return CallResult(call, False, error=read)
-        tool, given = read
-        with self._pool.engine() as engine:
-            return CallResult(call, True, output=tool.player.choose(given, engine).uci())
+        return episode(self.faults, toolset).run(call, lambda: self._suggestion(call, None, None))
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: ChessTask) -> Trajectory:
         board = task.position.board()
@@ -210,11 +209,12 @@ class ChessEnvironment:
         steps: list[CallResult] = []
         replies: list[str] = []
         failures: list[str] = []
+        attempt = episode(self.faults, task.id)
         while len(history) < task.max_moves and not board.is_game_over(claim_draw=True):
             reply: AgentReply = agent(question=self.move_question(task, board, history), tools=tools)
             replies.append(reply.raw)
             decision = self.decision(board)
-            call, move, failure = self._execute(reply, board, decision)
+            call, move, failure, injected = self._execute(reply, board, decision, attempt)
             optimal = failure is None and call.name in decision.optimal and move == decision.moves[call.name]
             if move is None:
                 failures.append(failure or "no move")
@@ -233,8 +233,9 @@ class ChessEnvironment:
                                 failure, reply_san)
             history.append(record)
             steps.append(CallResult(call, True, output=record.describe(), situation=situation,
-                                    value=(_clamp(cp_after) - _clamp(decision.position_cp)) / 100)
-                         if failure is None else CallResult(call, False, error=record.describe(), situation=situation))
+                                    value=(_clamp(cp_after) - _clamp(decision.position_cp)) / 100, injected=injected)
+                         if failure is None else CallResult(call, False, error=record.describe(), situation=situation,
+                                                            injected=injected))
         return self._score(task, board, history, steps, replies, failures)
 
     def summarise(self, trajectories: list[Trajectory]) -> dict[str, float]:
@@ -312,24 +313,39 @@ class ChessEnvironment:
             score = engine.evaluate_moves(board, [move], REFERENCE_DEPTH)[move]
         return score.pov(board.turn).score(mate_score=MATE_CP)
 
-    def _execute(self, reply: AgentReply, board: chess.Board,
-                 decision: Decision) -> tuple[ToolCall, chess.Move | None, str | None]:
-        """The call used, the move it yields, or why it yields none (model output is untrusted)."""
+    def _execute(self, reply: AgentReply, board: chess.Board, decision: Decision,
+                 attempt: Episode) -> tuple[ToolCall, chess.Move | None, str | None, str | None]:
+        """The call used, the move it yields or why it yields none (model output is untrusted), and the kind
+        of fault injected into it, if any."""
         if not reply.calls:
-            return ToolCall(NO_CALL), None, f"no tool call: {reply.error or 'empty reply'}"
+            return ToolCall(NO_CALL), None, f"no tool call: {reply.error or 'empty reply'}", None
         call = reply.calls[0]
+        result = attempt.run(call, lambda: self._suggestion(call, board, decision))
+        if not result.ok:
+            return call, None, result.error, result.injected
+        try:  # a damaged suggestion (an injected fault) may not be a move at all
+            move = chess.Move.from_uci(str(result.output))
+        except ValueError:
+            return call, None, f"{call.name} suggested {result.output!r}, which is not a move", result.injected
+        if move not in board.legal_moves:
+            return call, None, f"{call.name} suggested {move.uci()}, which is illegal here", result.injected
+        return call, move, None, result.injected
+
+    def _suggestion(self, call: ToolCall, board: chess.Board | None, decision: Decision | None) -> CallResult:
+        """The move ``call``'s tool suggests for the FEN it passes (UCI notation), or the error a real
+        function would raise; in a game (``board``), a suggestion illegal on the board is an error."""
         read = self._read_call(call)
         if isinstance(read, str):
-            return call, None, read
+            return CallResult(call, False, error=read)
         tool, given = read
-        if position_key(given) == position_key(board):
-            return call, decision.moves[call.name], None
+        if board is not None and decision is not None and position_key(given) == position_key(board):
+            return CallResult(call, True, output=decision.moves[call.name].uci())
         with self._pool.engine() as engine:
             move = tool.player.choose(given, engine)
-        if move not in board.legal_moves:
-            return call, None, (f"{call.name} suggested {move.uci()}, which is illegal here: the FEN passed is not "
-                                f"the current position")
-        return call, move, None
+        if board is not None and move not in board.legal_moves:
+            return CallResult(call, False, error=f"{call.name} suggested {move.uci()}, which is illegal here: the "
+                                                 f"FEN passed is not the current position")
+        return CallResult(call, True, output=move.uci())
 
     def _read_call(self, call: ToolCall) -> tuple[ChessTool, chess.Board] | str:
         """The tool and position a call names, or (a string) the error a real function would raise."""
