@@ -24,7 +24,7 @@ from otbench.faults import FAULT_VOCABULARY
 SHARED_WORDS = 4
 """Words in a row a learned sentence must share with a fault message to be taken from it."""
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9_]+")
 _VOCABULARY = [re.compile(r"(?<![a-z0-9])" + re.escape(term) + r"(?![a-z0-9])") for term in FAULT_VOCABULARY]
 

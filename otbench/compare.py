@@ -375,8 +375,7 @@ def plot_against_fault_rate(args: argparse.Namespace, env: Any, run_id: str) -> 
                                                                                        "editor_lm", "seed")),
                          "tags.command = 'compare'", f"params.limit = {_quoted(run.data.params['limit'])}",
                          f"params.test_limit = {_quoted(run.data.params['test_limit'])}"])
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
-    found = mlflow.MlflowClient().search_runs([experiment.experiment_id], same,
+    found = mlflow.MlflowClient().search_runs([run.info.experiment_id], same,
                                               order_by=["attributes.start_time DESC"])
     by_rate: dict[float, Any] = {}
     for other in found:

@@ -15,8 +15,18 @@ from otbench.envs.bfcl.data import BfclTest
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.envs.chess.env import ChessEnvironment
 from otbench.envs.chess.positions import Position
-from otbench.faults import (FAULT_KINDS, Episode, FaultPolicy, PolicyError, StateController, corrupted, drifted, episode,
-                            preset, read_policy)
+from otbench.faults import (
+    FAULT_KINDS,
+    Episode,
+    FaultPolicy,
+    PolicyError,
+    StateController,
+    corrupted,
+    drifted,
+    episode,
+    preset,
+    read_policy,
+)
 
 FACTORIAL = {"name": "math_factorial", "description": "n!",
              "parameters": {"type": "dict", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}
@@ -133,8 +143,7 @@ def _one(kind: str, output=None, ok=True) -> tuple[CallResult, list[ToolCall]]:
 
 
 @pytest.mark.parametrize("kind, words", [("timeout", "TimeoutError: function_1() timed out after"),
-                                         ("rate_limit", "429 Too Many Requests: function_1() rate limit exceeded; "
-                                                        "retry after"),
+                                         ("rate_limit", "429 Too Many Requests: function_1() rate limit exceeded; retry"),
                                          ("unavailable", "503 function_1() is temporarily unavailable")])
 def test_transient_faults_replace_the_call_with_the_failure_a_service_reports(kind, words):
     result, ran = _one(kind, output=6)
