@@ -425,7 +425,8 @@ def main(argv: list[str] | None = None) -> int:
         columns = ["row", *metric_columns, "tokens", *ratios, "docs_sem", "docs_lex", "docs_faults", "run", "run_id"]
         plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, args.plots)
         compare_run = log_comparison(args, env, rows, columns, plots)
-        plots.append(plot_against_fault_rate(args, env, compare_run))
+        if args.faults is not None:  # with the clean comparisons of the same definition at rate 0
+            plots.append(plot_against_fault_rate(args, env, compare_run))
         header = {"env": env.name, "setting": env.setting, "learning": env.learning, "metrics": metric_columns}
     if args.json:
         print(json.dumps({**header, "limit": args.limit, "test_limit": args.test_limit, "seed": args.seed,

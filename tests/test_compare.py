@@ -214,8 +214,8 @@ def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     code, out, _ = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
                         capsys)
     lines = out.splitlines()
-    assert code == 0 and lines[1].split()[:9] == ["row", "E", "P", "A", "tokens", "tokens_vs_to", "docs_sem",
-                                                  "docs_lex", "run"]
+    assert code == 0 and lines[1].split()[:10] == ["row", "E", "P", "A", "tokens", "tokens_vs_to", "docs_sem",
+                                                   "docs_lex", "docs_faults", "run"]
     assert [line.split()[0] for line in lines[3:7]] == ["base", "gold", "+TO", "+TO"]  # "+TO (paper)", "+TO"
 
 
@@ -285,7 +285,8 @@ def test_row_results_keep_only_the_metrics_the_split_reports(monkeypatch: pytest
     run = SimpleNamespace(info=SimpleNamespace(run_id="r1"),
                           data=SimpleNamespace(metrics={"test_optimal_pct": 50.0, "test_elo": 1210.0}))
     plan = SimpleNamespace(command="optimize", label="+TO")
-    assert compare.row_results(plan, run, env) == {"optimal_pct": 50.0, "elo": 1210.0, "tokens": 120}
+    # a run logged before doc contamination was measured shows none
+    assert compare.row_results(plan, run, env) == {"optimal_pct": 50.0, "elo": 1210.0, "tokens": 120, "docs_faults": "-"}
     run.data.metrics = {"test_elo": 1210.0}
     with pytest.raises(UserError, match="no test_optimal_pct"):
         compare.row_results(plan, run, env)

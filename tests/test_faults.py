@@ -262,6 +262,22 @@ def test_browsecomp_a_faulted_search_sees_no_page_and_the_answer_is_never_faulte
     assert trajectory.metrics["accuracy"] == 1.0 and trajectory.metrics["evidence_recall"] == 0.0
 
 
+def test_browsecomp_and_chess_without_faults_play_exactly_as_before():
+    env = tiny_env(max_calls=2)
+    task = env.tasks("test")[0]
+    agent = env.oracle_agent([task])
+    plain = env.rollout(agent, env.toolbox(), task).to_dict()
+    env.faults = controller("chaos-0.0")
+    assert env.rollout(agent, env.toolbox(), task).to_dict() == plain
+    position = Position("test-opening", OPENING, "opening", "equal", 0, "test", "test")
+    with ChessEnvironment(toolset="phase", positions=[position], max_moves=2) as chess_env:
+        game = chess_env.tasks("test")[0]
+        oracle = chess_env.oracle_agent([game])
+        before = chess_env.rollout(oracle, chess_env.toolbox(), game).to_dict()
+        chess_env.faults = controller("chaos-1.0@test")  # exploration is the phase: nothing is injected
+        assert chess_env.rollout(oracle, chess_env.toolbox(), game).to_dict() == before
+
+
 def test_function_environment_faults_reach_the_agent_as_the_functions_reply():
     calls = []
 
