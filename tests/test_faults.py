@@ -262,6 +262,17 @@ def test_browsecomp_a_faulted_search_sees_no_page_and_the_answer_is_never_faulte
     assert trajectory.metrics["accuracy"] == 1.0 and trajectory.metrics["evidence_recall"] == 0.0
 
 
+def test_browsecomp_pages_count_as_seen_only_as_the_agent_was_shown_them():
+    env = tiny_env(max_calls=2)
+    task = env.tasks("test")[0]
+    agent = env.oracle_agent([task])
+    recall = {}
+    for policy in ("chaos-0.0", "corrupt-1.0", "drift-1.0"):
+        env.faults = controller(policy)
+        recall[policy] = env.rollout(agent, env.toolbox(), task).metrics["evidence_recall"]
+    assert recall["chaos-0.0"] > 0 and recall["drift-1.0"] == 0.0 and recall["corrupt-1.0"] <= recall["chaos-0.0"]
+
+
 def test_browsecomp_and_chess_without_faults_play_exactly_as_before():
     env = tiny_env(max_calls=2)
     task = env.tasks("test")[0]

@@ -184,8 +184,16 @@ class BrowseCompEnvironment:
 
     def _search(self, call: ToolCall, seen: list[str], called_domains: list[str], attempt: Episode,
                 needed: set[str] | None = None) -> CallResult:
-        """Run one search through the attempt's faults (a faulted search sees no page)."""
-        return attempt.run(call, lambda: self._run_search(call, seen, called_domains, needed))
+        """Run one search through the attempt's faults: the pages it saw are those the agent was shown (none
+        after a failure or a drifted reply, the first ones of a truncated list)."""
+        pages: list[str] = []
+        result = attempt.run(call, lambda: self._run_search(call, pages, called_domains, needed))
+        if result.injected == "corrupt" and isinstance(result.output, list):
+            pages = pages[:len(result.output)]
+        elif result.injected not in (None, "delay"):
+            pages = []
+        seen.extend(pages)
+        return result
 
     def _run_search(self, call: ToolCall, seen: list[str], called_domains: list[str],
                     needed: set[str] | None) -> CallResult:
