@@ -220,6 +220,17 @@ class StateController:
             self._attempts.clear()
             self.injected.clear()
 
+    def snapshot(self) -> dict[str, Any]:
+        """The attempt counts so far, for a checkpoint: a resumed run meets the faults it would have met."""
+        with self._lock:
+            return {"attempts": [[phase, scope, count] for (phase, scope), count in sorted(self._attempts.items())]}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Continue from :meth:`snapshot`'s attempt counts (faults injected before are not listed again)."""
+        with self._lock:
+            self._attempts = {(str(phase), str(scope)): int(count) for phase, scope, count in snapshot["attempts"]}
+            self.injected.clear()
+
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
         if name not in PHASES:

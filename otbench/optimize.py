@@ -161,8 +161,12 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
     """
     if not checkpoint:
         ledger.restore({})
-    if getattr(env, "faults", None) is not None:
-        env.faults.reset()
+    controller = getattr(env, "faults", None)
+    if controller is not None:
+        if checkpoint and "faults" in checkpoint:
+            controller.restore(checkpoint["faults"])
+        else:
+            controller.reset()
     trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), args.limit, args.seed)
     toolbox = env.toolbox()
     toolbox.meta[OPTIMIZED_TOOLSETS] = list(dict.fromkeys(env.toolset_of(task) for task in trainset))
@@ -175,7 +179,9 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
                   for name, value in vars(args).items() if name not in HOW_IT_RUNS}
     tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": saved_args},
                                               earlier_seconds=(checkpoint or {}).get("elapsed_seconds", 0.0),
-                                              start_docs=toolbox.to_json())
+                                              start_docs=toolbox.to_json(),
+                                              live_state=(lambda: {"faults": controller.snapshot()})
+                                              if controller is not None else None)
     optimizer = _build_optimizer(args, env, lms, tracker)
     tags = {"command": "optimize", "optimizer": args.optimizer, "mode": args.mode, "env": env.name,
             "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm, "seed": args.seed}

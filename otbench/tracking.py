@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -120,13 +120,16 @@ class MlflowIterationTracker:
     ``start_docs``), the trajectories, the editor exchanges as markdown; and ``checkpoint.json``
     (overwritten) from which ``--resume`` continues. The checkpoint also carries the run's wall
     time so far (``elapsed_seconds``, counting ``earlier_seconds`` of the runs it resumes), so a
-    resumed run reports its whole time against its whole token ledger.
+    resumed run reports its whole time against its whole token ledger, and ``live_state()``'s entries
+    (state that changes as the run goes, such as a state controller's attempt counts).
     """
 
     def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None,
-                 earlier_seconds: float = 0.0, start_docs: dict[str, Any] | None = None) -> None:
+                 earlier_seconds: float = 0.0, start_docs: dict[str, Any] | None = None,
+                 live_state: Callable[[], dict[str, Any]] | None = None) -> None:
         self.ledger = ledger
         self.extra_checkpoint = extra_checkpoint or {}
+        self.live_state = live_state or dict
         self.earlier_seconds = earlier_seconds
         self.started = time.perf_counter()
         self.previous_docs = start_docs
@@ -156,7 +159,8 @@ class MlflowIterationTracker:
                         f"{folder}/trajectories.jsonl")
         mlflow.log_text(exchanges_markdown([e.to_dict() for e in record.exchanges], title=f"step {record.step}"),
                         f"{folder}/editor.md")
-        mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, "tokens": self.ledger.snapshot(),
+        mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, **self.live_state(),
+                         "tokens": self.ledger.snapshot(),
                          "elapsed_seconds": self.elapsed_seconds()},
                         "checkpoint.json")
 

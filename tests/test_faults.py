@@ -124,6 +124,17 @@ def test_decisions_do_not_depend_on_thread_order():
     assert found == expected
 
 
+def test_a_resumed_run_meets_the_faults_an_uninterrupted_one_would():
+    straight = controller("chaos-0.5")
+    _decisions(straight, ["t1", "t2"])
+    expected = _decisions(straight, ["t1", "t2"])  # a second iteration over the same tasks
+    first = controller("chaos-0.5")
+    _decisions(first, ["t1", "t2"])
+    resumed = controller("chaos-0.5")
+    resumed.restore(json.loads(json.dumps(first.snapshot())))  # through the checkpoint file
+    assert _decisions(resumed, ["t1", "t2"]) == expected != _decisions(controller("chaos-0.5"), ["t1", "t2"])
+
+
 def test_rates_are_kept_over_many_calls():
     kinds = [kind for kinds in _decisions(controller("timeout-0.2"), [f"t{i}" for i in range(50)]).values()
              for kind in kinds]

@@ -13,7 +13,7 @@ from scripted_lm import prompt_text, scripted_lm
 from evals.contamination import contamination, sentences
 from evals.robustness import robustness
 from modules.tool_docs import DocumentedTool, Toolbox
-from otbench import FunctionEnvironment, compare, evaluate, optimize
+from otbench import FunctionEnvironment, compare, evaluate, optimize, tracking
 from otbench.calls import CallResult, ToolCall
 from otbench.cli import run_main
 from otbench.envs import registry
@@ -149,6 +149,7 @@ def test_optimize_measures_the_faults_an_editor_wrote_into_the_docs(function_env
     assert faulted["test"]["score"] == 1.0 and faulted["test"]["injected_faults"] == 0.0  # a clean test phase
     run = mlflow.get_run(faulted["run_id"])
     assert run.data.metrics["doc_contamination"] > 0 and run.data.params["faults"] == "unavailable-0.5@exploration"
+    assert tracking.load_checkpoint(run.info.run_id)["faults"]["attempts"]  # --resume continues the same faults
     assert "injected_share" in {m.key for m in mlflow.MlflowClient().get_metric_history(run.info.run_id, "injected_share")
                                 } | set(run.data.metrics)
 
