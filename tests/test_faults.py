@@ -315,3 +315,15 @@ def test_function_environment_faults_reach_the_agent_as_the_functions_reply():
     faulted = env.rollout(agent, env.toolbox(), env.tasks()[0])
     assert faulted.metrics["score"] == 0.0 and faulted.steps[0].injected == "timeout" and calls == [(2, 3)]
     assert "injected" in faulted.to_dict()["steps"][0]
+
+
+def test_function_environment_refuses_a_call_that_could_not_be_read_without_running_it():
+    calls = []
+
+    def function_1(a: int = 0) -> int:
+        calls.append(a)
+        return a
+
+    env = FunctionEnvironment([function_1], [dspy.Example(question="q")], metric=lambda example, trajectory: 0.0)
+    result = env.execute("tools", ToolCall("function_1", {}, problem="arguments must be an object of named arguments"))
+    assert not result.ok and "arguments must be an object" in result.error and calls == []
