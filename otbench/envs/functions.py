@@ -132,8 +132,6 @@ class FunctionEnvironment:
         return attempt.run(call, lambda: self._call(call))
 
     def _call(self, call: ToolCall) -> CallResult:
-        if call.problem is not None:  # a call that could not be read as written is not made
-            return CallResult.refused(call)
         function = self.functions.get(call.name)
         if function is None:
             return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
