@@ -9,14 +9,12 @@ calls sent over HTTP (``--api-base``) to a scripted OpenAI-compatible server in 
 from __future__ import annotations
 
 import getpass
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from chat_server import chat_server
 from test_optimize_cli import any_role_reply
 
 from otbench.ui import server_environment
@@ -105,31 +104,8 @@ def mlflow_server(backend: str, artifacts: Path) -> Iterator[str]:
 @contextmanager
 def scripted_model_server() -> Iterator[str]:
     """An OpenAI-compatible chat endpoint whose replies come from ``any_role_reply``; yields its base URL."""
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # http.server's naming
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            text = any_role_reply(body["messages"])
-            reply = {"id": "r", "object": "chat.completion", "created": 1, "model": body["model"],
-                     "choices": [{"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": text}}],
-                     "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}}
-            data = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with chat_server(lambda body: any_role_reply(body["messages"])) as (url, _):
+        yield f"{url}/v1"
 
 
 def test_two_sweep_workers_share_one_study_and_one_mlflow_server(tmp_path):

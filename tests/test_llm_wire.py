@@ -5,13 +5,11 @@ A small HTTP server on 127.0.0.1 records each request body and answers like llam
 ``timings`` object); the client side is the real DSPy/litellm path.
 """
 
-import http.server
 import json
-import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from chat_server import chat_server
 
 from modules.agent import FunctionCallingAgent
 from modules.tool_docs import DocumentedTool
@@ -25,36 +23,9 @@ REPLY = '{"calls":[{"name":"function_1","arguments":{"n":3}}]}'
 TIMINGS = {"cache_n": 30, "prompt_n": 10, "prompt_ms": 200.0, "predicted_n": 12, "predicted_ms": 600.0}
 
 
-@contextmanager
 def serving():
-    """A recording OpenAI-compatible server on 127.0.0.1 for the block: yields its URL and the bodies it got."""
-    bodies = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # http.server's naming
-            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            reply = {"id": "r", "object": "chat.completion", "created": 1, "model": "local",
-                     "choices": [{"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": REPLY}}],
-                     "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}, "timings": TIMINGS}
-            data = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", bodies
-    finally:
-        server.shutdown()
-        server.server_close()
+    """A recording server answering every request with ``REPLY`` and llama.cpp's timings."""
+    return chat_server(lambda body: REPLY, timings=TIMINGS)
 
 
 @pytest.fixture
