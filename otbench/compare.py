@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, spec in OPTIMIZERS.items():  # each optimizer's knobs, passed on to its own row
         if spec.knobs is not None:
             knob_rules.add_arguments(parser.add_argument_group(name), spec.knobs)
+    parser.add_argument("--probe", action="store_true",
+                        help="also a '(probe)' row for each optimizer offered the shared --probe (fair to ToolObserver's)")
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
     parser.add_argument("--plots", type=Path, default=Path("reports"), help="directory for the PNG plots (default reports/)")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
@@ -160,7 +162,8 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
         spec = OPTIMIZERS[name]
         # the optimizer's own defaults except for knobs given here; the paper's protocol (no success bits)
         knobs = forwarded(parser, own, (name,)) if spec.knobs is not None else []
-        for suffix, variant in spec.rows:
+        probed = ((" (probe)", ("--probe",)),) if args.probe and spec.offers_probe else ()
+        for suffix, variant in (*spec.rows, *probed):
             argv = ["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
                     *forwarded(parser, own, ("environment",)), *knobs, *variant, *lm_optimize]
             rows.append(_optimizer_row(spec.label + suffix, name, argv, args, env))

@@ -239,6 +239,18 @@ def test_the_optimizer_rows_follow_the_optimizer_registry(monkeypatch):
     assert "--docs" in gold.argv and gold.tags["optimizer"] == "gold" and gold.params["limit"] == "7"
 
 
+def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
+    parser = compare.build_parser()
+
+    class Env:
+        name, setting, learning = "bfcl", "names_only", "online"
+
+    plans = compare.plan_rows(parser, parser.parse_args(["--probe", "--optimizers", "toolobserver,easytool"]), Env())
+    assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+ET", "+ET (probe)"]
+    assert plans[-1].if_logged["probe"] == "true" and plans[-2].if_logged["probe"] != "true"
+    assert "--probe" not in plans[3].argv  # ToolObserver probes by its own variant
+
+
 def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
     parser = compare.build_parser()
 
