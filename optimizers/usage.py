@@ -119,16 +119,23 @@ class UsageBook:
             other_mean = (sum(u.value_sum for u in others) / sum(u.valued for u in others)) if others else None
             compared = f" (other tools: {_signed(other_mean)})" if other_mean is not None else ""
             lines.append(f"average outcome of its calls, higher is better: {_signed(mean)}{compared}")
-        for situation, value in sorted(usage.situation_means().items()):
-            rivals = [u.situation_means()[situation] for u in others if situation in u.situation_means()]
+        for situation, value, calls, rivals in self._standings(name):
             rank = ""
             if rivals:
                 better = sum(rival > value for rival in rivals)
                 rank = ("; the best tool there" if better == 0 else
                         "; the worst tool there" if better == len(rivals) else f"; {better} tools did better there")
-            calls = int(usage.by_situation[situation][1])
             lines.append(f"in the {situation}: {calls} calls, average outcome {_signed(value)}{rank}")
         return lines
+
+    def _standings(self, name: str) -> list[tuple[str, float, int, list[float]]]:
+        """Each situation where the tool has enough calls, in order: its average outcome there, its calls
+        there, and the other tools' averages in that situation (those with enough calls)."""
+        usage = self.tools[name]
+        rivals = [u.situation_means() for other, u in self.tools.items() if other != name]
+        return [(situation, value, int(usage.by_situation[situation][1]),
+                 [means[situation] for means in rivals if situation in means])
+                for situation, value in sorted(usage.situation_means().items())]
 
     def summary(self, name: str) -> str:
         """The facts that tell this tool from the others, as one or two plain sentences for its doc:
@@ -140,10 +147,8 @@ class UsageBook:
         if usage.sources:
             hosts = [host for host, _ in usage.sources.most_common(_TOP_SOURCES)]
             sentences.append(f"Results seen came from {', '.join(hosts)}.")
-        others = {other: u.situation_means() for other, u in self.tools.items() if other != name}
         best, worst = [], []
-        for situation, value in sorted(usage.situation_means().items()):
-            rivals = [means[situation] for means in others.values() if situation in means]
+        for situation, value, _, rivals in self._standings(name):
             if rivals and all(value > rival for rival in rivals):
                 best.append(situation)
             elif rivals and all(value < rival for rival in rivals):
