@@ -29,29 +29,13 @@ from dspy.predict.parameter import Parameter
 from dspy.signatures.signature import _default_instructions
 
 from modules import api_tools
+from modules.api_tools import JSON_TYPES
 from otbench.errors import UserError
 
 DOCS_FORMAT = "otbench.docs/1"
 # Meta key of a docs file: the toolsets an optimizer worked on (the others keep the setting's docs).
 OPTIMIZED_TOOLSETS = "optimized_toolsets"
 _RESULT_FIELD = "result"
-
-# JSON-schema type names for OpenAI tool schemas; environments may use BFCL's richer names.
-_OPENAI_TYPES = {
-    "integer": "integer",
-    "int": "integer",
-    "float": "number",
-    "number": "number",
-    "string": "string",
-    "str": "string",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "array": "array",
-    "list": "array",
-    "tuple": "array",
-    "dict": "object",
-    "object": "object",
-}
 
 
 class _Unset(enum.Enum):
@@ -96,8 +80,8 @@ def _openai_schema_types(schema: dict[str, Any]) -> dict[str, Any]:
     """A nested schema (an array's ``items``) with its type names mapped to JSON schema's."""
     mapped = {key: _openai_schema_types(value) if isinstance(value, dict) else value for key, value in schema.items()}
     kind = mapped.get("type")
-    if isinstance(kind, str) and kind in _OPENAI_TYPES:  # a nested schema may hold anything under "type"
-        mapped["type"] = _OPENAI_TYPES[kind]
+    if isinstance(kind, str) and kind in JSON_TYPES:  # a nested schema may hold anything under "type"
+        mapped["type"] = JSON_TYPES[kind]
     return mapped
 
 
@@ -193,8 +177,8 @@ class DocumentedTool(Parameter):
             properties: dict[str, Any] = {}
             for p in self.parameters:
                 prop: dict[str, Any] = {}
-                if p.type in _OPENAI_TYPES:
-                    prop["type"] = _OPENAI_TYPES[p.type]
+                if p.type in JSON_TYPES:
+                    prop["type"] = JSON_TYPES[p.type]
                 if p.items is not None:
                     prop["items"] = _openai_schema_types(p.items)
                 if p.default is not UNSET:
