@@ -116,9 +116,14 @@ class MoveRecord:
     failure: str | None
     reply_san: str | None
 
+    @property
+    def change_cp(self) -> int:
+        """The evaluation change for the agent, each side clamped to +-10 pawns."""
+        return _clamp(self.cp_after) - _clamp(self.cp_before)
+
     def describe(self) -> str:
         """One compact line (prompts carry many of them): move, material, evaluation change, reply."""
-        change = _clamp(self.cp_after) - _clamp(self.cp_before)
+        change = self.change_cp
         played = (f"played {self.san} ({self.uci})" if self.failure is None
                   else f"no usable call ({self.failure}), random move {self.san} ({self.uci}) played")
         reply = f"; opponent replied {self.reply_san}" if self.reply_san else "; game over"
@@ -233,7 +238,7 @@ class ChessEnvironment:
                                 failure, reply_san)
             history.append(record)
             steps.append(CallResult(call, True, output=record.describe(), situation=situation,
-                                    value=(_clamp(cp_after) - _clamp(decision.position_cp)) / 100, injected=injected)
+                                    value=record.change_cp / 100, injected=injected)
                          if failure is None else CallResult(call, False, error=record.describe(), situation=situation,
                                                             injected=injected))
         return self._score(task, board, history, steps, replies, failures)
