@@ -111,6 +111,12 @@ def render_attempt(trajectory: Trajectory, *, show_outcome: bool) -> str:
     return "\n".join(lines)
 
 
+def _facts_section(facts: dict[str, list[str]] | None) -> str:
+    """The facts about a toolset's tools as a prompt section (empty when there are none)."""
+    known = "".join(f"\n- {name}: {line}" for name, lines in sorted((facts or {}).items()) for line in lines)
+    return f"\n\n{FACTS_HEADING}{known}" if known else ""
+
+
 def describe_schema(parameters: list[str]) -> dict[str, Any]:
     """A structured doc: the description, and one short meaning per known parameter (all of them)."""
     meanings = {name: {"type": "string", "minLength": 1, "maxLength": 160} for name in parameters}
@@ -177,10 +183,9 @@ class DocEditor(dspy.Module):
         ``facts`` (tool -> fact lines read by code) are added to the evidence when given.
         """
         called = sorted({step.call.name for step in trajectory.steps} & {tool.name for tool in tools})
-        known = "".join(f"\n- {name}: {line}" for name, lines in sorted((facts or {}).items()) for line in lines)
         prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
                   f"What happened:\n{render_attempt(trajectory, show_outcome=show_outcome)}"
-                  + (f"\n\n{FACTS_HEADING}{known}" if known else ""))
+                  + _facts_section(facts))
         if not called:
             return EditorExchange("revise", prompt, "", {})
         blank = [tool for tool in tools if tool.name in called and not tool.description]
@@ -222,10 +227,9 @@ class DocEditor(dspy.Module):
         ``facts`` (tool -> fact lines counted by code over all attempts) are added when given.
         """
         attempts = "\n\n".join(f"Attempt {i}:\n{render_attempt(t, show_outcome=True)}" for i, t in enumerate(batch, 1))
-        known = "".join(f"\n- {name}: {line}" for name, lines in sorted((facts or {}).items()) for line in lines)
         prompt = (f"Current documentation (one JSON object per tool):\n{render_docs(tools)}\n\n"
                   f"{len(batch)} attempts by an agent using these tools:\n\n{attempts}"
-                  + (f"\n\n{FACTS_HEADING}{known}" if known else ""))
+                  + _facts_section(facts))
         return self._ask("batch", BATCH_TASK, prompt, [tool.name for tool in tools])
 
     def merge(self, tools: list[DocumentedTool], proposals: list[dict[str, str]]) -> EditorExchange:
