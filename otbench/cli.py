@@ -4,11 +4,19 @@ A user mistake (:class:`~otbench.errors.UserError`, a bad option) prints one lin
 Ctrl-C exits 130 after the command's own cleanup has kept finished work. SIGTERM (``kill``,
 ``timeout``, a batch scheduler's preemption) is handled like Ctrl-C: without that, Python dies
 on the spot and the MLflow run stays RUNNING for ever, with no resume hint.
+
+A stop must end the process even when the cleanup cannot finish (a hung tracking server, a
+native call that never returns): once stopped, a command gets ``STOP_GRACE_SECONDS`` to clean
+up, then prints every thread's stack and exits. Once the cleanup is done, a stopped command ends
+at once, without the interpreter's shutdown: worker threads still inside an LM call may hold an
+import lock, and a finalizer that imports then waited on it for ever. ``kill -USR1 PID`` prints
+the stacks of a run that seems stuck without stopping it.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import math
 import os
 import re
@@ -106,21 +114,40 @@ def lm_options(args: argparse.Namespace, *, slots: int = 1) -> LMOptions:
     )
 
 
+STOP_GRACE_SECONDS = 60.0
+"""How long a stopped command may spend keeping its finished work before it is ended regardless."""
+
+
 def _interrupt(signum: int, frame: object) -> NoReturn:
+    if sys.__stderr__ is not None:  # a C watchdog: it runs even while a thread holds the GIL
+        faulthandler.dump_traceback_later(STOP_GRACE_SECONDS, exit=True, file=sys.__stderr__)
     raise KeyboardInterrupt
+
+
+def _signals_delivered() -> None:
+    """Stops reach the command even when its parent blocked them (a mask is inherited across exec)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGUSR1})
+    if sys.__stderr__ is not None:  # the process's own stream: a replaced sys.stderr may have no file behind it
+        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
 
 
 def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> NoReturn:
     """Run a command's ``main`` and turn user errors, Ctrl-C and SIGTERM into clean exits."""
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    _signals_delivered()
+    previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
         code = main(argv)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         code = 2
     except KeyboardInterrupt as stop:
-        print(f"interrupted: {stop or 'finished work was kept'}", file=sys.stderr)
+        print(f"interrupted: {str(stop) or 'finished work was kept'}", file=sys.stderr)
         code = 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    if code == 130:  # finished work is kept; what is still running was stopped and has nothing to finish
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)

@@ -77,6 +77,7 @@ def test_sigterm_while_the_embedded_model_answers_ends_the_command_and_its_serve
     import signal
     import subprocess
     import sys
+    import threading
     import time
 
     def servers() -> set[str]:
@@ -88,14 +89,33 @@ def test_sigterm_while_the_embedded_model_answers_ends_the_command_and_its_serve
                "--mlruns", str(tmp_path / "mlruns")]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
                                env={**os.environ, "PYTHONPATH": os.getcwd()})
-    seen = ""
-    while "evaluate:" not in seen:  # the progress bar: the environment is built and the model is loaded
-        chunk = process.stderr.read(1)
-        assert chunk, f"the command ended before evaluating: {seen}"
-        seen += chunk
+    printed: list[str] = []
+    evaluating = threading.Event()
+
+    def read_stderr() -> None:  # read to the end, so a full pipe can never block the command
+        assert process.stderr is not None
+        for chunk in iter(lambda: process.stderr.read(1), ""):
+            printed.append(chunk)
+            if chunk == ":" and "".join(printed[-9:]) == "evaluate:":  # the progress bar: model loaded, tasks started
+                evaluating.set()
+        evaluating.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    evaluating.wait()
+    assert process.poll() is None, f"the command ended before evaluating: {''.join(printed)}"
     time.sleep(3)  # inside the first agent call
     process.send_signal(signal.SIGTERM)
-    code = process.wait(timeout=120)  # a hang guard, not a speed check: a deadlock never returns
-    rest = process.stderr.read()
-    assert code == 130 and "interrupted" in rest
+    try:
+        code = process.wait(timeout=180)  # a hang guard, not a speed check: a deadlock never returns
+    except subprocess.TimeoutExpired:
+        status = Path(f"/proc/{process.pid}/status").read_text()
+        process.send_signal(signal.SIGUSR1)  # the command prints every thread's stack
+        time.sleep(2)
+        process.kill()
+        process.wait()
+        reader.join(10)
+        pytest.fail(f"SIGTERM did not end the command; {status}\n{''.join(printed)[-6000:]}")
+    reader.join(10)
+    assert code == 130 and "interrupted" in "".join(printed), "".join(printed)[-6000:]
     assert not servers() - running_before  # the command's server ended with it
