@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import dspy
 
+from evals.harness import run_rollouts
 from modules.editor import COMPARE_TASK, DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, Toolbox, tool_key
@@ -40,6 +41,7 @@ from optimizers.base import (
 )
 from optimizers.evidence import EvidenceBook, ToolEvidence
 from optimizers.knobs import check, knob
+from optimizers.spread import SpreadCalls
 from optimizers.usage import UsageBook
 from otbench.envs.base import Environment
 from otbench.parallel import parallel_map
@@ -58,7 +60,8 @@ class Improvements:
 
     Offline mode (one toolset shared by all tasks) uses ``facts`` (per-tool usage counts: sources of
     results, outcome per situation, compared with the other tools), ``per_tool`` (one editor call
-    per tool from those counts instead of batch analyses and a merge) and ``cite_facts``; the other
+    per tool from those counts instead of batch analyses and a merge), ``cite_facts`` and
+    ``spread_calls`` (exploration that calls every tool in turn); the other
     knobs are about hidden parameter schemas and per-task edits, which only online mode has.
     """
 
@@ -75,6 +78,9 @@ class Improvements:
     cite_facts: bool = _knob("offline: end each tool's learned description with the usage facts that tell it from "
                              "the others, stated by code (where its results come from; where it was the best or "
                              "the worst tool), so they reach the agent even when the editor leaves them out")
+    spread_calls: bool = _knob("offline: while exploring, send each call the agent makes to a tool of the set to "
+                               "the next tool in turn (with the agent's arguments), so the usage facts cover every "
+                               "tool in every situation instead of the one tool a small agent keeps calling")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -96,7 +102,8 @@ class ToolObserverKnobs:
 
 
 PAPER = Improvements()
-IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True, cite_facts=True)
+IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True, cite_facts=True,
+                        spread_calls=True)
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 
@@ -234,8 +241,13 @@ class ToolObserver(DocOptimizer):
         knobs = self.improvements
         usage = {toolset: UsageBook.from_dict(data) for toolset, data in resume.get("usage", {}).items()}
         seen = EvidenceBook.from_dict(resume.get("evidence", {}))
+        explorer = student.agent
+        if knobs.spread_calls:
+            explorer = SpreadCalls(student.agent, {tool.name for toolset in self._toolsets(tasks)
+                                                   for tool in student.toolbox.toolset(toolset)})
         for step in range(resume.get("next_step", 0), self.max_iterations):
-            trajectories = self._rollouts(student, tasks, f"iteration {step + 1}: explore")
+            trajectories = run_rollouts(self.env, explorer, student.toolbox, tasks, num_threads=self.num_threads,
+                                        description=f"iteration {step + 1}: explore", progress=self.progress)
             metrics = dict(self.env.summarise(trajectories))
             docs_explored = student.toolbox.deepcopy()
             exchanges: list[EditorExchange] = []

@@ -1,5 +1,7 @@
 import argparse
 import json
+import re
+from dataclasses import replace
 
 import pytest
 from browsecomp_world import tiny_env
@@ -8,7 +10,7 @@ from scripted_lm import prompt_text, scripted_lm
 from modules.agent import AgentReply, FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
-from optimizers.toolobserver import PAPER, ToolObserver
+from optimizers.toolobserver import IMPROVED, PAPER, ToolObserver
 from otbench.calls import ToolCall
 from otbench.envs.browsecomp.tools import ANSWER_TOOL
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments
@@ -141,7 +143,8 @@ def test_toolobserver_learns_shared_docs_offline_from_multi_turn_attempts():
     assert {t.steps[0].call.name for t in optimizer.final_trajectories} == {"search_3"}
 
 
-def test_improved_offline_toolobserver_tells_the_editor_where_each_tools_results_come_from():
+@pytest.mark.parametrize("spread", [True, False])
+def test_improved_offline_toolobserver_tells_the_editor_where_each_tools_results_come_from(spread):
     env = tiny_env()
     prompts = []
 
@@ -154,9 +157,12 @@ def test_improved_offline_toolobserver_tells_the_editor_where_each_tools_results
     agent.lm = scripted_lm(agent_reply, ledger=ledger, phase="agent")
     editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
     program = ToolAgentProgram(env.toolbox(), agent)
-    program = ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, progress=False).compile(
-        program, trainset=env.tasks("train"))
-    assert len(prompts) == 1 and "Tool: search_1" in prompts[0]  # only the tool the agent called
-    assert "its results came from: " in prompts[0] and "average outcome of its calls" in prompts[0]
+    knobs = replace(IMPROVED, spread_calls=spread)
+    program = ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, improvements=knobs,
+                           progress=False).compile(program, trainset=env.tasks("train"))
+    described = [re.search(r"Tool: (search_\d+)", prompt).group(1) for prompt in prompts]
+    train = len(env.tasks("train"))  # the agent searches once per question, always with search_1
+    assert described == ([f"search_{n}" for n in range(1, train + 1)] if spread else ["search_1"])
+    assert all("its results came from: " in p and "average outcome of its calls" in p for p in prompts)
     learned = program.toolbox.get("domains", "search_1").description
     assert learned.startswith("Searches one domain. Results seen came from ")  # the sources, cited by code
