@@ -22,6 +22,7 @@ from otbench.trajectory import Trajectory
 _HOST = re.compile(r"https?://(?:www\.)?([A-Za-z0-9.-]+\.[A-Za-z]{2,})")
 _TOP_SOURCES = 3       # sources named per tool: enough to name a domain, short enough for a small model
 _MIN_SITUATION_CALLS = 2  # a situation with fewer calls says nothing about a tool
+_MIN_CITED_CALLS = 4  # a claim the agent reads as fact ("best in the endgame") needs more calls on every side
 
 
 def _empty(output: Any) -> bool:
@@ -68,9 +69,10 @@ class ToolUsage:
     def mean_value(self) -> float | None:
         return self.value_sum / self.valued if self.valued else None
 
-    def situation_means(self) -> dict[str, float]:
+    def situation_means(self, minimum: int = _MIN_SITUATION_CALLS) -> dict[str, float]:
+        """Average outcome per situation where the tool has at least ``minimum`` calls."""
         return {situation: total / count for situation, (total, count) in self.by_situation.items()
-                if count >= _MIN_SITUATION_CALLS}
+                if count >= minimum}
 
     def to_dict(self) -> dict[str, Any]:
         return {"calls": self.calls, "failed": self.failed, "empty": self.empty, "sources": dict(self.sources),
@@ -128,18 +130,20 @@ class UsageBook:
             lines.append(f"in the {situation}: {calls} calls, average outcome {_signed(value)}{rank}")
         return lines
 
-    def _standings(self, name: str) -> list[tuple[str, float, int, list[float]]]:
-        """Each situation where the tool has enough calls, in order: its average outcome there, its calls
-        there, and the other tools' averages in that situation (those with enough calls)."""
+    def _standings(self, name: str, minimum: int = _MIN_SITUATION_CALLS) -> list[tuple[str, float, int, list[float]]]:
+        """Each situation where the tool has at least ``minimum`` calls, in order: its average outcome there,
+        its calls there, and the other tools' averages in that situation (those with as many calls)."""
         usage = self.tools[name]
-        rivals = [u.situation_means() for other, u in self.tools.items() if other != name]
+        rivals = [u.situation_means(minimum) for other, u in self.tools.items() if other != name]
         return [(situation, value, int(usage.by_situation[situation][1]),
                  [means[situation] for means in rivals if situation in means])
-                for situation, value in sorted(usage.situation_means().items())]
+                for situation, value in sorted(usage.situation_means(minimum).items())]
 
     def summary(self, name: str) -> str:
         """The facts that tell this tool from the others, as one or two plain sentences for its doc:
-        where its results come from, and the situations where it was the best or the worst of the set."""
+        where its results come from, and the situations where it was the best or the worst of the set, each
+        claim resting on at least ``_MIN_CITED_CALLS`` calls of every tool compared (the editor's facts show
+        thinner counts, with their numbers)."""
         usage = self.tools.get(name)
         if usage is None:
             return ""
@@ -148,7 +152,7 @@ class UsageBook:
             hosts = [host for host, _ in usage.sources.most_common(_TOP_SOURCES)]
             sentences.append(f"Results seen came from {', '.join(hosts)}.")
         best, worst = [], []
-        for situation, value, _, rivals in self._standings(name):
+        for situation, value, _, rivals in self._standings(name, _MIN_CITED_CALLS):
             if rivals and all(value > rival for rival in rivals):
                 best.append(situation)
             elif rivals and all(value < rival for rival in rivals):

@@ -56,12 +56,13 @@ def test_the_book_survives_a_checkpoint_and_ignores_unknown_tools():
     assert again.facts("engine_1") == book.facts("engine_1") and "ghost" not in again.tools
 
 
-def test_the_summary_names_sources_and_where_a_tool_was_best_or_worst():
+def test_the_summary_names_sources_and_where_a_tool_was_best_or_worst_on_four_calls_of_each():
     opening, endgame = "opening (28 or more pieces)", "endgame (10-15 pieces)"
-    steps = ([_move("engine_1", opening, 0.1)] * 2 + [_move("engine_1", endgame, -3.0)] * 2
-             + [_move("engine_2", opening, -2.0)] * 2 + [_move("engine_2", endgame, 0.0)] * 2)
+    steps = ([_move("engine_1", opening, 0.1)] * 4 + [_move("engine_1", endgame, -3.0)] * 4
+             + [_move("engine_2", opening, -2.0)] * 4 + [_move("engine_2", endgame, 0.0)] * 3)
     book = _book(steps, {"engine_1", "engine_2"})
-    assert book.summary("engine_1") == f"Best of the tools in the {opening}. Worst of the tools in the {endgame}."
+    assert book.summary("engine_1") == f"Best of the tools in the {opening}."  # three endgame calls of engine_2
+    assert f"in the {endgame}: 3 calls, average outcome +0.00; the best tool there" in book.facts("engine_2")  # shown
     searches = _book([_search("search_1", ["uspto.gov", "sec.gov", "uspto.gov"], 0.0)], {"search_1"})
     assert searches.summary("search_1") == "Results seen came from uspto.gov, sec.gov."
     assert searches.summary("search_9") == ""
