@@ -3,9 +3,12 @@
 A :class:`DocumentedTool` holds what an agent is shown about one tool: its shown name, a
 description (the signature's instructions), a parameter schema, per-parameter descriptions (the
 signature's input-field descriptions) and what it returns (the output field's description).
-Because it is a DSPy ``Parameter`` and a :class:`Toolbox` is a ``dspy.Module``, learned docs
-save and load with ``Module.save`` / ``Module.load`` like any other DSPy state, and optimizers
-edit them by editing signatures.
+A documented tool is a ``dspy.Predict`` whose signature *is* its documentation, and a
+:class:`Toolbox` is a ``dspy.Module``: learned docs save and load with ``Module.save`` /
+``Module.load`` like any other DSPy state, otbench's optimizers edit them by editing signatures,
+and DSPy's own instruction optimizers (COPRO, MIPROv2, GEPA), which find a program's predictors
+with ``named_predictors()`` and rewrite their instructions, rewrite the tools' descriptions. The
+tool is never called as a predictor: the agent reads its docs.
 
 The parameter schema (names, types, which are required) comes from the environment's opacity
 setting; ``parameters=None`` means "undocumented": the agent is told nothing about arguments
@@ -25,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import dspy
-from dspy.predict.parameter import Parameter
 from dspy.signatures.signature import _default_instructions
 
 from modules import api_tools
@@ -101,8 +103,14 @@ def _make_signature(
     return signature
 
 
-class DocumentedTool(Parameter):
-    """The documentation of one tool as the agent sees it, held in a DSPy signature."""
+class DocumentedTool(dspy.Predict):
+    """The documentation of one tool as the agent sees it, held in a DSPy signature.
+
+    The description is the signature's instructions, each parameter's description an input field's
+    and what the tool returns the output field's. Whoever sets ``signature`` (``with_docs``, a DSPy
+    optimizer writing ``predictor.signature``) sets the docs: there is no second copy to keep in step.
+    DSPy's ``reset_copy`` resets a predictor's LM, demos and traces, not its signature, so the docs stay.
+    """
 
     def __init__(
         self,
@@ -113,12 +121,11 @@ class DocumentedTool(Parameter):
         parameter_descriptions: dict[str, str] | None = None,
         returns: str = "",
     ) -> None:
+        shown = None if parameters is None else tuple(parameters)
+        super().__init__(_make_signature(description, shown or (), parameter_descriptions or {}, returns))
         self.name = name
-        self.parameters: tuple[ParameterSpec, ...] | None = None if parameters is None else tuple(parameters)
+        self.parameters: tuple[ParameterSpec, ...] | None = shown
         self.parameters_learned = False
-        self.signature = _make_signature(
-            description, self.parameters or (), parameter_descriptions or {}, returns
-        )
 
     def learn_parameters(self, parameters: Iterable[ParameterSpec]) -> bool:
         """Show a learned parameter schema; refused (False) when the setting already shows one.
@@ -233,20 +240,23 @@ class DocumentedTool(Parameter):
             state["learned_parameters"] = [p.to_dict() for p in self.parameters or ()]
         return state
 
-    def load_state(self, state: dict[str, Any]) -> DocumentedTool:
+    def load_state(self, state: dict[str, Any], *, allow_unsafe_lm_state: bool = False) -> DocumentedTool:
+        """Docs saved by :meth:`dump_state`; ``allow_unsafe_lm_state`` is DSPy's argument for predictors that
+        keep an LM in their state, which a tool's never does."""
         if "learned_parameters" in state:
             self.learn_parameters(ParameterSpec.from_dict(p) for p in state["learned_parameters"])
         self.signature = self.signature.load_state(state["signature"])
         return self
 
-    def reset(self) -> None:
-        """DSPy's ``reset_copy`` resets every parameter to its unlearned state. A tool's docs are not
-        something a run adds to a parameter (as demos are to a predictor): they are the parameter, and
-        stay."""
-
     def __deepcopy__(self, memo: dict[int, Any]) -> DocumentedTool:
+        """A twin whose docs, demos and settings change apart from this tool's: its own lists and dicts.
+        Signatures are immutable classes and are shared, as are a configured LM (a client, not state) and
+        the demos themselves (a BFCL toolbox holds hundreds of tools: copying is kept cheap)."""
         twin = copy.copy(self)
         memo[id(self)] = twin
+        for name, value in vars(self).items():
+            if isinstance(value, (list, dict)):
+                setattr(twin, name, copy.copy(value))
         return twin
 
     def __repr__(self) -> str:

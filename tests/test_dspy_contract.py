@@ -1,5 +1,6 @@
 """The optimizers keep DSPy's teleprompter contract: a new program back, the student untouched, results on
-the returned program, a valset honoured, LMs given to the constructor or taken from dspy's settings."""
+the returned program, a valset honoured, LMs given to the constructor or taken from dspy's settings; and DSPy's
+own optimizers see the tools' docs as predictors' instructions."""
 
 import copy
 import dataclasses
@@ -134,3 +135,57 @@ def test_programs_with_documented_tools_survive_deepcopy_and_reset_copy():
         assert twin.agent.lm is program.agent.lm  # one metered client: calls of a copy are charged alike
         twin.toolbox.get("t0", "function_1").with_docs(description="Changed.")
         assert program.toolbox.get("t0", "function_1").description == "Adds a and b."
+
+
+def _proposed(messages):
+    """COPRO's prompt model: a true description for the blank tool, a rewording of a documented one."""
+    basic = prompt_text(messages).split("[[ ## basic_instruction ## ]]")[-1]
+    doc = "Multiplies two numbers." if "Multiplies" in basic else "Adds a and b."
+    return f"[[ ## proposed_instruction ## ]]\n{doc}\n\n[[ ## proposed_prefix_for_output_field ## ]]\nResult:\n\n" \
+           "[[ ## completed ## ]]"
+
+
+def test_a_stock_dspy_instruction_optimizer_rewrites_a_tools_description_and_the_agent_reads_it(tmp_path):
+    env = ToyEnvironment(4, shared=True)
+    prompts = []
+
+    def agent_reply(messages):
+        prompts.append(prompt_text(messages))
+        return docs_aware_agent_reply(messages)
+
+    agent = FunctionCallingAgent()
+    agent.lm = scripted_lm(agent_reply)
+    student = ToolAgentProgram(env.toolbox(), agent)
+    student.toolbox.get("shared", "function_2").with_docs(description="Multiplies a and b.")
+    assert [name for name, _ in student.named_predictors()] == ["toolbox.tools['shared::function_1']",
+                                                               "toolbox.tools['shared::function_2']"]
+
+    def metric(example, reply, trace=None):
+        return float(any(env.execute("shared", call).output == example.a + example.b for call in reply.calls or []))
+
+    trainset = [dspy.Example(question=task.question, toolset="shared", a=task.a, b=task.b).with_inputs(
+        "question", "toolset") for task in env.tasks()]
+    learned = dspy.COPRO(prompt_model=scripted_lm(_proposed, phase="editor"), metric=metric, breadth=2, depth=1).compile(
+        student, trainset=trainset, eval_kwargs={"num_threads": 1, "display_progress": False})
+
+    assert learned.toolbox.get("shared", "function_1").description == "Adds a and b."
+    assert student.toolbox.get("shared", "function_1").description == ""  # COPRO worked on a copy
+    prompts.clear()
+    trajectory = env.rollout(learned.agent, learned.toolbox, env.tasks()[0])
+    assert '"name": "function_1", "description": "Adds a and b."' in prompts[0] and trajectory.success
+    learned.save(str(tmp_path / "program.json"))  # the rewritten docs are the program's DSPy state
+    reloaded = ToolAgentProgram(env.toolbox(), agent)
+    reloaded.load(str(tmp_path / "program.json"))
+    assert reloaded.toolbox.to_json() == learned.toolbox.to_json()
+
+
+def test_a_predictors_signature_and_the_tools_docs_are_one():
+    tool = ToyEnvironment(1).toolbox().get("t0", "function_1")
+    tool.signature = tool.signature.with_instructions("Adds a and b.")  # as DSPy's optimizers write it
+    assert tool.description == "Adds a and b." and tool.openai_schema()["function"]["description"] == "Adds a and b."
+    tool.with_docs(description="Sums two integers.")
+    assert tool.signature.instructions == "Sums two integers."
+    tool.demos.append(dspy.Example(a=1, b=2))
+    twin = copy.deepcopy(tool)
+    twin.with_docs(description="Changed.")
+    assert (tool.description, len(twin.demos)) == ("Sums two integers.", 1) and twin.demos is not tool.demos
