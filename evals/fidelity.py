@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modules.tool_docs import DocumentedTool, Toolbox
-from otbench.errors import UserError
+from otbench.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def paired_docs(learned: Toolbox, gold: Toolbox, toolsets: list[str]) -> tuple[l
     for toolset in toolsets:
         mine, true = learned.toolset(toolset), gold.toolset(toolset)
         if len(mine) != len(true):
-            raise UserError(f"toolset {toolset!r}: {len(mine)} learned tools but {len(true)} gold tools; "
+            raise DataError(f"toolset {toolset!r}: {len(mine)} learned tools but {len(true)} gold tools; "
                             "were these docs learned on this environment?")
         learned_texts += [doc_text(tool) for tool in mine]
         gold_texts += [doc_text(tool) for tool in true]

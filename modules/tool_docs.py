@@ -32,7 +32,7 @@ from dspy.signatures.signature import _default_instructions
 
 from modules import api_tools
 from modules.api_tools import JSON_TYPES
-from otbench.errors import UserError
+from otbench.errors import ConfigError, DataError
 
 DOCS_FORMAT = "otbench.docs/1"
 # Meta key of a docs file: the toolsets an optimizer worked on (the others keep the setting's docs).
@@ -304,7 +304,7 @@ class Toolbox(dspy.Module):
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Toolbox:
         if data.get("format") != DOCS_FORMAT:
-            raise UserError(f"not an otbench docs file (expected format {DOCS_FORMAT!r})")
+            raise DataError(f"not an otbench docs file (expected format {DOCS_FORMAT!r})")
         return cls(
             {ts: [DocumentedTool.from_dict(t) for t in tools] for ts, tools in data["toolsets"].items()},
             meta=data.get("meta", {}),
@@ -348,7 +348,7 @@ class Toolbox(dspy.Module):
         tools = []
         for tool in self.toolset(toolset):
             if tool.name not in functions:
-                raise UserError(f"no implementation given for tool {tool.name!r}")
+                raise ConfigError(f"no implementation given for tool {tool.name!r}")
             args = api_tools.parameters_schema(tool)["properties"] if tool.parameters is not None else None
             downstream = dspy.Tool(functions[tool.name], name=tool.name, args=args)
             downstream.desc = api_tools.description(tool)

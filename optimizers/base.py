@@ -20,6 +20,7 @@ from modules.tool_docs import Toolbox
 from optimizers.evidence import EvidenceBook, probe_toolset
 from optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
 from otbench.envs.base import Environment
+from otbench.errors import ConfigError
 from otbench.trajectory import Trajectory
 
 
@@ -143,7 +144,7 @@ class DocOptimizer(Teleprompter):
         are returned. ``resume`` is the checkpoint of the last finished iteration of an interrupted run.
         """
         if valset and self.env.learning == "online":
-            raise ValueError(f"{self.env.name} learns docs per task (online): a valset's tasks have tools of "
+            raise ConfigError(f"{self.env.name} learns docs per task (online): a valset's tasks have tools of "
                              "their own, so no docs learned here apply to them")
         program: ToolAgentProgram = student.deepcopy()
         marks = TokenMarks(self._lms(program))

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
+from otbench.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Knob:
@@ -51,11 +53,11 @@ def dest(knobs: type[Knobs], name: str) -> str:
 
 
 def check(knobs: Knobs) -> None:
-    """Refuse values under a knob's bound (``ValueError``, one line)."""
+    """Refuse values under a knob's bound (:class:`~otbench.errors.ConfigError`, a ``ValueError``; one line)."""
     for name, declaration, _ in declared(type(knobs)):
         value = getattr(knobs, name)
         if declaration.minimum is not None and value is not None and value < declaration.minimum:
-            raise ValueError(f"{name} must be at least {declaration.minimum}, got {value}")
+            raise ConfigError(f"{name} must be at least {declaration.minimum}, got {value}")
 
 
 def int_at_least(minimum: int) -> Any:

@@ -22,6 +22,7 @@ from optimizers.gepa import GEPA, GEPAKnobs
 from optimizers.play2prompt import Play2Prompt, Play2PromptKnobs
 from optimizers.toolobserver import VARIANTS, Improvements, ToolObserver, ToolObserverKnobs
 from otbench.envs.base import Environment
+from otbench.errors import ConfigError
 
 Build = Callable[[Environment, Any, Mapping[str, Any], Any, dict[str, Any]], DocOptimizer]
 """``build(env, knob values, LMs by phase, the command's options, common settings)``; ``common`` holds what
@@ -50,7 +51,7 @@ class OptimizerSpec:
 def improvements_of(options: Any) -> Improvements:
     """ToolObserver's variant with any ``--[no-]KNOB`` the user gave applied on top."""
     if options.variant not in VARIANTS:
-        raise ValueError(f"unknown variant {options.variant!r}; choose from {', '.join(VARIANTS)}")
+        raise ConfigError(f"unknown variant {options.variant!r}; choose from {', '.join(VARIANTS)}")
     chosen = {name: getattr(options, name) for name in Improvements.names() if getattr(options, name, None) is not None}
     return dataclasses.replace(VARIANTS[options.variant], **chosen)
 

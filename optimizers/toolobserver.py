@@ -44,6 +44,7 @@ from optimizers.knobs import check, knob
 from optimizers.spread import SpreadCalls
 from optimizers.usage import UsageBook
 from otbench.envs.base import Environment
+from otbench.errors import ConfigError
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
 
@@ -130,7 +131,7 @@ class ToolObserver(DocOptimizer):
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress)
         mode = mode or env.learning
         if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+            raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
         self.improvements = IMPROVED if improvements is None else improvements
         self.editor = editor or DocEditor()
         if editor_lm is not None:

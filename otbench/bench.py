@@ -31,7 +31,7 @@ from tqdm import tqdm
 from otbench.cli import OneLineParser, add_lm_arguments, lm_options, positive_int, run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 from otbench.report import server_table
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.name == "llm":
         result = bench_llm(args)
     else:
-        raise UserError(f"unknown benchmark {args.name!r}; choose from oracle, retrieval, llm")
+        raise ConfigError(f"unknown benchmark {args.name!r}; choose from oracle, retrieval, llm")
     print(json.dumps(result))
     return 0
 

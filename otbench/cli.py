@@ -1,7 +1,8 @@
 """Shared command-line plumbing: LM and tracking options, one-line errors, exit codes.
 
-A user mistake (:class:`~otbench.errors.UserError`, a bad option) prints one line and exits 2;
-Ctrl-C exits 130 after the command's own cleanup has kept finished work. SIGTERM (``kill``,
+What otbench cannot do as asked (an :class:`~otbench.errors.OtbenchError` from the library, a bad
+option) prints one line and exits 2; Ctrl-C exits 130 after the command's own cleanup has kept
+finished work. SIGTERM (``kill``,
 ``timeout``, a batch scheduler's preemption) is handled like Ctrl-C: without that, Python dies
 on the spot and the MLflow run stays RUNNING for ever, with no resume hint.
 
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from otbench.errors import UserError
+from otbench.errors import OtbenchError
 
 if TYPE_CHECKING:  # imported when used: the LM plumbing loads DSPy, which `otbench --version` need not wait for
     from otbench.llm.session import LMOptions
@@ -132,12 +133,13 @@ def _signals_delivered() -> None:
 
 
 def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> NoReturn:
-    """Run a command's ``main`` and turn user errors, Ctrl-C and SIGTERM into clean exits."""
+    """Run a command's ``main`` and turn otbench's errors, Ctrl-C and SIGTERM into clean exits: the one place an
+    :class:`~otbench.errors.OtbenchError` becomes a one-line message."""
     _signals_delivered()
     previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
         code = main(argv)
-    except UserError as exc:
+    except OtbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         code = 2
     except KeyboardInterrupt as stop:

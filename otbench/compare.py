@@ -31,7 +31,7 @@ from otbench import evaluate, optimize, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int, run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
-from otbench.errors import UserError
+from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.llm.session import check_models, one_embedded_server
 from otbench.report import format_table
 
@@ -94,7 +94,7 @@ def chosen_optimizers(text: str) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in OPTIMIZERS]
     if unknown:
-        raise UserError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(OPTIMIZERS)}")
+        raise ConfigError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(OPTIMIZERS)}")
     return list(dict.fromkeys(names))
 
 
@@ -152,7 +152,7 @@ def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: An
 
     if online:  # per-task docs are tied to the setting's tool names: the true docs are the gold setting
         if "setting" not in own:
-            raise UserError(f"{env.name}: an online environment needs a --setting option for its gold row")
+            raise ConfigError(f"{env.name}: an online environment needs a --setting option for its gold row")
         gold = evaluate_row("gold", {**own, "setting": "gold"}, [], "gold", "base")
     else:  # shared tools keep their names: the true docs replace the setting's docs
         gold = evaluate_row("gold", own, ["--docs", "gold"], env.setting, "gold")
@@ -204,7 +204,7 @@ def find_run(plan: RowPlan) -> Any | None:
 
 def _quoted(value: str) -> str:
     if "'" in value:
-        raise UserError(f"cannot search MLflow for a value with a quote in it: {value!r}")
+        raise ConfigError(f"cannot search MLflow for a value with a quote in it: {value!r}")
     return f"'{value}'"
 
 
@@ -217,8 +217,9 @@ def run_missing(plan: RowPlan) -> Any:
     try:
         with contextlib.redirect_stdout(captured):
             _COMMANDS[plan.command](plan.argv)
-    except UserError as exc:
-        raise UserError(f"row {plan.label}: {exc}") from exc
+    except OtbenchError as exc:  # the same kind of error, saying which row
+        exc.args = (f"row {plan.label}: {exc}",)
+        raise
     summary = json.loads(captured.getvalue().strip().splitlines()[-1])
     return mlflow.get_run(summary["run_id"])
 
@@ -239,7 +240,7 @@ def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
         prefix = "final_" if env.learning == "online" and not tested else "test_"
         ledger = _artifact_json(run.info.run_id, "summary.json")
     if f"{prefix}{env.primary_metric}" not in metrics:
-        raise UserError(f"run {run.info.run_id} ({plan.label}) has no {prefix}{env.primary_metric} metric")
+        raise DataError(f"run {run.info.run_id} ({plan.label}) has no {prefix}{env.primary_metric} metric")
     total = ledger["tokens_by_phase"]["all"]
     # a split reports only the metrics it defines (chess: evaluation change on exploration games only)
     present = [name for name in env.metric_names if f"{prefix}{name}" in metrics]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from modules.tool_docs import DOCS_FORMAT, Toolbox
-from otbench.errors import UserError
+from otbench.errors import DataError
 from otbench.prompts import PREFIX, read_prompt
 
 RUN_DOCS_ARTIFACT = "docs/final_docs.json"
@@ -20,13 +20,13 @@ RUN_DOCS_ARTIFACT = "docs/final_docs.json"
 
 def _read_json(path: Path) -> dict[str, Any]:
     if not path.is_file():
-        raise UserError(f"--docs {path}: no such file")
+        raise DataError(f"--docs {path}: no such file")
     try:
         data = json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as exc:
-        raise UserError(f"--docs {path}: not valid JSON ({exc})") from exc
+        raise DataError(f"--docs {path}: not valid JSON ({exc})") from exc
     if not isinstance(data, dict):
-        raise UserError(f"--docs {path}: expected a JSON object")
+        raise DataError(f"--docs {path}: expected a JSON object")
     return data
 
 
@@ -37,7 +37,7 @@ def _download_run_docs(spec: str) -> Path:
     try:
         return Path(mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{RUN_DOCS_ARTIFACT}"))
     except Exception as exc:  # MLflow raises several types for a missing run or file
-        raise UserError(f"--docs {spec}: no final docs in that run ({type(exc).__name__})") from exc
+        raise DataError(f"--docs {spec}: no final docs in that run ({type(exc).__name__})") from exc
 
 
 def _read_spec(spec: str) -> dict[str, Any]:
@@ -50,7 +50,7 @@ def load_docs(spec: str) -> Toolbox:
     """An otbench docs file (or a run's final docs) as a :class:`Toolbox`."""
     data = _read_spec(spec)
     if data.get("format") != DOCS_FORMAT:
-        raise UserError(f"{spec}: not an otbench docs file (use the final_docs.json an optimize run writes)")
+        raise DataError(f"{spec}: not an otbench docs file (use the final_docs.json an optimize run writes)")
     return Toolbox.from_json(data)
 
 
@@ -67,8 +67,8 @@ def apply_docs(toolbox: Toolbox, spec: str) -> int:
                 try:
                     tool.load_state(state)
                 except (KeyError, TypeError, ValueError, IndexError) as exc:
-                    raise UserError(f"--docs {spec}: malformed DSPy state for {key}") from exc
+                    raise DataError(f"--docs {spec}: malformed DSPy state for {key}") from exc
                 matched += 1
     if matched == 0:
-        raise UserError(f"--docs {spec}: none of its tools belong to this environment and setting")
+        raise DataError(f"--docs {spec}: none of its tools belong to this environment and setting")
     return matched

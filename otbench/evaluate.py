@@ -22,7 +22,7 @@ from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments,
 from otbench.docs_io import apply_docs
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
-from otbench.errors import UserError
+from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.faults import phase_of
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import check_models, open_lms
@@ -59,7 +59,7 @@ def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.agent not in AGENTS:
-        raise UserError(f"unknown agent {args.agent!r}; choose from {', '.join(AGENTS)}")
+        raise ConfigError(f"unknown agent {args.agent!r}; choose from {', '.join(AGENTS)}")
     check_environment_arguments(args)
     uses_lm = args.agent == "llm"
     if uses_lm:
@@ -90,9 +90,9 @@ def main(argv: list[str] | None = None) -> int:
             except MapInterrupted as stop:
                 finished = [stop.finished[i] for i in sorted(stop.finished)]
                 _log_results(env, finished, ledger, time.perf_counter() - started)
-                if isinstance(stop.cause, (KeyboardInterrupt, UserError)):
+                if isinstance(stop.cause, (KeyboardInterrupt, OtbenchError)):
                     raise stop.cause from None
-                raise UserError(f"evaluation stopped after {len(finished)} tasks: {stop}") from stop.cause
+                raise RunError(f"evaluation stopped after {len(finished)} tasks: {stop}") from stop.cause
             summary = _log_results(env, trajectories, ledger, time.perf_counter() - started)
         summary["run_id"] = run.info.run_id
     _print(summary, ledger, env.metric_names, as_json=args.json)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from otbench import tracking
 from otbench.cli import OneLineParser, add_tracking_arguments, run_main
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 
 if TYPE_CHECKING:  # tool docs load DSPy: imported after the options are parsed
     from modules.tool_docs import Toolbox
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     add_tracking_arguments(parser)
     args = parser.parse_args(argv)
     if args.format not in FORMATS:
-        raise UserError(f"unknown format {args.format!r}; choose from {', '.join(FORMATS)}")
+        raise ConfigError(f"unknown format {args.format!r}; choose from {', '.join(FORMATS)}")
     from modules.tool_docs import Toolbox
     from otbench.docs_io import load_docs
 
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     toolbox = load_docs(args.docs)
     if args.toolset is not None:
         if args.toolset not in toolbox.toolset_ids():
-            raise UserError(f"no toolset {args.toolset!r} in {args.docs}")
+            raise ConfigError(f"no toolset {args.toolset!r} in {args.docs}")
         toolbox = Toolbox({args.toolset: toolbox.toolset(args.toolset)}, meta=toolbox.meta)
     if args.format == "openai":
         document: object = _api_tools(toolbox, responses=args.responses)

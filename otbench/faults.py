@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from otbench.calls import CallResult, ToolCall
+from otbench.errors import ConfigError
 
 FAULT_KINDS = ("timeout", "rate_limit", "unavailable", "delay", "corrupt", "drift")
 PHASES = ("exploration", "test")
@@ -60,7 +61,7 @@ FAULT_VOCABULARY = (
 _PRESET = re.compile(r"^(?P<name>[a-z_]+)-(?P<rate>[0-9.]+)(?:@(?P<phase>[a-z]+))?$")
 
 
-class PolicyError(ValueError):
+class PolicyError(ConfigError):
     """A fault policy that cannot be read; the message says why, in one line."""
 
 

@@ -35,7 +35,7 @@ from otbench.envs.registry import (
     make_environment,
     other_environments_options,
 )
-from otbench.errors import UserError
+from otbench.errors import ConfigError, RunError
 from otbench.faults import phase_of
 from otbench.llm.metering import TokenLedger
 from otbench.llm.session import EMBEDDED, check_models, open_lms
@@ -113,19 +113,19 @@ def main(argv: list[str] | None = None) -> int:
         for name, value in checkpoint["args"].items():
             setattr(args, name, value)
     if args.optimizer not in OPTIMIZERS:
-        raise UserError(f"unknown optimizer {args.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
+        raise ConfigError(f"unknown optimizer {args.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
     if args.mode is not None and args.mode not in MODES:
-        raise UserError(f"unknown mode {args.mode!r}; choose from {', '.join(MODES)}")
+        raise ConfigError(f"unknown mode {args.mode!r}; choose from {', '.join(MODES)}")
     try:  # an unknown variant, or a knob a checkpoint set out of bounds, is refused before anything loads
         improvements_of(args)
         OPTIMIZERS[args.optimizer].knob_values(args)
     except ValueError as error:
-        raise UserError(str(error)) from None
+        raise ConfigError(str(error)) from None
     check_environment_arguments(args)
     check_models(lm_options(args))  # a missing key is refused before the store, data or model load
 
     if args.sweep and args.resume:
-        raise UserError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
+        raise ConfigError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
     if args.sweep:
         check_sweep_arguments(args)
 
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         env = stack.enter_context(make_environment(args, workers=args.num_threads))
         args.mode = args.mode or env.learning
         if args.mode == "offline" and env.learning == "online":
-            raise UserError(f"{env.name} has no train split: its docs are learned per task, in online mode")
+            raise ConfigError(f"{env.name} has no train split: its docs are learned per task, in online mode")
         lms = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger,
                                            ("agent", "editor", "exploration")))
         if args.sweep:
@@ -197,7 +197,7 @@ def optimize_once(args: argparse.Namespace, env: Any, lms: dict[str, Any], ledge
             hint = f"finished iterations are kept; continue with --resume {run.info.run_id}"
             if isinstance(stop.cause, KeyboardInterrupt):
                 raise KeyboardInterrupt(hint) from None
-            raise UserError(f"optimization stopped ({stop}); {hint}") from stop.cause
+            raise RunError(f"optimization stopped ({stop}); {hint}") from stop.cause
         test = None
         if env.learning == "offline":
             test = _evaluate_on_test(args, env, learned, sample_tasks(env.tasks("test"), args.test_limit, args.seed))

@@ -44,16 +44,16 @@ def read_prompt(uri: str) -> dict[str, Any]:
     """The docs file a prompt version holds (``prompts:/NAME/VERSION`` or ``prompts:/NAME@ALIAS``)."""
     import mlflow
 
-    from otbench.errors import UserError
+    from otbench.errors import DataError
 
     try:
         template = mlflow.genai.load_prompt(uri).template
     except Exception as exc:  # MLflow raises several types for a missing prompt or version
-        raise UserError(f"{uri}: no such prompt in this MLflow store ({type(exc).__name__})") from exc
+        raise DataError(f"{uri}: no such prompt in this MLflow store ({type(exc).__name__})") from exc
     try:
         data = json.loads(template) if isinstance(template, str) else None
     except ValueError:
         data = None
     if not isinstance(data, dict):
-        raise UserError(f"{uri}: not an otbench docs prompt")
+        raise DataError(f"{uri}: not an otbench docs prompt")
     return data

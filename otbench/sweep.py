@@ -22,7 +22,7 @@ from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS
 from otbench import tracking
 from otbench.cli import positive_int
-from otbench.errors import UserError
+from otbench.errors import ConfigError, RunError
 from otbench.report import format_table
 
 
@@ -46,7 +46,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
 def knobs_to_sweep(optimizer: str) -> type[knob_rules.Knobs]:
     knobs = OPTIMIZERS[optimizer].knobs
     if knobs is None or optimizer not in sweepable():
-        raise UserError(f"{optimizer} has no knobs to sweep; sweep one of: {', '.join(sweepable())}")
+        raise ConfigError(f"{optimizer} has no knobs to sweep; sweep one of: {', '.join(sweepable())}")
     return knobs
 
 
@@ -90,7 +90,7 @@ def run_sweep(args: argparse.Namespace, env: Any, optimize: Callable[[argparse.N
     try:
         study = _join_study(name, args.storage, args.seed)
     except (ValueError, ImportError, optuna.exceptions.OptunaError) as error:
-        raise UserError(f"--storage {args.storage}: {error}".splitlines()[0]) from error
+        raise ConfigError(f"--storage {args.storage}: {error}".splitlines()[0]) from error
     knobs = knobs_to_sweep(args.optimizer)
 
     def spent() -> int:
@@ -121,7 +121,7 @@ def run_sweep(args: argparse.Namespace, env: Any, optimize: Callable[[argparse.N
         study.optimize(objective, n_trials=args.sweep, callbacks=[stop_when_spent])
         rows = _trial_rows(study, env.primary_metric)
         if not any(row["state"] == "COMPLETE" for row in rows):
-            raise UserError("no sweep trial finished within the token budget; raise --token-budget")
+            raise RunError("no sweep trial finished within the token budget; raise --token-budget")
         best = max((row for row in rows if row["state"] == "COMPLETE"),
                    key=lambda row: (row[env.primary_metric], -row["tokens"]))
         tracking.log_table(rows, "sweep_trials.json")

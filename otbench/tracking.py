@@ -169,10 +169,10 @@ def load_checkpoint(run_id: str) -> dict[str, Any]:
     """The last finished iteration of an optimize run, for ``--resume``."""
     import mlflow
 
-    from otbench.errors import UserError
+    from otbench.errors import DataError
 
     try:
         path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/checkpoint.json")
     except Exception as exc:  # MLflow raises several types for a missing run or artefact
-        raise UserError(f"--resume {run_id}: no checkpoint in that run (did it finish an iteration?)") from exc
+        raise DataError(f"--resume {run_id}: no checkpoint in that run (did it finish an iteration?)") from exc
     return json.loads(Path(path).read_text())

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from otbench.cli import OneLineParser, positive_int, run_main
-from otbench.errors import UserError
+from otbench.errors import DataError, SetupError
 from otbench.tracking import EXPERIMENT
 from otbench.ui import server_command, server_environment, stop_server
 
@@ -84,7 +84,7 @@ def running_ui(directory: Path | None, port: int) -> Iterator[str]:
             if process.poll() is not None or time.monotonic() > deadline:
                 log.seek(0)
                 tail = log.read().decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-                raise UserError(f"the MLflow UI did not start on port {port}: {tail[0][:200]}")
+                raise SetupError(f"the MLflow UI did not start on port {port}: {tail[0][:200]}")
             time.sleep(1)
         yield url
     finally:
@@ -116,7 +116,7 @@ def experiment_id(url: str) -> str:
     try:
         return _api(url, f"experiments/get-by-name?{query}")["experiment"]["experiment_id"]
     except urllib.error.HTTPError as exc:
-        raise UserError(f"no {EXPERIMENT!r} experiment in this store: nothing to show") from exc
+        raise DataError(f"no {EXPERIMENT!r} experiment in this store: nothing to show") from exc
 
 
 def _search(url: str, experiment: str, filter_string: str) -> list[dict[str, Any]]:
@@ -136,7 +136,7 @@ def default_runs(url: str, experiment: str) -> list[dict[str, Any]]:
     for run in _search(url, experiment, "tags.command = 'optimize' AND attributes.status = 'FINISHED'"):
         latest.setdefault(_tags(run).get("optimizer", ""), run)
     if not latest:
-        raise UserError("no finished compare or optimize runs to show; run python -m otbench.compare first")
+        raise DataError("no finished compare or optimize runs to show; run python -m otbench.compare first")
     return list(latest.values())
 
 
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     browser = find_browser()
     if browser is None:
-        raise UserError("no chromium on PATH; install it with scripts/setup.sh (apt-get install chromium)")
+        raise SetupError("no chromium on PATH; install it with scripts/setup.sh (apt-get install chromium)")
     run_ids = [run_id.strip() for run_id in args.runs.split(",") if run_id.strip()] if args.runs else None
     with running_ui(args.mlruns, args.port or free_port()) as url:
         result = check_ui(url, browser, run_ids, args.screenshot)

@@ -13,7 +13,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from otbench.errors import UserError
+from otbench.errors import SetupError
 
 
 def _readable(wheel: Path) -> bool:
@@ -41,5 +41,5 @@ def cached_wheel(requirement: str, wheel_name: str, directory: Path) -> Path:
     completed = subprocess.run(command, capture_output=True, text=True, check=False)  # a failure is reported below
     if completed.returncode != 0 or not wheel.exists():
         detail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UserError(f"could not fetch {requirement} with pip: {detail}")
+        raise SetupError(f"could not fetch {requirement} with pip: {detail}")
     return wheel

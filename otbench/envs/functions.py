@@ -30,6 +30,7 @@ from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent
+from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory
 
@@ -92,15 +93,15 @@ class FunctionEnvironment:
         for function in functions:
             name = getattr(function, "__name__", "")
             if not callable(function) or not name.isidentifier():
-                raise ValueError(f"every tool must be a named function (a def), got {function!r}")
+                raise ConfigError(f"every tool must be a named function (a def), got {function!r}")
             if name in self.functions:
-                raise ValueError(f"two tools are named {name!r}: the agent could not tell them apart")
+                raise ConfigError(f"two tools are named {name!r}: the agent could not tell them apart")
             self.functions[name] = function
         self.examples = list(examples)
         self.test_examples = list(test_examples) if test_examples is not None else self.examples
         for example in [*self.examples, *self.test_examples]:
             if not isinstance(example.get(question_field), str):
-                raise ValueError(f"every example needs a {question_field!r} text (the request), got {example!r}")
+                raise ConfigError(f"every example needs a {question_field!r} text (the request), got {example!r}")
         self.metric = metric
         self.show_parameters = show_parameters
         self.question_field = question_field
@@ -109,13 +110,13 @@ class FunctionEnvironment:
     # -- the Environment contract --------------------------------------------------------------------
     def tasks(self, split: str = "test") -> list[dspy.Example]:
         if split not in ("train", "test"):
-            raise ValueError(f"split must be train or test, got {split!r}")
+            raise ConfigError(f"split must be train or test, got {split!r}")
         return list(self.examples if split == "train" else self.test_examples)
 
     def toolbox(self, setting: str | None = None) -> Toolbox:
         """The docs as the functions show them; there are no truer ones to know, so ``gold`` is the same."""
         if setting not in (None, self.setting, "gold"):
-            raise ValueError(f"{self.name} has one setting, {self.setting!r}; got {setting!r}")
+            raise ConfigError(f"{self.name} has one setting, {self.setting!r}; got {setting!r}")
         return Toolbox({TOOLSET: [self._documented(function) for function in self.functions.values()]})
 
     def toolset_of(self, task: dspy.Example) -> str:
@@ -159,7 +160,7 @@ class FunctionEnvironment:
         return {SCORE: sum(scores) / len(scores) if scores else 0.0, "n": float(len(scores))}
 
     def oracle_agent(self, tasks: list[dspy.Example]) -> Agent:
-        raise ValueError(f"{self.name}: examples carry no gold calls, so there is no reference agent to run")
+        raise ConfigError(f"{self.name}: examples carry no gold calls, so there is no reference agent to run")
 
     def __enter__(self) -> Self:
         return self

@@ -5,7 +5,7 @@ needed so that ``--help`` stays fast:
 
 - ``add_arguments(group)``: its own options (shared ones, such as ``--toolset``, live here);
 - ``toolsets()``: the tool sets ``--toolset`` chooses from, as its help shows them;
-- ``check(args)``: refuse bad values with a :class:`~otbench.errors.UserError`, before anything slow;
+- ``check(args)``: refuse bad values with a :class:`~otbench.errors.ConfigError`, before anything slow;
 - ``build(args, workers)``: the configured environment.
 
 ``--faults POLICY`` is shared by every environment: the built environment then holds a
@@ -19,7 +19,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 
 _OPTION_MODULES = {
     "bfcl": "otbench.envs.bfcl.options",
@@ -31,7 +31,7 @@ ENVIRONMENTS = tuple(_OPTION_MODULES)
 
 def _options(name: str) -> ModuleType:
     if name not in _OPTION_MODULES:
-        raise UserError(f"unknown environment {name!r}; choose from {', '.join(ENVIRONMENTS)}")
+        raise ConfigError(f"unknown environment {name!r}; choose from {', '.join(ENVIRONMENTS)}")
     return importlib.import_module(_OPTION_MODULES[name])
 
 
@@ -76,7 +76,7 @@ def fault_policy(args: argparse.Namespace) -> Any:
     try:
         return read_policy(args.faults)
     except PolicyError as error:
-        raise UserError(f"--faults: {error}") from None
+        raise ConfigError(f"--faults: {error}") from None
 
 
 def make_environment(args: argparse.Namespace, *, workers: int = 1) -> Any:

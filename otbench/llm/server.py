@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from otbench.errors import UserError
+from otbench.errors import SetupError
 
 _STOP_SECONDS = 5
 _READY = "otbench-llm-url "
@@ -77,7 +77,7 @@ class EmbeddedServer:
             self.url = line.removeprefix(_READY).strip()
             return self.url
         self.stop()
-        raise UserError(line.removeprefix(_FAILED).strip() if line.startswith(_FAILED)
+        raise SetupError(line.removeprefix(_FAILED).strip() if line.startswith(_FAILED)
                         else "the embedded LLM server process ended while starting")
 
     def __exit__(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 from otbench.llm.lm_cache import guard_lm_cache
 from otbench.llm.server import EmbeddedServer, ServerSettings
 from otbench.llm.weights import EMBEDDED_MODELS, check_gguf_file, ensure_gguf
@@ -71,7 +71,7 @@ def server_url(text: str) -> str:
     url = text.strip().rstrip("/")
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise UserError(f"--api-base {text!r}: expected an http(s) URL such as http://127.0.0.1:8000/v1")
+        raise ConfigError(f"--api-base {text!r}: expected an http(s) URL such as http://127.0.0.1:8000/v1")
     return url if parsed.path else f"{url}/v1"
 
 
@@ -94,10 +94,10 @@ def check_hosted_model(model: str) -> None:
     try:
         litellm.get_llm_provider(model)
     except Exception as exc:  # litellm raises several types for an unroutable name
-        raise UserError(f"unknown model {model!r}: use 'embedded' or a litellm model such as openai/gpt-5-mini") from exc
+        raise ConfigError(f"unknown model {model!r}: use 'embedded' or a litellm model such as openai/gpt-5-mini") from exc
     missing = litellm.validate_environment(model).get("missing_keys") or []
     if missing:
-        raise UserError(f"model {model!r} needs {', '.join(missing)} in the environment")
+        raise ConfigError(f"model {model!r} needs {', '.join(missing)} in the environment")
 
 
 def _served_model(model: str) -> str:
@@ -111,7 +111,7 @@ def _served_embedded_name(options: LMOptions) -> str:
     if options.gguf is not None:
         return embedded_identity(options)[1] if options.gguf.is_file() else f"gguf-{options.gguf.stem}"
     if options.embedded_model not in EMBEDDED_MODELS:
-        raise UserError(f"unknown embedded model {options.embedded_model!r}; choose from {', '.join(EMBEDDED_MODELS)}")
+        raise ConfigError(f"unknown embedded model {options.embedded_model!r}; choose from {', '.join(EMBEDDED_MODELS)}")
     return EMBEDDED_MODELS[options.embedded_model].name
 
 
@@ -123,7 +123,7 @@ def embedded_identity(options: LMOptions) -> tuple[Path, str]:
         digest = hashlib.sha256(f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:12]
         return path, f"gguf-{path.stem}-{digest}"
     if options.embedded_model not in EMBEDDED_MODELS:
-        raise UserError(f"unknown embedded model {options.embedded_model!r}; choose from {', '.join(EMBEDDED_MODELS)}")
+        raise ConfigError(f"unknown embedded model {options.embedded_model!r}; choose from {', '.join(EMBEDDED_MODELS)}")
     model = EMBEDDED_MODELS[options.embedded_model]
     return ensure_gguf(model), model.name
 

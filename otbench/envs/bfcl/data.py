@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 from otbench.paths import cache_dir
 from otbench.wheels import cached_wheel
 
@@ -68,7 +68,7 @@ def load_tests(categories: tuple[str, ...] = DEFAULT_CATEGORIES, *, wheel: Path 
     """All tests of ``categories`` in the wheel's order."""
     unknown = [c for c in categories if c not in ALL_CATEGORIES]
     if unknown:
-        raise UserError(f"unknown BFCL category {unknown[0]!r}; choose from {', '.join(ALL_CATEGORIES)}")
+        raise ConfigError(f"unknown BFCL category {unknown[0]!r}; choose from {', '.join(ALL_CATEGORIES)}")
     with zipfile.ZipFile(wheel or wheel_path()) as archive:
         return [
             test

@@ -25,7 +25,7 @@ from otbench.envs.base import Agent
 from otbench.envs.bfcl.data import DEFAULT_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.gold import parse_call
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools, shown_names
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
 from otbench.trajectory import Trajectory
@@ -56,9 +56,9 @@ class BfclEnvironment:
         max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     ) -> None:
         if setting not in SETTINGS:
-            raise UserError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
+            raise ConfigError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
         if max_calls_per_reply < 1 or max_output_bytes < 1:
-            raise UserError("--max-calls-per-reply and --max-output-bytes must be at least 1")
+            raise ConfigError("--max-calls-per-reply and --max-output-bytes must be at least 1")
         self.setting = setting
         self.max_calls_per_reply = max_calls_per_reply
         self._tests = tests if tests is not None else load_tests(categories)
@@ -71,7 +71,7 @@ class BfclEnvironment:
     # -- the Environment interface -------------------------------------------------------------
     def tasks(self, split: str = "test") -> list[BfclTest]:
         if split != "test":
-            raise UserError("BFCL-Opaque has only a test split: it learns per test, at test time")
+            raise ConfigError("BFCL-Opaque has only a test split: it learns per test, at test time")
         return list(self._tests)
 
     def toolbox(self, setting: str | None = None) -> Toolbox:

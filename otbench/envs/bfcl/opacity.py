@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from modules.tool_docs import UNSET, DocumentedTool, ParameterSpec
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 
 SETTINGS = ("gold", "names_only", "names_desc", "names_params")
 
@@ -48,7 +48,7 @@ def _parameters(function: dict[str, Any], *, descriptions: bool) -> list[Paramet
 def documented_tools(functions: tuple[dict[str, Any], ...], setting: str) -> list[DocumentedTool]:
     """The docs an agent sees for one test's functions under ``setting``."""
     if setting not in SETTINGS:
-        raise UserError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
+        raise ConfigError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
     tools = []
     for shown, function in zip(shown_names(functions, setting), functions, strict=True):
         properties = function.get("parameters", {}).get("properties", {})

@@ -6,7 +6,7 @@ import argparse
 
 from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY
 from otbench.cli import positive_float, positive_int
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES
 
 
@@ -34,9 +34,9 @@ def check(args: argparse.Namespace) -> None:
     from otbench.envs.bfcl.opacity import SETTINGS
 
     if args.setting not in SETTINGS:
-        raise UserError(f"unknown setting {args.setting!r}; choose from {', '.join(SETTINGS)}")
+        raise ConfigError(f"unknown setting {args.setting!r}; choose from {', '.join(SETTINGS)}")
     if args.toolset is not None:
-        raise UserError("BFCL has one toolset per test; --toolset applies to chess and browsecomp")
+        raise ConfigError("BFCL has one toolset per test; --toolset applies to chess and browsecomp")
 
 
 def build(args: argparse.Namespace, *, workers: int = 1):  # a BfclEnvironment

@@ -23,7 +23,7 @@ from otbench.envs.browsecomp.render import Document, render_corpus
 from otbench.envs.browsecomp.retrieval import Bm25Retriever
 from otbench.envs.browsecomp.tools import ALL, Searcher
 from otbench.envs.browsecomp.world import WorldSize, build_world
-from otbench.errors import UserError
+from otbench.errors import DataError
 from otbench.paths import cache_dir
 
 
@@ -91,7 +91,7 @@ def generate(spec: GenerationSpec, news: list[NewsArticle]) -> tuple[list[Docume
         searcher = Searcher(Bm25Retriever(corpus.documents, Path(scratch), "scratch"), corpus.documents)
         kept = [q for q in candidates if _answerable(q, searcher)]
         if len(kept) < wanted:
-            raise UserError(f"only {len(kept)} of {wanted} questions are answerable: enlarge the world")
+            raise DataError(f"only {len(kept)} of {wanted} questions are answerable: enlarge the world")
         questions = [dataclasses.replace(q, id=f"q{i:04d}") for i, q in enumerate(kept[:wanted])]
         confounded = _confounded_hops(questions, searcher)
     stats = {"documents": len(corpus.documents), "candidates": len(candidates), "answerable": len(kept),
@@ -137,10 +137,10 @@ def load_dataset(spec: GenerationSpec = DEFAULT_SPEC) -> Dataset:
     fingerprint = fingerprint_of(corpus_bytes, question_bytes)
     recorded = json.loads((directory / "meta.json").read_text())["fingerprint"]
     if fingerprint != recorded:
-        raise UserError(f"BrowseComp data in {directory} is corrupt (fingerprint mismatch): delete it to regenerate")
+        raise DataError(f"BrowseComp data in {directory} is corrupt (fingerprint mismatch): delete it to regenerate")
     reference = REFERENCE_FINGERPRINTS.get(spec.key)
     if reference is not None and fingerprint != reference:
-        raise UserError(f"BrowseComp data of {spec.key} differs from the reference world (fingerprint "
+        raise DataError(f"BrowseComp data of {spec.key} differs from the reference world (fingerprint "
                         f"{fingerprint[:12]}, expected {reference[:12]}): check the pinned package versions")
     documents = [Document(**json.loads(line)) for line in corpus_bytes.decode("utf-8").splitlines()]
     questions = [Question.from_dict(json.loads(line)) for line in question_bytes.decode("utf-8").splitlines()]

@@ -23,7 +23,7 @@ from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, Dataset, GenerationSpe
 from otbench.envs.browsecomp.questions import Question
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
 from otbench.envs.browsecomp.tools import ANSWER_TOOL, TOOLSETS, Searcher, answer_tool, documented_tools, tool_names
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory
 
@@ -92,9 +92,9 @@ class BrowseCompEnvironment:
         spec: GenerationSpec = DEFAULT_SPEC, dataset: Dataset | None = None,
     ) -> None:
         if toolset not in TOOLSETS:
-            raise UserError(f"unknown toolset {toolset!r}; choose from {', '.join(TOOLSETS)}")
+            raise ConfigError(f"unknown toolset {toolset!r}; choose from {', '.join(TOOLSETS)}")
         if retriever not in RETRIEVERS:
-            raise UserError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
+            raise ConfigError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
         self.toolset = toolset
         self.setting = setting_name(toolset, retriever, snippet_chars, max_calls)
         self.max_calls = max_calls
@@ -112,12 +112,12 @@ class BrowseCompEnvironment:
             return list(self.dataset.train)
         if split == "test":
             return list(self.dataset.test)
-        raise UserError(f"unknown split {split!r}; BrowseComp has train and test")
+        raise ConfigError(f"unknown split {split!r}; BrowseComp has train and test")
 
     def toolbox(self, setting: str | None = None) -> Toolbox:
         gold = setting == "gold"
         if setting not in (None, "gold", self.toolset):
-            raise UserError(f"unknown docs setting {setting!r} for BrowseComp; use gold or {self.toolset}")
+            raise ConfigError(f"unknown docs setting {setting!r} for BrowseComp; use gold or {self.toolset}")
         return Toolbox({self.toolset: documented_tools(self.toolset, gold=gold)},
                        meta={"env": self.name, "setting": "gold" if gold else self.toolset})
 

@@ -16,7 +16,7 @@ from otbench.cli import OneLineParser, positive_int, run_main
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, GenerationSpec, build_dataset, load_dataset
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
 from otbench.envs.browsecomp.world import TINY, WorldSize
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     indexes = [] if args.index == "none" else args.index.split(",")
     if any(kind not in RETRIEVERS for kind in indexes):
-        raise UserError(f"unknown index {args.index!r}; use bm25, dense, bm25,dense or none")
+        raise ConfigError(f"unknown index {args.index!r}; use bm25, dense, bm25,dense or none")
     spec = spec_from(args)
     started = time.perf_counter()
     if args.force:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from otbench.envs.browsecomp import defaults
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
@@ -28,15 +28,15 @@ def check(args: argparse.Namespace) -> None:
     from otbench.envs.browsecomp.tools import TOOLSETS
 
     if args.toolset is not None and args.toolset not in TOOLSETS:
-        raise UserError(f"unknown toolset {args.toolset!r}; choose from {', '.join(TOOLSETS)}")
+        raise ConfigError(f"unknown toolset {args.toolset!r}; choose from {', '.join(TOOLSETS)}")
     if args.retriever not in RETRIEVERS:
-        raise UserError(f"unknown retriever {args.retriever!r}; choose from {', '.join(RETRIEVERS)}")
+        raise ConfigError(f"unknown retriever {args.retriever!r}; choose from {', '.join(RETRIEVERS)}")
     if args.snippet_chars < 20:
-        raise UserError("--snippet-chars must be at least 20")
+        raise ConfigError("--snippet-chars must be at least 20")
     if args.max_calls < 1:
-        raise UserError("--max-calls must be at least 1")
+        raise ConfigError("--max-calls must be at least 1")
     if args.setting != "names_only":
-        raise UserError("--setting applies to BFCL; BrowseComp's tool sets are chosen with --toolset")
+        raise ConfigError("--setting applies to BFCL; BrowseComp's tool sets are chosen with --toolset")
 
 
 def build(args: argparse.Namespace, *, workers: int = 1):  # a BrowseCompEnvironment

@@ -28,7 +28,7 @@ import chess
 import chess.engine
 
 from otbench.envs.chess.engine_cache import EngineCache, score_from_json, score_to_json
-from otbench.errors import UserError
+from otbench.errors import SetupError
 
 STOCKFISH_VARIABLE = "OTBENCH_STOCKFISH"
 DEBIAN_STOCKFISH = Path("/usr/games/stockfish")  # Debian installs it off PATH
@@ -40,14 +40,14 @@ def find_stockfish(explicit: str | None = None) -> str:
     for candidate, origin in ((explicit, "--stockfish"), (os.environ.get(STOCKFISH_VARIABLE), STOCKFISH_VARIABLE)):
         if candidate:
             if not (Path(candidate).is_file() and os.access(candidate, os.X_OK)):
-                raise UserError(f"{origin} names {candidate!r}, which is not an executable file")
+                raise SetupError(f"{origin} names {candidate!r}, which is not an executable file")
             return candidate
     found = shutil.which("stockfish")
     if found:
         return found
     if DEBIAN_STOCKFISH.is_file():
         return str(DEBIAN_STOCKFISH)
-    raise UserError(f"Stockfish not found: install it (apt-get install stockfish) or set {STOCKFISH_VARIABLE}")
+    raise SetupError(f"Stockfish not found: install it (apt-get install stockfish) or set {STOCKFISH_VARIABLE}")
 
 
 def position_key(board: chess.Board) -> str:
@@ -83,7 +83,7 @@ class Engine:
         try:
             self._engine = chess.engine.SimpleEngine.popen_uci(path)
         except (OSError, chess.engine.EngineError) as exc:
-            raise UserError(f"could not start Stockfish at {path}: {exc}") from exc
+            raise SetupError(f"could not start Stockfish at {path}: {exc}") from exc
         try:
             self._engine.configure({"Threads": 1, "Hash": HASH_MB})
         except BaseException:

@@ -51,7 +51,7 @@ from otbench.envs.chess.engine import EnginePool, find_stockfish, position_key, 
 from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Opponent
 from otbench.envs.chess.positions import Position, load_positions, phase_label, piece_count
 from otbench.envs.chess.tools import DEFAULT_TOOLSET, FEN_PARAMETER, TOOLSETS, ChessTool, chess_tools, documented_tools
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory
 
@@ -172,7 +172,7 @@ class ChessEnvironment:
         workers: int = 1, cache_size: int = 50_000, engine_cache: Path | None = None,
     ) -> None:
         if toolset not in TOOLSETS:
-            raise UserError(f"unknown chess toolset {toolset!r}; choose from {', '.join(TOOLSETS)}")
+            raise ConfigError(f"unknown chess toolset {toolset!r}; choose from {', '.join(TOOLSETS)}")
         self.setting = toolset
         self.max_moves = max_moves
         self.exploration_moves = exploration_moves
@@ -192,11 +192,11 @@ class ChessEnvironment:
             test = [p for p in self._positions if p.split == "test"]
             return [ChessTask(f"game-{p.id}", p, "game", self.max_moves, OPPONENT_POOL[index % len(OPPONENT_POOL)])
                     for index, p in enumerate(test)]
-        raise UserError(f"unknown split {split!r}; chess has train and test")
+        raise ConfigError(f"unknown split {split!r}; chess has train and test")
 
     def toolbox(self, setting: str | None = None) -> Toolbox:
         if setting not in (None, "gold"):
-            raise UserError(f"chess docs are base or gold, not {setting!r}")
+            raise ConfigError(f"chess docs are base or gold, not {setting!r}")
         return Toolbox({TOOLSET_ID: documented_tools(self.setting, gold=setting == "gold")},
                        meta={"env": self.name, "setting": self.setting, "docs": setting or "base"})
 

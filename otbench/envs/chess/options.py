@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from otbench.cli import positive_int
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
@@ -37,7 +37,7 @@ def check(args: argparse.Namespace) -> None:
     from otbench.envs.chess.tools import TOOLSETS
 
     if args.toolset is not None and args.toolset not in TOOLSETS:
-        raise UserError(f"unknown chess toolset {args.toolset!r}; choose from {', '.join(TOOLSETS)}")
+        raise ConfigError(f"unknown chess toolset {args.toolset!r}; choose from {', '.join(TOOLSETS)}")
     find_stockfish(args.stockfish)
 
 

@@ -18,7 +18,7 @@ import chess
 import chess.engine
 
 from evals.chess_metrics import MATE_CP
-from otbench.errors import UserError
+from otbench.errors import DataError
 
 _Key = TypeVar("_Key")
 
@@ -126,7 +126,7 @@ def load_positions(path: Path | None = None) -> list[Position]:
     """The committed positions (or those of ``path``), validated: a broken file is a user-facing error."""
     source = path or default_data_path()
     if not source.is_file():
-        raise UserError(f"no chess positions at {source}: generate them with python -m otbench.envs.chess.generate")
+        raise DataError(f"no chess positions at {source}: generate them with python -m otbench.envs.chess.generate")
     positions = []
     for number, line in enumerate(source.read_text().splitlines(), start=1):
         if not line.strip():
@@ -135,7 +135,7 @@ def load_positions(path: Path | None = None) -> list[Position]:
             position = Position(**json.loads(line))
             chess.Board(position.fen)
         except (ValueError, TypeError) as exc:
-            raise UserError(f"{source}:{number}: not a valid position record ({exc})") from None
+            raise DataError(f"{source}:{number}: not a valid position record ({exc})") from None
         positions.append(position)
     return positions
 
