@@ -77,7 +77,7 @@ def chess_targets(positions: int) -> tuple[Any, list[Target]]:
     from otbench.envs.chess.positions import load_positions
 
     chosen = [p for p in load_positions() if p.split == "test"][:positions]
-    env = ChessEnvironment(toolset="phase", positions=chosen, max_moves=1)
+    env = ChessEnvironment(setting="phase", positions=chosen, max_moves=1)
     return env, [Target("chess", env, task, "engine_1", "fen", task.position.fen, "stockfish")
                  for task in env.tasks("test")]
 

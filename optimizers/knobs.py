@@ -85,11 +85,17 @@ def add_arguments(group: argparse._ArgumentGroup, knobs: type[Knobs]) -> None:
                            help=f"{declaration.help}{shown}")
 
 
-def from_arguments(knobs: type[Knobs], args: argparse.Namespace) -> Any:
-    """The knobs as the command line set them (checked)."""
-    values = knobs(**{name: getattr(args, dest(knobs, name)) for name, _, _ in declared(knobs)})
-    check(values)
-    return values
+def from_values(knobs: type[Knobs], values: Mapping[str, Any]) -> Any:
+    """The knobs as ``values`` set them by option name (a command line's, a checkpoint's; defaults for those
+    left out), checked."""
+    chosen = knobs(**{name: values.get(dest(knobs, name), default) for name, _, default in declared(knobs)})
+    check(chosen)
+    return chosen
+
+
+def values(knobs: Knobs) -> dict[str, Any]:
+    """The knobs by option name (``p2p_samples``), as runs log them."""
+    return {dest(type(knobs), name): getattr(knobs, name) for name, _, _ in declared(type(knobs))}
 
 
 def search_space(knobs: type[Knobs], trial: Any, mode: str) -> dict[str, Any]:

@@ -28,17 +28,18 @@ from typing import Any
 
 from tqdm import tqdm
 
-from otbench.cli import OneLineParser, add_lm_arguments, lm_options, positive_int, run_main
+from otbench.cli import OneLineParser, add_lm_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
+from otbench.envs.registry import add_environment_arguments, make_environment, options_from_values, resolve
 from otbench.errors import ConfigError
+from otbench.options import lm_from_values
 from otbench.report import server_table
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]
 
 
 def bench_oracle(args: argparse.Namespace) -> dict[str, float]:
-    with make_environment(args) as env:
+    with make_environment(options_from_values(vars(args))) as env:
         tasks = sample_tasks(env.tasks(args.split), args.limit, args.seed)
         agent, toolbox = env.oracle_agent(tasks), env.toolbox()
         seconds: list[float] = []
@@ -97,8 +98,8 @@ def bench_llm(args: argparse.Namespace) -> dict[str, Any]:
     from otbench.llm.session import open_lms
 
     ledger = TokenLedger()
-    options = dataclasses.replace(lm_options(args), cache=False)
-    with make_environment(args) as env, open_lms(options, ledger, ("agent", "editor")) as lms:
+    options = dataclasses.replace(lm_from_values(vars(args)), cache=False)
+    with make_environment(options_from_values(vars(args))) as env, open_lms(options, ledger, ("agent", "editor")) as lms:
         plain = lms["agent"].for_phase("plain")
         url = plain.kwargs["api_base"].removesuffix("/v1")
         # Warm both paths (server slot, litellm's first-call set-up) before measuring either.
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     add_environment_arguments(parser)
     add_lm_arguments(parser)
     args = parser.parse_args(argv)
-    check_environment_arguments(args)
+    resolve(options_from_values(vars(args)))  # bad environment options are refused before anything loads
     if args.name == "oracle":
         result = bench_oracle(args)
     elif args.name == "retrieval":

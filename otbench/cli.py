@@ -25,12 +25,9 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from otbench.errors import OtbenchError
-
-if TYPE_CHECKING:  # imported when used: the LM plumbing loads DSPy, which `otbench --version` need not wait for
-    from otbench.llm.session import LMOptions
 
 API_BASE_VARIABLE = "OTBENCH_API_BASE"
 EDITOR_API_BASE_VARIABLE = "OTBENCH_EDITOR_API_BASE"
@@ -102,17 +99,6 @@ def add_tracking_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("tracking")
     group.add_argument("--mlruns", type=Path, default=None, help="local MLflow store directory (default ./mlruns)")
     group.add_argument("--tracking-uri", default=None, help="an MLflow tracking server to log to instead")
-
-
-def lm_options(args: argparse.Namespace, *, slots: int = 1) -> LMOptions:
-    from otbench.llm.session import LMOptions
-
-    return LMOptions(
-        lm=args.lm, editor_lm=getattr(args, "editor_lm", None), embedded_model=args.embedded_model,
-        gguf=Path(args.gguf) if args.gguf else None,
-        threads=args.threads, slots=slots, temperature=args.temperature, cache=not args.no_cache,
-        grammar=not args.no_grammar, api_base=args.api_base, editor_api_base=getattr(args, "editor_api_base", None),
-    )
 
 
 STOP_GRACE_SECONDS = 60.0

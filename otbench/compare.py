@@ -5,37 +5,45 @@ optimizer (``+TO``, ``+P2P``, ``+ET``...): the environment's metrics, the total 
 cost (optimization + evaluation), and how close its docs are to the gold docs (Table 6).
 
 Every row is an MLflow run of ``evaluate`` (base, gold) or ``optimize`` (optimizer rows). A
-finished run with the same definition is reused; a missing one is run here through the command's
-own ``main``, all of them sharing one embedded model server. Online environments (BFCL) evaluate
+finished run with the same definition is reused; a missing one is run here by that command's
+:func:`run`, all of them sharing one embedded model server. Online environments (BFCL) evaluate
 while they learn, so an optimize run's final metrics are its row; offline environments learn on
 the train split, so the row is the learned docs scored on the test split (``test_*`` metrics),
 and base and gold are evaluated on the same test sample. The table is printed and logged as a
-``compare`` run (table, CSV, markdown, plots).
+``compare`` run (table, CSV, markdown, plots). :func:`run` does the work from typed options; the
+command line only fills them and prints the result.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
+import dataclasses
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS
 from otbench import evaluate, optimize, tracking
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int, run_main
+from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
+from otbench.envs.registry import (
+    EnvironmentOptions,
+    add_environment_arguments,
+    make_environment,
+    options_from_values,
+    resolve,
+)
 from otbench.errors import ConfigError, DataError, OtbenchError
-from otbench.llm.session import check_models, one_embedded_server
+from otbench.llm.session import LMOptions, check_models, one_embedded_server
+from otbench.options import HOW_IT_RUNS, TrackingOptions, as_logged, lm_from_values, tracking_from_values
 from otbench.report import format_table
 
-_COMMANDS = {"evaluate": evaluate.main, "optimize": optimize.main}
+_COMMANDS: dict[str, Callable[[Any], Any]] = {"evaluate": evaluate.run, "optimize": optimize.run}
 # Options the commands log in another form, compared through the run's tags instead: an offline
 # environment's setting is its own, not BFCL's --setting; optimize logs the resolved mode and
 # editor model; evaluate logs no --docs as "".
@@ -47,137 +55,134 @@ _UNLOGGED_MEANT = {"toolobserver": {"variant": "paper"}}
 _UNLOGGED_BY_EVERY_RUN = {"faults": "null"}
 
 
-@dataclass
+@dataclass(frozen=True)
+class CompareOptions:
+    """A comparison: the environment, the optimizer rows, the task samples; and how missing rows are run."""
+
+    environment: EnvironmentOptions = field(default_factory=EnvironmentOptions)
+    optimizers: tuple[str, ...] = tuple(OPTIMIZERS)
+    limit: int = optimize.DEFAULT_LIMIT
+    """Tasks optimized on (online: also evaluated on)."""
+    test_limit: int = optimize.DEFAULT_LIMIT
+    """Offline environments: test tasks every row is scored on."""
+    seed: int = 0
+    knobs: Mapping[str, Any] = field(default_factory=dict)
+    """Optimizer name -> its knobs for its rows (the others run with their declared defaults)."""
+    probe: bool = False
+    """Also a ``(probe)`` row for each optimizer offered the shared probe."""
+    lm: LMOptions = field(default_factory=LMOptions)
+    tracking: TrackingOptions = field(default_factory=TrackingOptions)
+    num_threads: int = 1
+    plots: Path = Path("reports")
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """The comparison table (one row per docs: metrics, tokens, fidelity to the gold docs, the row's run)."""
+
+    env: str
+    setting: str
+    learning: str
+    metrics: list[str]
+    limit: int
+    test_limit: int
+    seed: int
+    rows: list[dict[str, Any]]
+    plots: list[str]
+    run_id: str
+    columns: list[str]
+    """The printed table's columns, in order."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as ``--json`` prints it."""
+        return {name: value for name, value in dataclasses.asdict(self).items() if name != "columns"}
+
+
+@dataclass(frozen=True)
 class RowPlan:
-    """One row of the comparison: the command that produces it and what a reusable run looks like.
+    """One row of the comparison: the run that produces it and what a reusable run looks like.
 
     A run matches when it carries all of ``tags`` and ``params`` and when every parameter of
-    ``if_logged`` that it logged has the same value: ``if_logged`` is the row's command line as
-    the command parses it, so any option a command logs (its optimizer's knobs included) takes
-    part, and evaluate, which logs fewer parameters than optimize, is matched on those it logs.
+    ``if_logged`` that it logged has the same value: ``if_logged`` is the row's definition as the
+    command logs it, so any option a command logs (its optimizer's knobs included) takes part, and
+    evaluate, which logs fewer parameters than optimize, is matched on those it logs.
     """
 
     label: str
     optimizer: str
-    command: str
-    argv: list[str]
+    options: evaluate.EvaluateOptions | optimize.OptimizeOptions
     tags: dict[str, str]
     params: dict[str, str]
     if_logged: dict[str, str] = field(default_factory=dict)
 
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m otbench.compare", description=__doc__.splitlines()[0])
-    add_environment_arguments(parser)
-    parser.add_argument("--optimizers", default=",".join(OPTIMIZERS),
-                        help=f"comma-separated optimizer rows (default all: {','.join(OPTIMIZERS)})")
-    parser.add_argument("--limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
-                        help=f"tasks optimized on (online: also evaluated on) (default {optimize.DEFAULT_LIMIT})")
-    parser.add_argument("--test-limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
-                        help=f"offline environments: test tasks every row is scored on (default {optimize.DEFAULT_LIMIT})")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the task samples (default 0)")
-    for name, spec in OPTIMIZERS.items():  # each optimizer's knobs, passed on to its own row
-        if spec.knobs is not None:
-            knob_rules.add_arguments(parser.add_argument_group(name), spec.knobs)
-    parser.add_argument("--probe", action="store_true",
-                        help="also a '(probe)' row for each optimizer offered the shared --probe (fair to ToolObserver's)")
-    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
-    parser.add_argument("--plots", type=Path, default=Path("reports"), help="directory for the PNG plots (default reports/)")
-    parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars in missing runs")
-    add_lm_arguments(parser, editor=True)
-    add_tracking_arguments(parser)
-    return parser
+    @property
+    def command(self) -> str:
+        return "evaluate" if isinstance(self.options, evaluate.EvaluateOptions) else "optimize"
 
 
-def chosen_optimizers(text: str) -> list[str]:
+def chosen_optimizers(text: str) -> tuple[str, ...]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in OPTIMIZERS]
     if unknown:
         raise ConfigError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(OPTIMIZERS)}")
-    return list(dict.fromkeys(names))
+    return tuple(dict.fromkeys(names))
 
 
-def as_logged(value: Any) -> str:
-    """A value the way the commands log it as an MLflow parameter or tag."""
-    if isinstance(value, Path):
-        return str(value)
-    return value if isinstance(value, str) else json.dumps(value)
+def run_definition(options: evaluate.EvaluateOptions | optimize.OptimizeOptions) -> dict[str, str]:
+    """What a run with ``options`` computes, as the command logs it."""
+    return {key: as_logged(value) for key, value in options.values().items()
+            if key not in HOW_IT_RUNS | _COMPARED_AS_TAGS}
 
 
-def _group_options(parser: argparse.ArgumentParser, title: str) -> list[argparse.Action]:
-    return [action for group in parser._action_groups if group.title == title for action in group._group_actions]
-
-
-def forwarded(parser: argparse.ArgumentParser, values: dict[str, Any], titles: tuple[str, ...],
-              skip: frozenset[str] | set[str] = frozenset()) -> list[str]:
-    """Command-line arguments that pass on every non-default option of the named option groups."""
-    argv: list[str] = []
-    for title in titles:
-        for action in _group_options(parser, title):
-            value = values.get(action.dest, action.default)
-            if action.dest in skip or value == action.default:
-                continue
-            option = action.option_strings[-1] if action.option_strings[-1].startswith("--") else action.option_strings[0]
-            argv += [option] if isinstance(action, argparse._StoreTrueAction) else [option, str(value)]
-    return argv
-
-
-def run_definition(command: str, argv: list[str]) -> dict[str, str]:
-    """What a run of ``command`` with ``argv`` computes: its parsed options, as the command logs them."""
-    values = vars({"evaluate": evaluate, "optimize": optimize}[command].build_parser().parse_args(argv))
-    return {key: as_logged(value) for key, value in values.items() if key not in optimize.HOW_IT_RUNS | _COMPARED_AS_TAGS}
-
-
-def plan_rows(parser: argparse.ArgumentParser, args: argparse.Namespace, env: Any) -> list[RowPlan]:
-    """base, gold and one row per chosen optimizer, each with its command line and run definition."""
+def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
+    """base, gold and one row per chosen optimizer, each with its options and run definition."""
     online = env.learning == "online"
-    evaluated_on = args.limit if online else args.test_limit
-    own = vars(args)
-    common = ["--seed", str(args.seed), "--num-threads", str(args.num_threads), "--json",
-              *(["--quiet"] if args.quiet else []), *forwarded(parser, own, ("tracking",))]
-    lm_evaluate = forwarded(parser, own, ("language models",), skip={"editor_lm", "editor_api_base"})
-    lm_optimize = forwarded(parser, own, ("language models",))
+    evaluated_on = options.limit if online else options.test_limit
+    evaluated_by = replace(options.lm, editor_lm=None, editor_api_base=None)
 
-    def evaluate_row(label: str, values: dict[str, Any], docs: list[str], setting: str, optimizer_tag: str) -> RowPlan:
-        argv = ["--agent", "llm", "--limit", str(evaluated_on), *docs, *common,
-                *forwarded(parser, values, ("environment",)), *lm_evaluate]
+    def evaluate_row(label: str, environment: EnvironmentOptions, docs: str | None, setting: str,
+                     optimizer_tag: str) -> RowPlan:
+        row = evaluate.EvaluateOptions(environment=environment, agent="llm", docs=docs, limit=evaluated_on,
+                                       seed=options.seed, lm=evaluated_by, tracking=options.tracking,
+                                       num_threads=options.num_threads, progress=options.progress)
         return RowPlan(
-            label=label, optimizer=label, command="evaluate", argv=argv,  # optimizer: base or gold
-            tags={"command": "evaluate", "env": env.name, "setting": setting, "agent": "llm", "lm": args.lm,
+            label=label, optimizer=label, options=row,  # optimizer: base or gold
+            tags={"command": "evaluate", "env": env.name, "setting": setting, "agent": "llm", "lm": options.lm.lm,
                   "optimizer": optimizer_tag},
-            params={"limit": str(evaluated_on), "seed": str(args.seed)},
-            if_logged=run_definition("evaluate", argv),
+            params={"limit": str(evaluated_on), "seed": str(options.seed)},
+            if_logged=run_definition(row),
         )
 
     if online:  # per-task docs are tied to the setting's tool names: the true docs are the gold setting
-        if "setting" not in own:
-            raise ConfigError(f"{env.name}: an online environment needs a --setting option for its gold row")
-        gold = evaluate_row("gold", {**own, "setting": "gold"}, [], "gold", "base")
+        gold = evaluate_row("gold", replace(options.environment, setting="gold"), None, "gold", "base")
     else:  # shared tools keep their names: the true docs replace the setting's docs
-        gold = evaluate_row("gold", own, ["--docs", "gold"], env.setting, "gold")
-    rows = [evaluate_row("base", own, [], env.setting, "base"), gold]
+        gold = evaluate_row("gold", options.environment, "gold", env.setting, "gold")
+    rows = [evaluate_row("base", options.environment, None, env.setting, "base"), gold]
 
-    for name in chosen_optimizers(args.optimizers):
+    for name in options.optimizers:
         spec = OPTIMIZERS[name]
         # the optimizer's own defaults except for knobs given here; the paper's protocol (no success bits)
-        knobs = forwarded(parser, own, (name,)) if spec.knobs is not None else []
-        probed = ((" (probe)", ("--probe",)),) if args.probe and spec.offers_probe else ()
-        for suffix, variant in (*spec.rows, *probed):
-            argv = ["--optimizer", name, "--limit", str(args.limit), "--test-limit", str(args.test_limit), *common,
-                    *forwarded(parser, own, ("environment",)), *knobs, *variant, *lm_optimize]
-            rows.append(_optimizer_row(spec.label + suffix, name, argv, args, env))
+        base = optimize.OptimizeOptions(optimizer=name, environment=options.environment, limit=options.limit,
+                                        seed=options.seed, test_limit=options.test_limit,
+                                        knobs=options.knobs.get(name), lm=options.lm, tracking=options.tracking,
+                                        num_threads=options.num_threads, progress=options.progress)
+        probed = ((" (probe)", {"probe": True}),) if options.probe and spec.offers_probe else ()
+        for suffix, changes in (*spec.rows, *probed):
+            row = optimize.options_from({**base.values(), **changes})
+            rows.append(_optimizer_row(spec.label + suffix, name, row, options, env))
     return rows
 
 
-def _optimizer_row(label: str, name: str, argv: list[str], args: argparse.Namespace, env: Any) -> RowPlan:
+def _optimizer_row(label: str, name: str, row: optimize.OptimizeOptions, options: CompareOptions, env: Any) -> RowPlan:
     online = env.learning == "online"
     return RowPlan(
-        label=label, optimizer=name, command="optimize", argv=argv,
+        label=label, optimizer=name, options=row,
         tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,
-              "setting": env.setting, "lm": args.lm, "editor_lm": args.editor_lm or args.lm, "seed": str(args.seed)},
-        params={"limit": str(args.limit)} | ({} if online else {"test_limit": str(args.test_limit)}),
-        if_logged=run_definition("optimize", argv),
+              "setting": env.setting, "lm": options.lm.lm, "editor_lm": options.lm.editor_lm or options.lm.lm,
+              "seed": str(options.seed)},
+        params={"limit": str(options.limit)} | ({} if online else {"test_limit": str(options.test_limit)}),
+        if_logged=run_definition(row),
     )
 
 
@@ -209,19 +214,25 @@ def _quoted(value: str) -> str:
 
 
 def run_missing(plan: RowPlan) -> Any:
-    """Run the row's command through its ``main`` and return the MLflow run it logged."""
+    """Run the row with its command's :func:`run` and return the MLflow run it logged."""
     import mlflow
 
-    print(f"compare: no finished run for {plan.label}; running {plan.command} {' '.join(plan.argv)}", file=sys.stderr)
-    captured = io.StringIO()
+    print(f"compare: no finished run for {plan.label}; running {plan.command} ({_described(plan.options)})",
+          file=sys.stderr)
     try:
-        with contextlib.redirect_stdout(captured):
-            _COMMANDS[plan.command](plan.argv)
+        result = _COMMANDS[plan.command](plan.options)
     except OtbenchError as exc:  # the same kind of error, saying which row
         exc.args = (f"row {plan.label}: {exc}",)
         raise
-    summary = json.loads(captured.getvalue().strip().splitlines()[-1])
-    return mlflow.get_run(summary["run_id"])
+    return mlflow.get_run(result.run_id)
+
+
+def _described(options: evaluate.EvaluateOptions | optimize.OptimizeOptions) -> str:
+    """The options of a row that differ from its command's defaults, by command-line name."""
+    default = type(options)(environment=options.environment, lm=options.lm).values()
+    changed = {name: value for name, value in options.values().items()
+               if value != default.get(name) and name not in HOW_IT_RUNS}
+    return " ".join(f"{name}={value}" for name, value in changed.items()) or "its defaults"
 
 
 def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
@@ -323,7 +334,7 @@ def markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def log_comparison(args: argparse.Namespace, env: Any, rows: list[dict[str, Any]], columns: list[str],
+def log_comparison(options: CompareOptions, env: Any, rows: list[dict[str, Any]], columns: list[str],
                    plots: list[Path]) -> str:
     """A ``compare`` run holding the table (JSON table, CSV, markdown) and the plots; returns its id.
 
@@ -332,13 +343,14 @@ def log_comparison(args: argparse.Namespace, env: Any, rows: list[dict[str, Any]
     import mlflow
     import pandas as pd
 
-    tags = {"command": "compare", "env": env.name, "setting": env.setting, "lm": args.lm,
-            "editor_lm": args.editor_lm or args.lm, "seed": args.seed, "fault_family": fault_family(env)}
-    params = {"limit": args.limit, "test_limit": args.test_limit, "optimizers": args.optimizers,
+    lm = options.lm
+    tags = {"command": "compare", "env": env.name, "setting": env.setting, "lm": lm.lm,
+            "editor_lm": lm.editor_lm or lm.lm, "seed": options.seed, "fault_family": fault_family(env)}
+    params = {"limit": options.limit, "test_limit": options.test_limit, "optimizers": ",".join(options.optimizers),
               "rows": ",".join(row["row"] for row in rows), "run_ids": ",".join(row["run_id"] for row in rows),
-              "faults": args.faults}
-    model = tracking.model_label(args.lm, embedded_model=args.embedded_model, gguf=args.gguf)
-    name = tracking.run_name("compare", env.name, env.setting, f"n{args.limit}", model)
+              "faults": options.environment.faults}
+    model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
+    name = tracking.run_name("compare", env.name, env.setting, f"n{options.limit}", model)
     with tracking.tracked_run(name, tags=tags, params=params) as run:
         mlflow.log_metric("fault_rate", fault_rate(env))
         tracking.log_table(rows, "comparison.json")
@@ -365,7 +377,7 @@ def fault_family(env: Any) -> str:
     return f"{'+'.join(sorted(policy.rates))}@{'+'.join(sorted(policy.phases))}"
 
 
-def plot_against_fault_rate(args: argparse.Namespace, env: Any, run_id: str) -> Path:
+def plot_against_fault_rate(plots: Path, env: Any, run_id: str) -> Path:
     """The primary metric of every row against the fault rate, over the finished comparisons of the same
     definition (environment, setting, models, seed, limits) and fault family as run ``run_id``, the latest
     at each rate; logged to that run too."""
@@ -395,22 +407,24 @@ def plot_against_fault_rate(args: argparse.Namespace, env: Any, run_id: str) -> 
                 lines.setdefault(row["row"], []).append((rate, float(row[env.primary_metric])))
     name = f"{env.name}-{env.setting}"
     path = plot_metric_vs_fault_rate(lines, env.primary_metric, f"{name}: {env.primary_metric} vs fault rate ({family})",
-                                     args.plots / f"{name}-{env.primary_metric}-vs-fault-rate.png")
+                                     plots / f"{name}-{env.primary_metric}-vs-fault-rate.png")
     with mlflow.start_run(run_id=run_id):
         mlflow.log_artifact(str(path), "plots")
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
+def run(options: CompareOptions) -> CompareResult:
+    """Reuse or run every row, score it, and log the comparison as a ``compare`` run; bad options are refused
+    before anything slow (data, model, MLflow store) loads."""
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one bar per row's artefact is noise
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    chosen_optimizers(args.optimizers)
-    check_environment_arguments(args)
-    check_models(lm_options(args))
-    tracking.configure(args.tracking_uri, directory=args.mlruns)
-    with make_environment(args) as env:
-        plans = plan_rows(parser, args, env)
+    unknown = [name for name in options.optimizers if name not in OPTIMIZERS]
+    if unknown:
+        raise ConfigError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(OPTIMIZERS)}")
+    options = replace(options, environment=resolve(options.environment))
+    check_models(options.lm)
+    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
+    with make_environment(options.environment) as env:
+        plans = plan_rows(options, env)
         runs: dict[str, Any] = {}
         reused: dict[str, bool] = {}
         with one_embedded_server():  # missing runs share one model server instead of loading it each
@@ -418,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:
                 found = find_run(plan)
                 reused[plan.label] = found is not None
                 runs[plan.label] = found or run_missing(plan)
-        scored = sample_tasks(env.tasks("test"), args.limit if env.learning == "online" else args.test_limit, args.seed)
+        evaluated_on = options.limit if env.learning == "online" else options.test_limit
+        scored = sample_tasks(env.tasks("test"), evaluated_on, options.seed)
         fidelity = docs_fidelity(plans, runs, env, list(dict.fromkeys(env.toolset_of(task) for task in scored)))
         rows = [{"row": plan.label, "optimizer": plan.optimizer, **row_results(plan, runs[plan.label], env),
                  "docs_sem": round(fidelity[plan.label].semantic, 4), "docs_lex": round(fidelity[plan.label].lexical, 4),
@@ -427,21 +442,62 @@ def main(argv: list[str] | None = None) -> int:
         metric_columns = [name for name in env.metric_names if all(name in row for row in rows)]
         ratios = ["tokens_vs_to"] if add_token_ratios(rows) else []
         columns = ["row", *metric_columns, "tokens", *ratios, "docs_sem", "docs_lex", "docs_faults", "run", "run_id"]
-        plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, args.plots)
-        compare_run = log_comparison(args, env, rows, columns, plots)
-        if args.faults is not None:  # with the clean comparisons of the same definition at rate 0
-            plots.append(plot_against_fault_rate(args, env, compare_run))
-        header = {"env": env.name, "setting": env.setting, "learning": env.learning, "metrics": metric_columns}
+        plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, options.plots)
+        compare_run = log_comparison(options, env, rows, columns, plots)
+        if options.environment.faults is not None:  # with the clean comparisons of the same definition at rate 0
+            plots.append(plot_against_fault_rate(options.plots, env, compare_run))
+        return CompareResult(env.name, env.setting, env.learning, metric_columns, options.limit, options.test_limit,
+                             options.seed, rows, [str(path) for path in plots], compare_run, columns)
+
+
+# -- the command line ----------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m otbench.compare", description=__doc__.splitlines()[0])
+    add_environment_arguments(parser)
+    parser.add_argument("--optimizers", default=",".join(OPTIMIZERS),
+                        help=f"comma-separated optimizer rows (default all: {','.join(OPTIMIZERS)})")
+    parser.add_argument("--limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
+                        help=f"tasks optimized on (online: also evaluated on) (default {optimize.DEFAULT_LIMIT})")
+    parser.add_argument("--test-limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
+                        help=f"offline environments: test tasks every row is scored on (default {optimize.DEFAULT_LIMIT})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the task samples (default 0)")
+    for name, spec in OPTIMIZERS.items():  # each optimizer's knobs, passed on to its own row
+        if spec.knobs is not None:
+            knob_rules.add_arguments(parser.add_argument_group(name), spec.knobs)
+    parser.add_argument("--probe", action="store_true",
+                        help="also a '(probe)' row for each optimizer offered the shared --probe (fair to ToolObserver's)")
+    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
+    parser.add_argument("--plots", type=Path, default=Path("reports"), help="directory for the PNG plots (default reports/)")
+    parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars in missing runs")
+    add_lm_arguments(parser, editor=True)
+    add_tracking_arguments(parser)
+    return parser
+
+
+def options_from(values: Mapping[str, Any]) -> CompareOptions:
+    """Options from their command-line names (an argparse namespace's)."""
+    return CompareOptions(
+        environment=options_from_values(values), optimizers=chosen_optimizers(values["optimizers"]),
+        limit=values["limit"], test_limit=values["test_limit"], seed=values["seed"],
+        knobs={name: spec.knob_values(values) for name, spec in OPTIMIZERS.items() if spec.knobs is not None},
+        probe=values["probe"], lm=lm_from_values(values), tracking=tracking_from_values(values),
+        num_threads=values["num_threads"], plots=values["plots"], progress=not values["quiet"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result = run(options_from(vars(args)))
     if args.json:
-        print(json.dumps({**header, "limit": args.limit, "test_limit": args.test_limit, "seed": args.seed,
-                          "rows": rows, "plots": [str(p) for p in plots], "run_id": compare_run}))
+        print(json.dumps(result.to_dict()))
         return 0
-    print(f"{header['env']} / {header['setting']}: {', '.join(header['metrics'])}; tokens = optimization + evaluation "
+    columns = result.columns
+    print(f"{result.env} / {result.setting}: {', '.join(result.metrics)}; tokens = optimization + evaluation "
           "(paid + cache-served)" + ("; tokens_vs_to = tokens / +TO's" if "tokens_vs_to" in columns else "")
           + "; docs_sem / docs_lex = similarity of the row's docs to the gold docs"
           + "; docs_faults = share of learned sentences stating faults as tool behaviour")
-    print(format_table(rows, columns))
-    print(f"plots: {', '.join(str(p) for p in plots)}   MLflow run: {compare_run}")
+    print(format_table(result.rows, columns))
+    print(f"plots: {', '.join(result.plots)}   MLflow run: {result.run_id}")
     return 0
 
 

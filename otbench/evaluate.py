@@ -2,15 +2,19 @@
 
 Reference agents bound the metrics: ``--agent oracle`` emits the gold calls (must score 1.0),
 ``--agent null`` calls nothing (must score 0). ``--docs`` swaps in learned documentation.
+:func:`run` does the work from typed options; the command line only fills them and prints the result.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
+from collections.abc import Mapping
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from typing import Any
 
 from evals.harness import run_rollouts
@@ -18,14 +22,21 @@ from evals.robustness import ROBUSTNESS_METRICS, robustness
 from modules.agent import FunctionCallingAgent
 from modules.reference_agents import NullAgent
 from otbench import tracking
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, lm_options, positive_int, run_main
+from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.docs_io import apply_docs
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import add_environment_arguments, check_environment_arguments, make_environment
+from otbench.envs.registry import (
+    EnvironmentOptions,
+    add_environment_arguments,
+    make_environment,
+    options_from_values,
+    resolve,
+)
 from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.faults import phase_of
 from otbench.llm.metering import TokenLedger
-from otbench.llm.session import check_models, open_lms
+from otbench.llm.session import LMOptions, check_models, open_lms
+from otbench.options import TrackingOptions, lm_from_values, lm_values, tracking_from_values
 from otbench.parallel import MapInterrupted
 from otbench.report import format_table, server_table
 from otbench.trajectory import Trajectory
@@ -33,19 +44,54 @@ from otbench.trajectory import Trajectory
 AGENTS = ("llm", "oracle", "null")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m otbench.evaluate", description=__doc__.splitlines()[0])
-    add_environment_arguments(parser)
-    parser.add_argument("--agent", default="llm", help="llm (default), oracle or null")
-    parser.add_argument("--docs", default=None, help="docs to use: a file, runs:/RUN_ID of an optimize run, or gold (the true docs)")
-    parser.add_argument("--limit", type=positive_int, default=None, help="evaluate a seeded sample of N tasks")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
-    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
-    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_lm_arguments(parser)
-    add_tracking_arguments(parser)
-    return parser
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """One evaluation: which agent, with which docs, on which tasks; and how it is carried out."""
+
+    environment: EnvironmentOptions = field(default_factory=EnvironmentOptions)
+    agent: str = "llm"
+    """``llm`` (the function-calling agent), ``oracle`` (the gold calls) or ``null`` (calls nothing)."""
+    docs: str | None = None
+    """Docs to use instead of the setting's: a docs file, ``runs:/RUN_ID``, ``prompts:/NAME@latest`` or ``gold``."""
+    limit: int | None = None
+    """A seeded sample of this many tasks (None: all)."""
+    seed: int = 0
+    lm: LMOptions = field(default_factory=LMOptions)
+    tracking: TrackingOptions = field(default_factory=TrackingOptions)
+    num_threads: int = 1
+    progress: bool = True
+
+    def values(self) -> dict[str, Any]:
+        """Every option by its command-line name."""
+        return {**self.environment.values(), "agent": self.agent, "docs": self.docs, "limit": self.limit,
+                "seed": self.seed, **lm_values(self.lm), **self.tracking.values(), "num_threads": self.num_threads,
+                "quiet": not self.progress}
+
+
+def options_from(values: Mapping[str, Any]) -> EvaluateOptions:
+    """Options from their command-line names (an argparse namespace's)."""
+    return EvaluateOptions(
+        environment=options_from_values(values), agent=values.get("agent", "llm"), docs=values.get("docs"),
+        limit=values.get("limit"), seed=values.get("seed", 0), lm=lm_from_values(values),
+        tracking=tracking_from_values(values), num_threads=values.get("num_threads", 1),
+        progress=not values.get("quiet", False))
+
+
+@dataclass(frozen=True)
+class EvaluateResult:
+    """What an evaluation measured, as logged to its MLflow run."""
+
+    run_id: str
+    summary: dict[str, Any]
+    """The environment's metrics and the robustness ones, ``n``, ``seconds``, token and server figures."""
+    metric_names: tuple[str, ...]
+    tokens_by_phase: dict[str, Any]
+    server: dict[str, Any]
+    """The LM server's own figures by phase (empty for hosted models)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as ``--json`` prints it."""
+        return {**self.summary, "run_id": self.run_id, "tokens_by_phase": self.tokens_by_phase}
 
 
 def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
@@ -56,37 +102,41 @@ def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
     return FunctionCallingAgent(instructions=env.agent_instructions)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.agent not in AGENTS:
-        raise ConfigError(f"unknown agent {args.agent!r}; choose from {', '.join(AGENTS)}")
-    check_environment_arguments(args)
-    uses_lm = args.agent == "llm"
+def run(options: EvaluateOptions) -> EvaluateResult:
+    """Score the agent on a seeded sample of tasks, tracked as one MLflow run; bad options are refused before
+    anything slow (data, model, MLflow store) loads."""
+    if options.agent not in AGENTS:
+        raise ConfigError(f"unknown agent {options.agent!r}; choose from {', '.join(AGENTS)}")
+    environment = resolve(options.environment)
+    uses_lm = options.agent == "llm"
     if uses_lm:
-        check_models(lm_options(args), ("agent",))
-    tracking.configure(args.tracking_uri, directory=args.mlruns)
+        check_models(options.lm, ("agent",))
+    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
     ledger = TokenLedger()
     with ExitStack() as stack:
-        env = stack.enter_context(make_environment(args, workers=args.num_threads))
-        tasks = sample_tasks(env.tasks(), args.limit, args.seed)
-        toolbox = env.toolbox("gold" if args.docs == "gold" else None)
-        docs_matched = apply_docs(toolbox, args.docs) if args.docs not in (None, "gold") else 0
-        agent = _agent(args.agent, env, tasks)
+        env = stack.enter_context(make_environment(environment, workers=options.num_threads))
+        tasks = sample_tasks(env.tasks(), options.limit, options.seed)
+        toolbox = env.toolbox("gold" if options.docs == "gold" else None)
+        docs_matched = apply_docs(toolbox, options.docs) if options.docs not in (None, "gold") else 0
+        agent = _agent(options.agent, env, tasks)
         if uses_lm:
-            agent.lm = stack.enter_context(open_lms(lm_options(args, slots=args.num_threads), ledger))["agent"]
-        tags = {"command": "evaluate", "env": env.name, "setting": env.setting,
-                "agent": args.agent, "lm": args.lm if uses_lm else "-", "optimizer": {None: "base", "gold": "gold"}.get(args.docs, "docs")}
-        params = {**tags, "limit": args.limit or len(tasks), "seed": args.seed, "docs": args.docs or "",
-                  "docs_matched": docs_matched, "faults": args.faults}  # what defines the run (not how it ran: --num-threads)
+            lm = dataclasses.replace(options.lm, slots=options.num_threads)
+            agent.lm = stack.enter_context(open_lms(lm, ledger))["agent"]
+        tags = {"command": "evaluate", "env": env.name, "setting": env.setting, "agent": options.agent,
+                "lm": options.lm.lm if uses_lm else "-",
+                "optimizer": {None: "base", "gold": "gold"}.get(options.docs, "docs")}
+        params = {**tags, "limit": options.limit or len(tasks), "seed": options.seed, "docs": options.docs or "",
+                  "docs_matched": docs_matched, "faults": environment.faults}  # what defines the run, not how it ran
         started = time.perf_counter()
-        model = tracking.model_label(args.lm, embedded_model=args.embedded_model, gguf=args.gguf) if uses_lm else None
-        docs = {None: None, "gold": "gold-docs"}.get(args.docs, "learned-docs")
-        name = tracking.run_name("evaluate", env.name, tags["setting"], args.agent, docs, f"n{len(tasks)}", model)
-        with tracking.tracked_run(name, tags=tags, params=params) as run:
+        model = tracking.model_label(options.lm.lm, embedded_model=options.lm.embedded_model,
+                                     gguf=options.lm.gguf) if uses_lm else None
+        docs = {None: None, "gold": "gold-docs"}.get(options.docs, "learned-docs")
+        name = tracking.run_name("evaluate", env.name, tags["setting"], options.agent, docs, f"n{len(tasks)}", model)
+        with tracking.tracked_run(name, tags=tags, params=params) as tracked:
             try:
                 with phase_of(env, "test"):
-                    trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=args.num_threads,
-                                                description="evaluate", progress=not args.quiet)
+                    trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=options.num_threads,
+                                                description="evaluate", progress=options.progress)
             except MapInterrupted as stop:
                 finished = [stop.finished[i] for i in sorted(stop.finished)]
                 _log_results(env, finished, ledger, time.perf_counter() - started)
@@ -94,9 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                     raise stop.cause from None
                 raise RunError(f"evaluation stopped after {len(finished)} tasks: {stop}") from stop.cause
             summary = _log_results(env, trajectories, ledger, time.perf_counter() - started)
-        summary["run_id"] = run.info.run_id
-    _print(summary, ledger, env.metric_names, as_json=args.json)
-    return 0
+    return EvaluateResult(tracked.info.run_id, summary, tuple(env.metric_names), ledger.snapshot(),
+                          ledger.server_figures())
 
 
 def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float) -> dict[str, Any]:
@@ -117,21 +166,45 @@ def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, 
     return summary
 
 
-def _print(summary: dict[str, Any], ledger: TokenLedger, metric_names: tuple[str, ...], *, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps({**summary, "tokens_by_phase": ledger.snapshot()}))
-        return
-    metrics = {k: summary[k] for k in (*metric_names, "n") if k in summary}
+# -- the command line ----------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m otbench.evaluate", description=__doc__.splitlines()[0])
+    add_environment_arguments(parser)
+    parser.add_argument("--agent", default="llm", help="llm (default), oracle or null")
+    parser.add_argument("--docs", default=None, help="docs to use: a file, runs:/RUN_ID of an optimize run, or gold (the true docs)")
+    parser.add_argument("--limit", type=positive_int, default=None, help="evaluate a seeded sample of N tasks")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
+    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_lm_arguments(parser)
+    add_tracking_arguments(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result = run(options_from(vars(args)))
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        _print(result)
+    return 0
+
+
+def _print(result: EvaluateResult) -> None:
+    summary = result.summary
+    metrics = {k: summary[k] for k in (*result.metric_names, "n") if k in summary}
     print(format_table([metrics]), file=sys.stdout)
     robust = {k: summary[k] for k in ROBUSTNESS_METRICS if k in summary}
     print(format_table([robust]), file=sys.stdout)
-    rows = [{"phase": phase, **row} for phase, row in ledger.snapshot().items()]
+    rows = [{"phase": phase, **row} for phase, row in result.tokens_by_phase.items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
                               "cached_tokens"]))
-    server = server_table(ledger.server_figures())
+    server = server_table(result.server)
     if server:
         print(server)
-    print(f"seconds: {summary['seconds']}   MLflow run: {summary['run_id']}")
+    print(f"seconds: {summary['seconds']}   MLflow run: {result.run_id}")
 
 
 if __name__ == "__main__":

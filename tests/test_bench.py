@@ -20,7 +20,7 @@ def test_oracle_on_bfcl_is_perfect_and_timed(capsys: pytest.CaptureFixture[str])
 
 
 def test_oracle_on_chess_exploration_rollouts(capsys: pytest.CaptureFixture[str]) -> None:
-    result = _run(capsys, "oracle", "--env", "chess", "--toolset", "phase", "--split", "train", "--limit", "1",
+    result = _run(capsys, "oracle", "--env", "chess", "--setting", "phase", "--split", "train", "--limit", "1",
                   "--exploration-moves", "2")
     assert result["optimal_pct"] == 100.0 and result["n"] == 1.0
 

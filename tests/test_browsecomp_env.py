@@ -13,8 +13,8 @@ from modules.program import ToolAgentProgram
 from optimizers.toolobserver import IMPROVED, PAPER, ToolObserver
 from otbench.calls import ToolCall
 from otbench.envs.browsecomp.tools import ANSWER_TOOL
-from otbench.envs.registry import add_environment_arguments, check_environment_arguments
-from otbench.errors import UserError
+from otbench.envs.registry import add_environment_arguments, options_from_values, resolve
+from otbench.errors import ConfigError
 from otbench.llm.metering import TokenLedger
 
 
@@ -65,7 +65,7 @@ def test_when_the_budget_is_spent_only_the_answer_tool_is_offered():
 
 
 def test_the_second_tool_set_adds_a_whole_corpus_search_and_the_oracle_still_scores_perfectly():
-    env = tiny_env(toolset="domains+all")
+    env = tiny_env(setting="domains+all")
     assert len(env.toolbox().toolset("domains+all")) == 11
     tasks = env.tasks("train")
     summary = env.summarise([env.rollout(env.oracle_agent(tasks), env.toolbox("gold"), t) for t in tasks])
@@ -89,15 +89,17 @@ def _parse(argv):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--toolset", "everything"], "unknown toolset"),
+    (["--setting", "everything"], "unknown setting 'everything'"),
+    (["--toolset", "everything"], "unknown setting 'everything'"),
     (["--retriever", "tfidf"], "unknown retriever"),
     (["--max-calls", "0"], "--max-calls"),
-    (["--setting", "gold"], "--toolset"),
+    (["--setting", "names_only"], "unknown setting 'names_only'"),
 ])
 def test_bad_options_are_one_line_user_errors(argv, message):
-    with pytest.raises(UserError, match=message):
-        check_environment_arguments(_parse(argv))
-    check_environment_arguments(_parse(["--toolset", "domains+all", "--retriever", "dense"]))
+    with pytest.raises(ConfigError, match=message):
+        resolve(options_from_values(vars(_parse(argv))))
+    assert resolve(options_from_values(vars(_parse(["--toolset", "domains+all"])))).setting == "domains+all"
+    resolve(options_from_values(vars(_parse(["--setting", "domains+all", "--retriever", "dense"]))))
 
 
 def _tools_in(content: str) -> dict[str, str]:

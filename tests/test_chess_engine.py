@@ -10,7 +10,7 @@ import pytest
 from otbench.envs.chess import engine as engine_module
 from otbench.envs.chess.engine import Engine, EnginePool, find_stockfish, seeded_random_move
 from otbench.envs.chess.players import SPECIALIST_DEPTH
-from otbench.envs.chess.tools import TOOLSETS, chess_tools
+from otbench.envs.chess.tools import SETTINGS, chess_tools
 from otbench.errors import UserError
 
 FENS = (
@@ -30,8 +30,8 @@ def _alive(pid: int) -> bool:
 
 def _all_moves() -> dict[str, str]:
     with Engine(find_stockfish()) as engine:
-        return {f"{toolset}/{tool.name}/{fen}": tool.player.choose(chess.Board(fen), engine).uci()
-                for toolset in TOOLSETS for tool in chess_tools(toolset) for fen in FENS}
+        return {f"{setting}/{tool.name}/{fen}": tool.player.choose(chess.Board(fen), engine).uci()
+                for setting in SETTINGS for tool in chess_tools(setting) for fen in FENS}
 
 
 def test_every_tool_gives_the_same_move_in_another_process():

@@ -19,7 +19,7 @@ from otbench.calls import ToolCall
 from otbench.cli import run_main
 from otbench.envs.chess.env import TOOLSET_ID, ChessEnvironment
 from otbench.envs.chess.positions import Position
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 from otbench.llm.metering import TokenLedger
 
 FENS = {
@@ -38,9 +38,9 @@ def _positions() -> list[Position]:
 
 @pytest.fixture(scope="module")
 def envs():
-    """One environment per tool set for the whole module: engine answers are cached per position."""
-    opened = {toolset: ChessEnvironment(toolset=toolset, positions=_positions(), max_moves=2, exploration_moves=2)
-              for toolset in ("phase", "skill", "elo")}
+    """One environment per setting for the whole module: engine answers are cached per position."""
+    opened = {setting: ChessEnvironment(setting=setting, positions=_positions(), max_moves=2, exploration_moves=2)
+              for setting in ("phase", "skill", "elo")}
     yield opened
     for env in opened.values():
         env.close()
@@ -135,10 +135,10 @@ def test_base_docs_are_opaque_and_gold_docs_tell_the_truth(phase_env):
     assert len({t.description for t in base}) == 1 and "opening" not in base[0].description
     assert "opening" in gold[1].description and "random" in gold[1].description
     assert all(t.parameters[0].name == "fen" for t in base)
-    with pytest.raises(UserError):
+    with pytest.raises(ConfigError):
         phase_env.toolbox("names_only")
-    with pytest.raises(UserError):
-        ChessEnvironment(toolset="speed", positions=_positions())
+    with pytest.raises(ConfigError):
+        ChessEnvironment(setting="speed", positions=_positions())
 
 
 def _docs_aware_chess_agent(messages):
@@ -188,7 +188,7 @@ def _run(argv, capsys):
 
 
 def test_evaluate_runs_the_oracle_on_chess_and_logs_both_metrics(capsys):
-    code, out, err = _run(["--env", "chess", "--toolset", "phase", "--agent", "oracle", "--limit", "2",
+    code, out, err = _run(["--env", "chess", "--setting", "phase", "--agent", "oracle", "--limit", "2",
                            "--max-moves", "2", "--json", "--quiet"], capsys)
     assert code == 0, err
     summary = json.loads(out)
@@ -198,7 +198,10 @@ def test_evaluate_runs_the_oracle_on_chess_and_logs_both_metrics(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--env", "chess", "--toolset", "speed"], "unknown chess toolset 'speed'"),
+    (["--env", "chess", "--setting", "speed"], "unknown chess setting 'speed'"),
+    (["--env", "chess", "--toolset", "speed"], "unknown chess setting 'speed'"),  # the older name of --setting
+    (["--env", "chess", "--setting", "gold"], "unknown chess setting 'gold'"),
+    (["--env", "chess", "--setting", "skill", "--toolset", "elo"], "--toolset is the older name of --setting"),
     (["--env", "chess", "--stockfish", "/no/such/engine"], "is not an executable file"),
     (["--env", "chess", "--max-moves", "0"], "expected a number >= 1"),
 ])

@@ -18,7 +18,7 @@ from otbench.cli import run_main
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
-from otbench.errors import UserError
+from otbench.errors import DataError
 
 EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
 
@@ -60,9 +60,9 @@ class OfflineToy(ToyEnvironment):
     def __init__(self) -> None:
         super().__init__(6, shared=True)
 
-    def toolbox(self, setting=None):
-        toolbox = super().toolbox(setting)
-        if setting == "gold":
+    def toolbox(self, docs=None):
+        toolbox = super().toolbox(docs)
+        if docs == "gold":
             toolbox.get("shared", "function_1").with_docs(description="Adds a and b.")
             toolbox.get("shared", "function_2").with_docs(description="Multiplies a and b.")
         return toolbox
@@ -78,6 +78,7 @@ class OfflineToy(ToyEnvironment):
 def offline_toy(monkeypatch):
     """``--env toy`` builds :class:`OfflineToy`, through the registry like any environment."""
     options = types.ModuleType("toy_options")
+    options.DEFAULT_SETTING = "opaque"
     options.add_arguments = lambda group: None
     options.check = lambda args: None
     options.build = lambda args, workers=1: OfflineToy()
@@ -219,48 +220,45 @@ def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     assert [line.split()[0] for line in lines[3:7]] == ["base", "gold", "+TO", "+TO"]  # "+TO (paper)", "+TO"
 
 
+class BfclLike:
+    name, setting, learning = "bfcl", "names_only", "online"
+
+
+def _plans(argv, env=BfclLike):
+    return compare.plan_rows(compare.options_from(vars(compare.build_parser().parse_args(argv))), env())
+
+
 def test_the_optimizer_rows_follow_the_optimizer_registry(monkeypatch):
     newcomer = OptimizerSpec("newcomer", "+newcomer", build=lambda *parts: None)
     monkeypatch.setattr(compare, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
-    parser = compare.build_parser()
-    args = parser.parse_args([])
-
-    class Env:
-        name, setting, learning = "bfcl", "names_only", "online"
-
-    plans = compare.plan_rows(parser, args, Env())
+    monkeypatch.setattr(optimize, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
+    plans = _plans([])
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+newcomer"]
     assert plans[2].if_logged["variant"] == "paper" and plans[3].if_logged["variant"] == "improved"
     assert plans[3].if_logged["oracle_feedback"] == "false" and plans[3].if_logged["iterations"] == "null"
     assert "num_threads" not in plans[2].if_logged and "no_cache" not in plans[0].if_logged
-    assert plans[1].argv[plans[1].argv.index("--setting") + 1] == "gold"
-    Env.learning = "offline"
-    gold = compare.plan_rows(parser, parser.parse_args(["--test-limit", "7"]), Env())[1]
-    assert "--docs" in gold.argv and gold.tags["optimizer"] == "gold" and gold.params["limit"] == "7"
+    assert plans[1].options.environment.setting == "gold" and plans[1].command == "evaluate"
+    assert plans[4].options.optimizer == "newcomer" and plans[4].command == "optimize"
+
+    class Offline(BfclLike):
+        learning = "offline"
+
+    gold = _plans(["--test-limit", "7"], Offline)[1]
+    assert gold.options.docs == "gold" and gold.tags["optimizer"] == "gold" and gold.params["limit"] == "7"
 
 
 def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
-    parser = compare.build_parser()
-
-    class Env:
-        name, setting, learning = "bfcl", "names_only", "online"
-
-    plans = compare.plan_rows(parser, parser.parse_args(["--probe", "--optimizers", "toolobserver,easytool"]), Env())
+    plans = _plans(["--probe", "--optimizers", "toolobserver,easytool"])
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+ET", "+ET (probe)"]
     assert plans[-1].if_logged["probe"] == "true" and plans[-2].if_logged["probe"] != "true"
-    assert "--probe" not in plans[3].argv  # ToolObserver probes by its own variant
+    assert plans[-1].options.switches == {"probe": True} and not plans[-2].options.switches
+    assert not plans[3].options.switches  # ToolObserver probes by its own variant
 
 
 def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
-    parser = compare.build_parser()
-
-    class Env:
-        name, setting, learning = "bfcl", "names_only", "online"
-
-    plans = {p.optimizer: p for p in compare.plan_rows(parser, parser.parse_args(["--p2p-samples", "2"]), Env())}
-    assert plans["play2prompt"].argv[plans["play2prompt"].argv.index("--p2p-samples") + 1] == "2"
-    assert plans["play2prompt"].if_logged["p2p_samples"] == "2"
-    assert "--p2p-samples" not in plans["toolobserver"].argv
+    plans = {p.optimizer: p for p in _plans(["--p2p-samples", "2"])}
+    assert plans["play2prompt"].options.knobs.samples == 2 and plans["play2prompt"].if_logged["p2p_samples"] == "2"
+    assert plans["toolobserver"].if_logged["p2p_samples"] == "3"  # another optimizer's knob: its default
 
 
 @pytest.mark.parametrize(
@@ -300,5 +298,5 @@ def test_row_results_keep_only_the_metrics_the_split_reports(monkeypatch: pytest
     # a run logged before doc contamination was measured shows none
     assert compare.row_results(plan, run, env) == {"optimal_pct": 50.0, "elo": 1210.0, "tokens": 120, "docs_faults": "-"}
     run.data.metrics = {"test_elo": 1210.0}
-    with pytest.raises(UserError, match="no test_optimal_pct"):
+    with pytest.raises(DataError, match="no test_optimal_pct"):
         compare.row_results(plan, run, env)

@@ -248,7 +248,7 @@ class OneCall:
 
 def test_chess_a_faulted_call_is_a_failed_move_and_a_drifted_suggestion_may_be_illegal():
     position = Position("test-opening", OPENING, "opening", "equal", 0, "test", "test")
-    with ChessEnvironment(toolset="phase", positions=[position], max_moves=1) as env:
+    with ChessEnvironment(setting="phase", positions=[position], max_moves=1) as env:
         task = env.tasks("test")[0]
         agent = OneCall(ToolCall("engine_1", {"fen": OPENING}))
         plain = env.rollout(agent, env.toolbox(), task)
@@ -292,7 +292,7 @@ def test_browsecomp_and_chess_without_faults_play_exactly_as_before():
     env.faults = controller("chaos-0.0")
     assert env.rollout(agent, env.toolbox(), task).to_dict() == plain
     position = Position("test-opening", OPENING, "opening", "equal", 0, "test", "test")
-    with ChessEnvironment(toolset="phase", positions=[position], max_moves=2) as chess_env:
+    with ChessEnvironment(setting="phase", positions=[position], max_moves=2) as chess_env:
         game = chess_env.tasks("test")[0]
         oracle = chess_env.oracle_agent([game])
         before = chess_env.rollout(oracle, chess_env.toolbox(), game).to_dict()

@@ -40,7 +40,7 @@ def bfcl():
 @pytest.fixture(scope="module")
 def chess_target():
     position = Position("test-opening", OPENING, "opening", "equal", 0, "test", "test")
-    with ChessEnvironment(toolset="phase", positions=[position], max_moves=1) as env:
+    with ChessEnvironment(setting="phase", positions=[position], max_moves=1) as env:
         yield Target("chess", env, env.tasks("test")[0], "engine_1", "fen", OPENING, "stockfish")
 
 

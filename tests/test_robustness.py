@@ -84,6 +84,7 @@ def _function_env():
 def function_env(monkeypatch):
     """``--env fn`` builds a FunctionEnvironment through the registry, so ``--faults`` reaches it."""
     options = types.ModuleType("fn_options")
+    options.DEFAULT_SETTING = "given"
     options.add_arguments = lambda group: None
     options.check = lambda args: None
     options.build = lambda args, workers=1: _function_env()

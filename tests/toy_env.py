@@ -51,7 +51,7 @@ class ToyEnvironment:
         except (KeyError, TypeError) as error:
             return CallResult(call, False, error=f"{type(error).__name__}: {error}")
 
-    def toolbox(self, setting: str | None = None) -> Toolbox:
+    def toolbox(self, docs: str | None = None) -> Toolbox:
         def tools() -> list[DocumentedTool]:
             shown = None if self.hide_parameters else [ParameterSpec("a", "integer"), ParameterSpec("b", "integer")]
             return [DocumentedTool(n, parameters=shown) for n in IMPLEMENTATIONS]

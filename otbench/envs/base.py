@@ -6,7 +6,7 @@ the optimizers never import an environment's own modules:
 - ``learning`` says how docs are learned. ``"online"``: each task has its own toolset and docs are
   learned at test time, per task (BFCL). ``"offline"``: one toolset is shared by all tasks;
   docs are learned on the ``train`` split and scored on the ``test`` split (Chess, BrowseComp).
-- ``toolbox(setting)`` builds fresh docs; the setting ``"gold"`` always means the true docs.
+- ``toolbox(docs)`` builds fresh docs: the setting's own, or with ``"gold"`` the true docs.
 - ``rollout`` runs an agent on one task (one turn or many: the environment drives the loop)
   and returns a scored :class:`~otbench.trajectory.Trajectory`.
 - ``agent_instructions`` is the system prompt of the LLM agent in this environment.
@@ -32,8 +32,11 @@ class Agent(Protocol):
 class Environment(Protocol):
     """An environment: tasks, their initial and gold docs, and a way to run an agent on a task.
 
-    ``setting`` names the configuration runs are grouped by in MLflow and in tables (BFCL's
-    documentation setting, the tool set of Chess or BrowseComp).
+    ``setting`` names what the agent is given to work with, and runs are grouped by it in MLflow and
+    in tables: BFCL's documentation setting (how much of the true docs the agent sees), Chess's and
+    BrowseComp's choice of tools (BrowseComp adds its retrieval options when they differ from the
+    defaults). A *toolset* is something else: the tools one task is played with, by id (every BFCL
+    test has its own; Chess and BrowseComp share one among all tasks).
     ``metric_names`` lists the metrics ``summarise`` reports, the primary one first; it is also
     the column order of every table. Environments are context managers: leaving the ``with``
     block stops whatever they started (sandboxes, engines).
@@ -49,8 +52,8 @@ class Environment(Protocol):
     def tasks(self, split: str = "test") -> list[Any]:
         """Tasks of a split: ``test`` always; ``train`` too when ``learning`` is offline."""
 
-    def toolbox(self, setting: str | None = None) -> Toolbox:
-        """Fresh docs for every toolset under ``setting`` (default: the env's own; ``gold``: true docs)."""
+    def toolbox(self, docs: str | None = None) -> Toolbox:
+        """Fresh docs for every toolset: the setting's own (``docs`` None) or the true ones (``"gold"``)."""
 
     def toolset_of(self, task: Any) -> str:
         """The id of the toolset ``task`` is played with (its own online, the shared one offline)."""

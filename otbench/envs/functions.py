@@ -113,10 +113,10 @@ class FunctionEnvironment:
             raise ConfigError(f"split must be train or test, got {split!r}")
         return list(self.examples if split == "train" else self.test_examples)
 
-    def toolbox(self, setting: str | None = None) -> Toolbox:
+    def toolbox(self, docs: str | None = None) -> Toolbox:
         """The docs as the functions show them; there are no truer ones to know, so ``gold`` is the same."""
-        if setting not in (None, self.setting, "gold"):
-            raise ConfigError(f"{self.name} has one setting, {self.setting!r}; got {setting!r}")
+        if docs not in (None, "gold"):
+            raise ConfigError(f"{self.name}: docs are the functions' own or gold, not {docs!r}")
         return Toolbox({TOOLSET: [self._documented(function) for function in self.functions.values()]})
 
     def toolset_of(self, task: dspy.Example) -> str:

@@ -1,13 +1,17 @@
-"""Environments by name, built from command-line options.
+"""Environments by name, built from typed options.
 
-Each environment package has an ``options`` module with three functions, imported only when
-needed so that ``--help`` stays fast:
+Each environment package has an ``options`` module, imported only when needed so that ``--help``
+stays fast:
 
-- ``add_arguments(group)``: its own options (shared ones, such as ``--toolset``, live here);
-- ``toolsets()``: the tool sets ``--toolset`` chooses from, as its help shows them;
-- ``check(args)``: refuse bad values with a :class:`~otbench.errors.ConfigError`, before anything slow;
-- ``build(args, workers)``: the configured environment.
+- ``DEFAULT_SETTING``: the setting used when none is chosen;
+- ``add_arguments(group)``: its own command-line options (shared ones, such as ``--setting``, live here);
+- ``settings()``: the settings ``--setting`` chooses from, as its help shows them;
+- ``check(options)``: refuse bad values with a :class:`~otbench.errors.ConfigError`, before anything slow;
+- ``build(options, workers)``: the configured environment.
 
+An environment's *setting* is what its agent is given to work with: BFCL's documentation setting,
+Chess's and BrowseComp's choice of tools. ``--toolset``, the older name of ``--setting`` for Chess
+and BrowseComp, is still read; a *toolset* is otherwise the tools one task is played with, by id.
 ``--faults POLICY`` is shared by every environment: the built environment then holds a
 :class:`~otbench.faults.StateController` that injects the policy's failures into its tool calls.
 """
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
@@ -29,6 +35,23 @@ _OPTION_MODULES = {
 ENVIRONMENTS = tuple(_OPTION_MODULES)
 
 
+@dataclass(frozen=True)
+class EnvironmentOptions:
+    """Which environment a command runs, under which setting and faults, with which options of its own."""
+
+    env: str = "bfcl"
+    setting: str | None = None
+    """What the agent is given to work with, by name; None: the environment's default."""
+    faults: str | None = None
+    """A fault policy: a preset ``NAME-RATE[@PHASE]`` or a ``.json``/``.toml`` file (:func:`otbench.faults.read_policy`)."""
+    own: Mapping[str, Any] = field(default_factory=dict)
+    """The environment's own options by name (``call_timeout``, ``max_moves``...); those left out keep their defaults."""
+
+    def values(self) -> dict[str, Any]:
+        """The options by their command-line names, as runs log them."""
+        return {"env": self.env, "setting": self.setting, "faults": self.faults, **self.own}
+
+
 def _options(name: str) -> ModuleType:
     if name not in _OPTION_MODULES:
         raise ConfigError(f"unknown environment {name!r}; choose from {', '.join(ENVIRONMENTS)}")
@@ -38,8 +61,9 @@ def _options(name: str) -> ModuleType:
 def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("environment")
     group.add_argument("--env", default="bfcl", help=f"environment: {', '.join(ENVIRONMENTS)}")
-    listed = "; ".join(f"{name}: {_options(name).toolsets()}" for name in ENVIRONMENTS)
-    group.add_argument("--toolset", default=None, help=f"which tool set of the environment ({listed})")
+    listed = "; ".join(f"{name}: {_options(name).settings()}" for name in ENVIRONMENTS)
+    group.add_argument("--setting", default=None, help=f"what the agent is given to work with ({listed})")
+    group.add_argument("--toolset", default=None, help=argparse.SUPPRESS)  # the older name of --setting
     group.add_argument("--faults", default=None, metavar="POLICY",
                        help="inject tool failures: a preset NAME-RATE[@PHASE] (NAME: flaky, chaos, timeout, "
                             "rate_limit, unavailable, delay, corrupt, drift; PHASE: exploration, test or both) "
@@ -48,42 +72,64 @@ def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
         _options(name).add_arguments(group)
 
 
+def own_defaults(name: str) -> dict[str, Any]:
+    """The options environment ``name`` adds, by name, with their defaults."""
+    scratch = argparse.ArgumentParser(add_help=False)
+    _options(name).add_arguments(scratch.add_argument_group(name))
+    return {action.dest: action.default for action in scratch._actions}
+
+
 def other_environments_options(name: str) -> frozenset[str]:
-    """The options (argparse dests) that environments other than ``name`` add: a run of ``name`` does not log them."""
-    others = set()
-    for other in ENVIRONMENTS:
-        if other != name:
-            scratch = argparse.ArgumentParser(add_help=False)
-            _options(other).add_arguments(scratch.add_argument_group(other))
-            others |= {action.dest for action in scratch._actions}
-    own = argparse.ArgumentParser(add_help=False)
-    _options(name).add_arguments(own.add_argument_group(name))
-    return frozenset(others - {action.dest for action in own._actions})
+    """The options that environments other than ``name`` add: a run of ``name`` does not log them."""
+    others = set().union(*(own_defaults(other) for other in ENVIRONMENTS if other != name))
+    return frozenset(others - set(own_defaults(name)))
 
 
-def check_environment_arguments(args: argparse.Namespace) -> None:
-    """Refuse unknown names before anything slow (data, model, MLflow store) is touched."""
-    _options(args.env).check(args)
-    fault_policy(args)
+def options_from_values(values: Mapping[str, Any]) -> EnvironmentOptions:
+    """The environment options among ``values`` (an argparse namespace's, by command-line name); ``--toolset``,
+    the older name of ``--setting``, names the setting when given."""
+    env = str(values.get("env", "bfcl"))
+    setting, older = values.get("setting"), values.get("toolset")
+    if older is not None:
+        if setting not in (None, older):
+            raise ConfigError("--toolset is the older name of --setting: give one of them")
+        setting = older
+    own = {name: values[name] for name in own_defaults(env) if name in values}
+    return EnvironmentOptions(env, setting, values.get("faults"), own)
 
 
-def fault_policy(args: argparse.Namespace) -> Any:
-    """The :class:`~otbench.faults.FaultPolicy` ``--faults`` names, None without one (a bad one is refused)."""
+def resolve(options: EnvironmentOptions) -> EnvironmentOptions:
+    """The options with the environment's defaults filled in (its setting, its own options), checked before
+    anything slow (data, model, MLflow store) is touched."""
+    module = _options(options.env)
+    defaults = own_defaults(options.env)
+    unknown = sorted(set(options.own) - set(defaults))
+    if unknown:
+        raise ConfigError(f"{options.env} has no option {unknown[0]!r}; its options: {', '.join(defaults)}")
+    resolved = replace(options, setting=options.setting or module.DEFAULT_SETTING, own={**defaults, **options.own})
+    module.check(resolved)
+    fault_policy(resolved)
+    return resolved
+
+
+def fault_policy(options: EnvironmentOptions) -> Any:
+    """The :class:`~otbench.faults.FaultPolicy` ``faults`` names, None without one (a bad one is refused)."""
     from otbench.faults import PolicyError, read_policy
 
-    if getattr(args, "faults", None) is None:
+    if options.faults is None:
         return None
     try:
-        return read_policy(args.faults)
+        return read_policy(options.faults)
     except PolicyError as error:
         raise ConfigError(f"--faults: {error}") from None
 
 
-def make_environment(args: argparse.Namespace, *, workers: int = 1) -> Any:
-    """The environment ``args.env`` names, configured from ``args`` (an :class:`Environment`), with a state
-    controller when ``--faults`` names a policy."""
-    env = _options(args.env).build(args, workers=workers)
-    policy = fault_policy(args)
+def make_environment(options: EnvironmentOptions, *, workers: int = 1) -> Any:
+    """The environment ``options`` name (an :class:`~otbench.envs.base.Environment`), with a state controller
+    when they name a fault policy."""
+    options = resolve(options)
+    env = _options(options.env).build(options, workers=workers)
+    policy = fault_policy(options)
     if policy is not None:
         from otbench.faults import StateController
 

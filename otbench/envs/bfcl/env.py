@@ -74,8 +74,9 @@ class BfclEnvironment:
             raise ConfigError("BFCL-Opaque has only a test split: it learns per test, at test time")
         return list(self._tests)
 
-    def toolbox(self, setting: str | None = None) -> Toolbox:
-        chosen = setting or self.setting
+    def toolbox(self, docs: str | None = None) -> Toolbox:
+        """The setting's docs; ``gold``: the gold setting's (BFCL's true docs, under the functions' real names)."""
+        chosen = docs or self.setting
         return Toolbox(
             {test.id: documented_tools(test.functions, chosen) for test in self._tests},
             meta={"env": self.name, "setting": chosen},

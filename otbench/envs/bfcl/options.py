@@ -1,18 +1,23 @@
-"""Command-line options of BFCL-Opaque (see :mod:`otbench.envs.registry`)."""
+"""Command-line options of BFCL-Opaque (see :mod:`otbench.envs.registry`); its settings are how much of the
+true docs the agent sees."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY
 from otbench.cli import positive_float, positive_int
 from otbench.errors import ConfigError
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES
 
+if TYPE_CHECKING:
+    from otbench.envs.registry import EnvironmentOptions
+
+DEFAULT_SETTING = "names_only"
+
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--setting", default="names_only",
-                       help="BFCL documentation setting: gold, names_only, names_desc, names_params")
     group.add_argument("--parallel", action="store_true",
                        help="BFCL: add the exec_parallel and exec_parallel_multiple categories")
     group.add_argument("--call-timeout", type=positive_float, default=5.0,
@@ -25,25 +30,25 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                             f"(default {DEFAULT_MAX_OUTPUT_BYTES})")
 
 
-def toolsets() -> str:
-    """What ``--toolset`` means here, for its help: nothing to choose, every test brings its own tools."""
-    return "none, every test brings its own tools; their docs are chosen with --setting"
-
-
-def check(args: argparse.Namespace) -> None:
+def settings() -> str:
+    """The settings ``--setting`` chooses from, for its help: how much of the true docs each test's tools show."""
     from otbench.envs.bfcl.opacity import SETTINGS
 
-    if args.setting not in SETTINGS:
-        raise ConfigError(f"unknown setting {args.setting!r}; choose from {', '.join(SETTINGS)}")
-    if args.toolset is not None:
-        raise ConfigError("BFCL has one toolset per test; --toolset applies to chess and browsecomp")
+    return f"{', '.join(SETTINGS)} (default {DEFAULT_SETTING}): how much of the true docs is shown"
 
 
-def build(args: argparse.Namespace, *, workers: int = 1):  # a BfclEnvironment
+def check(options: EnvironmentOptions) -> None:
+    from otbench.envs.bfcl.opacity import SETTINGS
+
+    if options.setting not in SETTINGS:
+        raise ConfigError(f"unknown setting {options.setting!r}; choose from {', '.join(SETTINGS)}")
+
+
+def build(options: EnvironmentOptions, *, workers: int = 1):  # a BfclEnvironment
     from otbench.envs.bfcl.data import ALL_CATEGORIES, DEFAULT_CATEGORIES
     from otbench.envs.bfcl.env import BfclEnvironment
 
-    categories = ALL_CATEGORIES if args.parallel else DEFAULT_CATEGORIES
-    return BfclEnvironment(setting=args.setting, categories=categories, call_timeout=args.call_timeout,
-                           workers=workers, max_calls_per_reply=args.max_calls_per_reply,
-                           max_output_bytes=args.max_output_bytes)
+    own = options.own
+    return BfclEnvironment(setting=str(options.setting), categories=ALL_CATEGORIES if own["parallel"] else DEFAULT_CATEGORIES,
+                           call_timeout=own["call_timeout"], workers=workers,
+                           max_calls_per_reply=own["max_calls_per_reply"], max_output_bytes=own["max_output_bytes"])

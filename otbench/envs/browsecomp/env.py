@@ -22,7 +22,7 @@ from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, Dataset, GenerationSpec, load_dataset
 from otbench.envs.browsecomp.questions import Question
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
-from otbench.envs.browsecomp.tools import ANSWER_TOOL, TOOLSETS, Searcher, answer_tool, documented_tools, tool_names
+from otbench.envs.browsecomp.tools import ANSWER_TOOL, SETTINGS, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory
@@ -62,18 +62,19 @@ def turn_text(question: str, steps: list[CallResult], calls_left: int) -> str:
     return "\n".join(lines)
 
 
-def setting_name(toolset: str, retriever: str, snippet_chars: int, max_calls: int) -> str:
-    """What MLflow groups runs by: the tool set, plus every option that differs from its default."""
+def setting_name(setting: str, retriever: str, snippet_chars: int, max_calls: int) -> str:
+    """What MLflow groups runs by: the setting, plus every retrieval option that differs from its default."""
     changed = [retriever if retriever != "bm25" else "",
                f"snippet={snippet_chars}" if snippet_chars != defaults.SNIPPET_CHARS else "",
                f"calls={max_calls}" if max_calls != defaults.MAX_CALLS else ""]
-    return " ".join([toolset, *filter(None, changed)])
+    return " ".join([setting, *filter(None, changed)])
 
 
 class BrowseCompEnvironment:
-    """BrowseComp Domains under one tool set (``domains`` or ``domains+all``).
+    """BrowseComp Domains under one setting (``domains`` or ``domains+all``: which search tools there are).
 
-    ``setting`` names the tool set and any non-default option (runs are grouped by it);
+    ``setting`` names the setting and any non-default retrieval option (runs are grouped by it); ``toolset``
+    is the id of the one toolset all questions share, named after the setting;
     ``retriever`` is ``bm25`` or ``dense``; ``k`` results per search, taken from the first
     ``depth`` whole-corpus hits of the tool's domain; snippets are cut at ``snippet_chars``.
     """
@@ -87,22 +88,22 @@ class BrowseCompEnvironment:
     """Injects failures into searches when set (:mod:`otbench.faults`); ``final_answer`` is never faulted."""
 
     def __init__(
-        self, *, toolset: str = "domains", retriever: str = "bm25", snippet_chars: int = defaults.SNIPPET_CHARS,
+        self, *, setting: str = SETTINGS[0], retriever: str = "bm25", snippet_chars: int = defaults.SNIPPET_CHARS,
         max_calls: int = defaults.MAX_CALLS, k: int = defaults.K, depth: int = defaults.DEPTH,
         spec: GenerationSpec = DEFAULT_SPEC, dataset: Dataset | None = None,
     ) -> None:
-        if toolset not in TOOLSETS:
-            raise ConfigError(f"unknown toolset {toolset!r}; choose from {', '.join(TOOLSETS)}")
+        if setting not in SETTINGS:
+            raise ConfigError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
         if retriever not in RETRIEVERS:
             raise ConfigError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
-        self.toolset = toolset
-        self.setting = setting_name(toolset, retriever, snippet_chars, max_calls)
+        self.toolset = setting
+        self.setting = setting_name(setting, retriever, snippet_chars, max_calls)
         self.max_calls = max_calls
         self.dataset = dataset or load_dataset(spec)
         index = open_retriever(retriever, self.dataset.documents, Path(self.dataset.directory) / "index",
                                self.dataset.fingerprint)
         self.searcher = Searcher(index, self.dataset.documents, k=k, depth=depth, snippet_chars=snippet_chars)
-        self.domain_of_tool = tool_names(toolset)
+        self.domain_of_tool = tool_names(setting)
         self.tool_of_domain = {domain: name for name, domain in self.domain_of_tool.items()}
         self.answer_tool = answer_tool()  # built once: making a DSPy signature costs milliseconds
 
@@ -114,12 +115,11 @@ class BrowseCompEnvironment:
             return list(self.dataset.test)
         raise ConfigError(f"unknown split {split!r}; BrowseComp has train and test")
 
-    def toolbox(self, setting: str | None = None) -> Toolbox:
-        gold = setting == "gold"
-        if setting not in (None, "gold", self.toolset):
-            raise ConfigError(f"unknown docs setting {setting!r} for BrowseComp; use gold or {self.toolset}")
-        return Toolbox({self.toolset: documented_tools(self.toolset, gold=gold)},
-                       meta={"env": self.name, "setting": "gold" if gold else self.toolset})
+    def toolbox(self, docs: str | None = None) -> Toolbox:
+        if docs not in (None, "gold"):
+            raise ConfigError(f"BrowseComp's docs are its setting's own or gold, not {docs!r}")
+        return Toolbox({self.toolset: documented_tools(self.toolset, gold=docs == "gold")},
+                       meta={"env": self.name, "setting": self.setting, "docs": docs or "base"})
 
     def toolset_of(self, task: Question) -> str:
         return self.toolset

@@ -1,11 +1,18 @@
-"""Command-line options of BrowseComp Domains (see :mod:`otbench.envs.registry`)."""
+"""Command-line options of BrowseComp Domains (see :mod:`otbench.envs.registry`); its settings are which search
+tools there are."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from otbench.envs.browsecomp import defaults
 from otbench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from otbench.envs.registry import EnvironmentOptions
+
+DEFAULT_SETTING = "domains"
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
@@ -16,32 +23,31 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help=f"BrowseComp: searches per question before the agent must answer (default {defaults.MAX_CALLS})")
 
 
-def toolsets() -> str:
-    """The tool sets ``--toolset`` chooses from, for its help."""
-    from otbench.envs.browsecomp.tools import TOOLSETS
+def settings() -> str:
+    """The settings ``--setting`` chooses from, for its help."""
+    from otbench.envs.browsecomp.tools import SETTINGS
 
-    return f"{', '.join(TOOLSETS)} (default {TOOLSETS[0]})"
+    return f"{', '.join(SETTINGS)} (default {DEFAULT_SETTING}): which search tools"
 
 
-def check(args: argparse.Namespace) -> None:
+def check(options: EnvironmentOptions) -> None:
     from otbench.envs.browsecomp.retrieval import RETRIEVERS
-    from otbench.envs.browsecomp.tools import TOOLSETS
+    from otbench.envs.browsecomp.tools import SETTINGS
 
-    if args.toolset is not None and args.toolset not in TOOLSETS:
-        raise ConfigError(f"unknown toolset {args.toolset!r}; choose from {', '.join(TOOLSETS)}")
-    if args.retriever not in RETRIEVERS:
-        raise ConfigError(f"unknown retriever {args.retriever!r}; choose from {', '.join(RETRIEVERS)}")
-    if args.snippet_chars < 20:
+    own = options.own
+    if options.setting not in SETTINGS:
+        raise ConfigError(f"unknown setting {options.setting!r}; choose from {', '.join(SETTINGS)}")
+    if own["retriever"] not in RETRIEVERS:
+        raise ConfigError(f"unknown retriever {own['retriever']!r}; choose from {', '.join(RETRIEVERS)}")
+    if own["snippet_chars"] < 20:
         raise ConfigError("--snippet-chars must be at least 20")
-    if args.max_calls < 1:
+    if own["max_calls"] < 1:
         raise ConfigError("--max-calls must be at least 1")
-    if args.setting != "names_only":
-        raise ConfigError("--setting applies to BFCL; BrowseComp's tool sets are chosen with --toolset")
 
 
-def build(args: argparse.Namespace, *, workers: int = 1):  # a BrowseCompEnvironment
+def build(options: EnvironmentOptions, *, workers: int = 1):  # a BrowseCompEnvironment
     from otbench.envs.browsecomp.env import BrowseCompEnvironment
-    from otbench.envs.browsecomp.tools import TOOLSETS
 
-    return BrowseCompEnvironment(toolset=args.toolset or TOOLSETS[0], retriever=args.retriever,
-                                 snippet_chars=args.snippet_chars, max_calls=args.max_calls)
+    own = options.own
+    return BrowseCompEnvironment(setting=str(options.setting), retriever=own["retriever"],
+                                 snippet_chars=own["snippet_chars"], max_calls=own["max_calls"])

@@ -16,7 +16,9 @@ from otbench.envs.browsecomp.domains import DOMAINS, OTHER
 from otbench.envs.browsecomp.render import Document
 from otbench.envs.browsecomp.retrieval import Retriever
 
-TOOLSETS = ("domains", "domains+all")
+SETTINGS = ("domains", "domains+all")
+"""BrowseComp's settings: the ten domain tools, or those and a whole-corpus search; the one toolset every
+question shares is named after its setting."""
 ALL = "all"
 
 GENERIC_DESCRIPTION = "Searches a collection of web pages. Returns up to 5 results."
@@ -44,22 +46,22 @@ _GOLD = {
 _SUFFIX = " Searches the whole collection, then keeps only these pages: returns up to 5 results, possibly none."
 
 
-def tool_domains(toolset: str) -> tuple[str, ...]:
-    """The domains a toolset offers, in the fixed order of :data:`DOMAINS` (``all`` last)."""
-    return (*DOMAINS, ALL) if toolset == "domains+all" else DOMAINS
+def tool_domains(setting: str) -> tuple[str, ...]:
+    """The domains a setting's tools search, in the fixed order of :data:`DOMAINS` (``all`` last)."""
+    return (*DOMAINS, ALL) if setting == "domains+all" else DOMAINS
 
 
-def tool_names(toolset: str) -> dict[str, str]:
+def tool_names(setting: str) -> dict[str, str]:
     """Opaque name -> domain: ``search_1`` ... in a seeded order, independent of the domain list."""
-    domains = list(tool_domains(toolset))
+    domains = list(tool_domains(setting))
     random.Random(6).shuffle(domains)
     return {f"search_{i + 1}": domain for i, domain in enumerate(domains)}
 
 
-def documented_tools(toolset: str, *, gold: bool) -> list[DocumentedTool]:
+def documented_tools(setting: str, *, gold: bool) -> list[DocumentedTool]:
     query = ParameterSpec("query", "string")
     tools = []
-    for name, domain in tool_names(toolset).items():
+    for name, domain in tool_names(setting).items():
         description = f"{_GOLD[domain]}{_SUFFIX if domain != ALL else ' Returns up to 5 results.'}" if gold \
             else GENERIC_DESCRIPTION
         tools.append(DocumentedTool(

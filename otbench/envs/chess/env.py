@@ -50,7 +50,7 @@ from otbench.envs.base import Agent
 from otbench.envs.chess.engine import EnginePool, find_stockfish, position_key, seeded_random_move
 from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Opponent
 from otbench.envs.chess.positions import Position, load_positions, phase_label, piece_count
-from otbench.envs.chess.tools import DEFAULT_TOOLSET, FEN_PARAMETER, TOOLSETS, ChessTool, chess_tools, documented_tools
+from otbench.envs.chess.tools import DEFAULT_SETTING, FEN_PARAMETER, SETTINGS, ChessTool, chess_tools, documented_tools
 from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory
@@ -152,7 +152,7 @@ def diagram(board: chess.Board) -> str:
 
 
 class ChessEnvironment:
-    """Chess under one tool set (``phase``, ``skill`` or ``elo``). Close it (or use ``with``) to stop the engines.
+    """Chess under one setting (``phase``, ``skill`` or ``elo``: which engines). Close it (or use ``with``) to stop the engines.
 
     ``engine_cache`` is a file that keeps engine results across runs (in memory only when None).
     """
@@ -167,17 +167,17 @@ class ChessEnvironment:
     failed move (a seeded random move is played), a damaged suggestion one that may not be a move."""
 
     def __init__(
-        self, *, toolset: str = DEFAULT_TOOLSET, positions: list[Position] | None = None,
+        self, *, setting: str = DEFAULT_SETTING, positions: list[Position] | None = None,
         max_moves: int = DEFAULT_MAX_MOVES, exploration_moves: int = EXPLORATION_MOVES, stockfish: str | None = None,
         workers: int = 1, cache_size: int = 50_000, engine_cache: Path | None = None,
     ) -> None:
-        if toolset not in TOOLSETS:
-            raise ConfigError(f"unknown chess toolset {toolset!r}; choose from {', '.join(TOOLSETS)}")
-        self.setting = toolset
+        if setting not in SETTINGS:
+            raise ConfigError(f"unknown chess setting {setting!r}; choose from {', '.join(SETTINGS)}")
+        self.setting = setting
         self.max_moves = max_moves
         self.exploration_moves = exploration_moves
         self._positions = positions if positions is not None else load_positions()
-        self._tools: dict[str, ChessTool] = {tool.name: tool for tool in chess_tools(toolset)}
+        self._tools: dict[str, ChessTool] = {tool.name: tool for tool in chess_tools(setting)}
         self._pool = EnginePool(find_stockfish(stockfish), size=workers, cache_path=engine_cache)
         self._decisions: OrderedDict[str, Decision] = OrderedDict()
         self._cache_size = cache_size
@@ -194,11 +194,11 @@ class ChessEnvironment:
                     for index, p in enumerate(test)]
         raise ConfigError(f"unknown split {split!r}; chess has train and test")
 
-    def toolbox(self, setting: str | None = None) -> Toolbox:
-        if setting not in (None, "gold"):
-            raise ConfigError(f"chess docs are base or gold, not {setting!r}")
-        return Toolbox({TOOLSET_ID: documented_tools(self.setting, gold=setting == "gold")},
-                       meta={"env": self.name, "setting": self.setting, "docs": setting or "base"})
+    def toolbox(self, docs: str | None = None) -> Toolbox:
+        if docs not in (None, "gold"):
+            raise ConfigError(f"chess docs are base or gold, not {docs!r}")
+        return Toolbox({TOOLSET_ID: documented_tools(self.setting, gold=docs == "gold")},
+                       meta={"env": self.name, "setting": self.setting, "docs": docs or "base"})
 
     def toolset_of(self, task: ChessTask) -> str:
         return TOOLSET_ID

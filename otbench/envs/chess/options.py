@@ -1,4 +1,5 @@
-"""Command-line options of Chess (see :mod:`otbench.envs.registry`).
+"""Command-line options of Chess (see :mod:`otbench.envs.registry`); its settings are which engines the agent
+chooses among.
 
 Position and game counts are limited with the shared ``--limit`` (and ``--test-limit`` in
 optimize): a chess task is one game from one position.
@@ -8,9 +9,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from otbench.cli import positive_int
 from otbench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from otbench.envs.registry import EnvironmentOptions
+
+DEFAULT_SETTING = "phase"
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
@@ -25,30 +32,30 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                             "'none' keeps them for this run only")
 
 
-def toolsets() -> str:
-    """The tool sets ``--toolset`` chooses from, for its help."""
-    from otbench.envs.chess.tools import DEFAULT_TOOLSET, TOOLSETS
+def settings() -> str:
+    """The settings ``--setting`` chooses from, for its help."""
+    from otbench.envs.chess.tools import SETTINGS
 
-    return f"{', '.join(TOOLSETS)} (default {DEFAULT_TOOLSET})"
+    return f"{', '.join(SETTINGS)} (default {DEFAULT_SETTING}): which engines"
 
 
-def check(args: argparse.Namespace) -> None:
+def check(options: EnvironmentOptions) -> None:
     from otbench.envs.chess.engine import find_stockfish
-    from otbench.envs.chess.tools import TOOLSETS
+    from otbench.envs.chess.tools import SETTINGS
 
-    if args.toolset is not None and args.toolset not in TOOLSETS:
-        raise ConfigError(f"unknown chess toolset {args.toolset!r}; choose from {', '.join(TOOLSETS)}")
-    find_stockfish(args.stockfish)
+    if options.setting not in SETTINGS:
+        raise ConfigError(f"unknown chess setting {options.setting!r}; choose from {', '.join(SETTINGS)}")
+    find_stockfish(options.own["stockfish"])
 
 
-def build(args: argparse.Namespace, *, workers: int = 1):  # a ChessEnvironment
+def build(options: EnvironmentOptions, *, workers: int = 1):  # a ChessEnvironment
     from otbench.envs.chess.env import ChessEnvironment
-    from otbench.envs.chess.tools import DEFAULT_TOOLSET
     from otbench.paths import cache_dir
 
-    choice = getattr(args, "engine_cache", None)
+    own = options.own
+    choice = own["engine_cache"]
     default = cache_dir() / "chess" / "engine-results.sqlite"
     engine_cache = None if choice == "none" else Path(choice) if choice else default
-    return ChessEnvironment(toolset=args.toolset or DEFAULT_TOOLSET, max_moves=args.max_moves,
-                            exploration_moves=args.exploration_moves, stockfish=args.stockfish, workers=workers,
+    return ChessEnvironment(setting=str(options.setting), max_moves=own["max_moves"],
+                            exploration_moves=own["exploration_moves"], stockfish=own["stockfish"], workers=workers,
                             engine_cache=engine_cache)

@@ -1,4 +1,4 @@
-"""The three tool sets: identical interfaces (a FEN in, a move out), different hidden behaviour.
+"""The three settings, each a set of engines: identical interfaces (a FEN in, a move out), different hidden behaviour.
 
 Shown names are ``engine_1..N`` in a fixed order that does not follow strength, so the
 numbering gives nothing away. The base docs say only what every tool shares; the gold docs
@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from modules.tool_docs import DocumentedTool, ParameterSpec
 from otbench.envs.chess.players import SPECIALIST_DEPTH, Player, rated_player
 
-TOOLSETS = ("phase", "skill", "elo")
-DEFAULT_TOOLSET = "phase"
+SETTINGS = ("phase", "skill", "elo")
+"""Chess's settings: which engines the agent chooses among (phase specialists, search depths, ratings)."""
+DEFAULT_SETTING = "phase"
 FEN_PARAMETER = "fen"
 
 BASE_DESCRIPTION = "Suggests a chess move for the side to move in the given position."
@@ -52,7 +53,7 @@ def _rated(name: str, rating: int, verdict: str) -> ChessTool:
     return ChessTool(name, player, text)
 
 
-_TOOLSETS: dict[str, tuple[ChessTool, ...]] = {
+_TOOLS: dict[str, tuple[ChessTool, ...]] = {
     "phase": (
         _specialist("engine_1", "endgame", "10 to 15 pieces"),
         _specialist("engine_2", "opening", "28 or more pieces"),
@@ -72,12 +73,12 @@ _TOOLSETS: dict[str, tuple[ChessTool, ...]] = {
 }
 
 
-def chess_tools(toolset: str) -> tuple[ChessTool, ...]:
-    return _TOOLSETS[toolset]
+def chess_tools(setting: str) -> tuple[ChessTool, ...]:
+    return _TOOLS[setting]
 
 
-def documented_tools(toolset: str, *, gold: bool) -> list[DocumentedTool]:
-    """Fresh docs of a tool set: one generic description (base) or each tool's true behaviour (gold)."""
+def documented_tools(setting: str, *, gold: bool) -> list[DocumentedTool]:
+    """Fresh docs of a setting's tools: one generic description (base) or each tool's true behaviour (gold)."""
     return [
         DocumentedTool(
             tool.name,
@@ -86,5 +87,5 @@ def documented_tools(toolset: str, *, gold: bool) -> list[DocumentedTool]:
             parameter_descriptions={FEN_PARAMETER: FEN_DESCRIPTION},
             returns=GOLD_RETURNS if gold else BASE_RETURNS,
         )
-        for tool in chess_tools(toolset)
+        for tool in chess_tools(setting)
     ]
