@@ -358,7 +358,7 @@ def log_comparison(options: CompareOptions, env: Any, rows: list[dict[str, Any]]
         mlflow.log_text(markdown_table(rows, columns), "comparison.md")
         for path in plots:
             mlflow.log_artifact(str(path), "plots")
-    return run.info.run_id
+    return str(run.info.run_id)
 
 
 def fault_rate(env: Any) -> float:
