@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import dspy
 
@@ -28,7 +27,8 @@ from modules.lm_output import first_text
 from modules.program import ToolAgentProgram
 from modules.tool_docs import Toolbox, tool_key
 from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
-from optimizers.knobs import check, knob
+from optimizers.knobs import check
+from optimizers.settings import GEPAKnobs
 from otbench.envs.base import Agent, Environment
 from otbench.trajectory import Trajectory, preview
 
@@ -50,16 +50,6 @@ what the tool returned or the error it raised, and how well the attempt scored, 
 Write a new description of the tool that lets the assistant pick it for the right requests and call \
 it correctly on the first try: what it does and returns, and each argument's name, type and meaning. \
 State only what the examples show or clearly imply. Provide the new description within ``` blocks."""
-
-
-@dataclass(frozen=True)
-class GEPAKnobs:
-    """GEPA's budget (command line, sweeps and checks derive from it: :mod:`optimizers.knobs`)."""
-
-    flag_prefix: ClassVar[str] = "gepa"
-    budget: int = knob(8, "attempts GEPA may spend searching, per task searched over (it starts no "
-                              "iteration once they are spent)", minimum=2, sweep=(4, 16))
-    minibatch: int = knob(3, "tasks per reflection (offline; online there is one)", minimum=1, sweep=(1, 5))
 
 
 class _Silent:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import dspy
 
@@ -32,7 +32,8 @@ from modules.lm_output import ask_json
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool
 from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
-from optimizers.knobs import check, knob
+from optimizers.knobs import check
+from optimizers.settings import Play2PromptKnobs
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent, Environment
 from otbench.parallel import parallel_map
@@ -185,20 +186,6 @@ def _render_result(result: CallResult) -> str:
     arguments = json.dumps(result.call.arguments, ensure_ascii=False, default=str)
     outcome = f"returned {preview(result.output, 300)}" if result.ok else f"failed: {result.error}"
     return f"{result.call.name}({arguments}) {outcome}"
-
-
-@dataclass(frozen=True)
-class Play2PromptKnobs:
-    """Play2Prompt's budget; the defaults are the smallest that still keeps a beam of docs (command line,
-    sweeps and checks derive from these declarations: :mod:`optimizers.knobs`)."""
-
-    flag_prefix: ClassVar[str] = "p2p"
-    samples: int = knob(3, "tool-play samples per tool", minimum=1, sweep=(1, 4))
-    retries: int = knob(2, "retries after a failed call", minimum=0, sweep=(0, 3))
-    top_k: int = knob(3, "examples kept per tool", minimum=1, sweep=(1, 4))
-    beam_width: int = knob(2, "docs kept per round", minimum=1, sweep=(1, 3))
-    expansions: int = knob(2, "rewrites per beam doc", minimum=1, sweep=(1, 3))
-    iterations: int = knob(1, "beam rounds", minimum=1, sweep=(1, 3))
 
 
 class Play2Prompt(DocOptimizer):

@@ -4,7 +4,7 @@ A spec names the optimizer, its row label in comparisons (the paper's ``+TO``, `
 its knobs (a dataclass, see :mod:`optimizers.knobs`), the extra rows ``compare`` shows for it, and
 how the commands build it from their choices and LMs. The commands derive their ``--optimizer``
 choices, knob flags, sweep spaces and comparison rows from :data:`OPTIMIZERS`: a new optimizer is
-its own module plus one entry here.
+its own module, its knobs in :mod:`optimizers.settings`, and one entry here.
 """
 
 from __future__ import annotations
@@ -12,17 +12,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from modules.agent import FunctionCallingAgent
 from optimizers import knobs as knob_rules
-from optimizers.base import DocOptimizer
-from optimizers.easytool import EasyTool
-from optimizers.gepa import GEPA, GEPAKnobs
-from optimizers.play2prompt import Play2Prompt, Play2PromptKnobs
-from optimizers.toolobserver import IMPROVED, VARIANTS, Improvements, ToolObserver, ToolObserverKnobs
-from otbench.envs.base import Environment
+from optimizers.settings import IMPROVED, VARIANTS, GEPAKnobs, Improvements, Play2PromptKnobs, ToolObserverKnobs
 from otbench.errors import ConfigError
+
+if TYPE_CHECKING:  # each optimizer is imported when it is built: its module loads DSPy, --help need not
+    from optimizers.base import DocOptimizer
+    from otbench.envs.base import Environment
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,7 @@ class RunChoices:
     """ToolObserver's variant with any improvement switched on or off (:func:`improvements_of`)."""
 
 
-Build = Callable[[Environment, Any, Mapping[str, Any], RunChoices, dict[str, Any]], DocOptimizer]
+Build = Callable[["Environment", Any, Mapping[str, Any], RunChoices, dict[str, Any]], "DocOptimizer"]
 """``build(env, knob values, LMs by phase, the run's choices, common settings)``; ``common`` holds what
 every optimizer takes (``env`` among them, tracker, threads, progress, probe)."""
 
@@ -74,6 +72,8 @@ def improvements_of(variant: str, switches: Mapping[str, bool | None]) -> Improv
 
 def _toolobserver(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoices,
                   common: dict[str, Any]) -> DocOptimizer:
+    from optimizers.toolobserver import ToolObserver
+
     return ToolObserver(editor_lm=lms["editor"], mode=choices.mode, max_iterations=knobs.iterations,
                         batch_size=knobs.batch_size, improvements=choices.improvements,
                         oracle_feedback=choices.oracle_feedback, **common)
@@ -82,6 +82,9 @@ def _toolobserver(env: Environment, knobs: Any, lms: Mapping[str, Any], choices:
 def _play2prompt(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoices,
                  common: dict[str, Any]) -> DocOptimizer:
     """Play and scoring before any task are exploration: the scoring agent is charged to that phase."""
+    from modules.agent import FunctionCallingAgent
+    from optimizers.play2prompt import Play2Prompt
+
     scorer = FunctionCallingAgent(instructions=env.agent_instructions)
     scorer.lm = lms["agent"].for_phase("exploration")
     return Play2Prompt(explorer_lm=lms["exploration"], editor_lm=lms["editor"], scorer=scorer,
@@ -92,6 +95,9 @@ def _play2prompt(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: 
 def _gepa(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoices,
           common: dict[str, Any]) -> DocOptimizer:
     """Attempts made while searching are exploration, as Play2Prompt's scoring runs are."""
+    from modules.agent import FunctionCallingAgent
+    from optimizers.gepa import GEPA
+
     scorer = FunctionCallingAgent(instructions=env.agent_instructions)
     scorer.lm = lms["agent"].for_phase("exploration")
     return GEPA(reflection_lm=lms["editor"], scorer=scorer, budget=knobs.budget, minibatch=knobs.minibatch,
@@ -100,6 +106,8 @@ def _gepa(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoi
 
 def _easytool(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoices,
               common: dict[str, Any]) -> DocOptimizer:
+    from optimizers.easytool import EasyTool
+
     return EasyTool(editor_lm=lms["editor"], **common)
 
 

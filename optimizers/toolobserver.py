@@ -10,19 +10,20 @@ editor analyse mini-batches of attempts with their outcome signal, merge the bat
 consensus, and repeat ``max_iterations`` (K) times. Improved, the editor instead writes each
 tool's doc from usage counts that code kept over all attempts so far.
 
-The paper's method is :data:`PAPER`. What makes it work with a small editor is a set of named
-knobs, each an ablation of its own (:class:`Improvements`), all on in :data:`IMPROVED`: tools
-are probed so they state their interface, facts are read from their answers by code, a learned
-parameter schema is shown where the setting hides one, the editor documents one tool at a time
-from that tool's facts, and an edit that makes the next attempt fail more often is undone.
+The paper's method is :data:`~optimizers.settings.PAPER`. What makes it work with a small editor
+is a set of named knobs, each an ablation of its own (:class:`~optimizers.settings.Improvements`),
+all on in :data:`~optimizers.settings.IMPROVED`: tools are probed so they state their interface,
+facts are read from their answers by code, a learned parameter schema is shown where the setting
+hides one, the editor documents one tool at a time from that tool's facts, and an edit that makes
+the next attempt fail more often is undone.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any
 
 import dspy
 
@@ -40,72 +41,14 @@ from optimizers.base import (
     restore_trajectory,
 )
 from optimizers.evidence import EvidenceBook, ToolEvidence
-from optimizers.knobs import check, knob
+from optimizers.knobs import check
+from optimizers.settings import IMPROVED, MODES, Improvements, ToolObserverKnobs
 from optimizers.spread import SpreadCalls
 from optimizers.usage import UsageBook
 from otbench.envs.base import Environment
 from otbench.errors import ConfigError
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
-
-MODES = ("online", "offline")
-
-
-def _knob(help_text: str) -> Any:
-    return field(default=False, metadata={"help": help_text})
-
-
-@dataclass(frozen=True)
-class Improvements:
-    """What ToolObserver adds to the paper's protocol; each field is one ablation.
-
-    Offline mode (one toolset shared by all tasks) uses ``facts`` (per-tool usage counts: sources of
-    results, outcome per situation, compared with the other tools), ``per_tool`` (one editor call
-    per tool from those counts instead of batch analyses and a merge), ``cite_facts`` and
-    ``spread_calls`` (exploration that calls every tool in turn); the other
-    knobs are about hidden parameter schemas and per-task edits, which only online mode has.
-    """
-
-    probe: bool = _knob("before the first attempt, call each tool whose parameters are not shown once with no "
-                        "arguments: the tool's error names its required parameters")
-    facts: bool = _knob("give the editor facts read by code from the tools' answers (parameters, accepted types, "
-                        "what worked and failed; offline: each tool's result sources and outcome per situation "
-                        "against the other tools) instead of leaving it to infer them from transcripts")
-    learned_schema: bool = _knob("where the setting shows no parameter schema, show the agent the one the facts "
-                                 "support")
-    per_tool: bool = _knob("one editor call per tool with only that tool's evidence, answered as a structured doc "
-                           "(description and each parameter's meaning); asked again only on new evidence")
-    accept_check: bool = _knob("undo an edit when the attempt with it has more failed calls than the one before")
-    cite_facts: bool = _knob("offline: end each tool's learned description with the usage facts that tell it from "
-                             "the others, stated by code (where its results come from; where it was the best or "
-                             "the worst tool), so they reach the agent even when the editor leaves them out")
-    spread_calls: bool = _knob("offline: while exploring, send each call the agent makes to a tool of the set to "
-                               "the next tool in turn (with the agent's arguments), so the usage facts cover every "
-                               "tool in every situation instead of the one tool a small agent keeps calling")
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
-
-    @classmethod
-    def help(cls, name: str) -> str:
-        return next(str(f.metadata["help"]) for f in fields(cls) if f.name == name)
-
-
-@dataclass(frozen=True)
-class ToolObserverKnobs:
-    """ToolObserver's budget knobs (command line, sweeps and checks derive from them: :mod:`optimizers.knobs`)."""
-
-    flag_prefix: ClassVar[str] = ""
-    iterations: int | None = knob(None, "max editor iterations (default: 10 online, 3 offline)", minimum=1,
-                                  sweep={"online": (1, 10), "offline": (1, 5)})
-    batch_size: int = knob(10, "offline mini-batch size", minimum=1, sweep={"offline": (5, 20)})
-
-
-PAPER = Improvements()
-IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True, cite_facts=True,
-                        spread_calls=True)
-VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 
 def _failures(trajectory: Trajectory) -> int:

@@ -15,15 +15,11 @@ import time
 from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evals.harness import run_rollouts
 from evals.robustness import ROBUSTNESS_METRICS, robustness
-from modules.agent import FunctionCallingAgent
-from modules.reference_agents import NullAgent
 from otbench import tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
-from otbench.docs_io import apply_docs
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
     EnvironmentOptions,
@@ -34,12 +30,13 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.faults import phase_of
-from otbench.llm.metering import TokenLedger
 from otbench.llm.session import LMOptions, check_models, open_lms
 from otbench.options import TrackingOptions, lm_from_values, lm_values, tracking_from_values
-from otbench.parallel import MapInterrupted
 from otbench.report import format_table, server_table
 from otbench.trajectory import Trajectory
+
+if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy): --help answers at once
+    from otbench.llm.metering import TokenLedger
 
 AGENTS = ("llm", "oracle", "null")
 
@@ -95,6 +92,9 @@ class EvaluateResult:
 
 
 def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
+    from modules.agent import FunctionCallingAgent
+    from modules.reference_agents import NullAgent
+
     if kind == "oracle":
         return env.oracle_agent(tasks)
     if kind == "null":
@@ -111,6 +111,11 @@ def run(options: EvaluateOptions) -> EvaluateResult:
     uses_lm = options.agent == "llm"
     if uses_lm:
         check_models(options.lm, ("agent",))
+    from evals.harness import run_rollouts
+    from otbench.docs_io import apply_docs
+    from otbench.llm.metering import TokenLedger
+    from otbench.parallel import MapInterrupted
+
     tracking.configure(options.tracking.uri, directory=options.tracking.directory)
     ledger = TokenLedger()
     with ExitStack() as stack:

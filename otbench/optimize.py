@@ -20,21 +20,14 @@ from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evals.contamination import contamination
-from evals.harness import run_rollouts
 from evals.robustness import robustness
-from modules.agent import FunctionCallingAgent
-from modules.program import ToolAgentProgram
-from modules.tool_docs import OPTIMIZED_TOOLSETS
 from optimizers import knobs as knob_rules
-from optimizers.base import DocOptimizer
 from optimizers.registry import OPTIMIZERS, RunChoices, improvements_of
-from optimizers.toolobserver import MODES, Improvements
+from optimizers.settings import MODES, Improvements
 from otbench import tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
-from otbench.docs_io import RUN_DOCS_ARTIFACT
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
     EnvironmentOptions,
@@ -46,11 +39,14 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError, RunError
 from otbench.faults import phase_of
-from otbench.llm.metering import TokenLedger
 from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
 from otbench.options import TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
-from otbench.parallel import MapInterrupted
 from otbench.report import format_table, server_table
+
+if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
+    from modules.program import ToolAgentProgram
+    from optimizers.base import DocOptimizer
+    from otbench.llm.metering import TokenLedger
 
 DEFAULT_LIMIT = 10
 PHASES = ("agent", "editor", "exploration")
@@ -191,6 +187,8 @@ def prepare(options: OptimizeOptions) -> tuple[OptimizeOptions, dict[str, Any]]:
 @contextmanager
 def open_workbench(options: OptimizeOptions) -> Iterator[Workbench]:
     """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends."""
+    from otbench.llm.metering import TokenLedger
+
     ledger = TokenLedger()
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(options.environment, workers=options.num_threads))
@@ -216,6 +214,11 @@ def run(options: OptimizeOptions, *, workbench: Workbench | None = None, nested:
 
 def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, Any], *,
               nested: bool) -> OptimizeResult:
+    from modules.agent import FunctionCallingAgent
+    from modules.program import ToolAgentProgram
+    from modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.parallel import MapInterrupted
+
     env, ledger = bench.env, bench.ledger
     options = replace(options, mode=options.mode or env.learning)
     ledger.restore(checkpoint["tokens"] if checkpoint else {})
@@ -313,6 +316,8 @@ def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProg
     (none, for a policy of the exploration phase) instead of those it learned under."""
     import mlflow
 
+    from evals.harness import run_rollouts
+
     with phase_of(env, "test"):
         trajectories = run_rollouts(env, program.agent, program.toolbox, tasks, num_threads=options.num_threads,
                                     description="test: learned docs", progress=options.progress)
@@ -332,6 +337,8 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     """
     import mlflow
 
+    from modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.docs_io import RUN_DOCS_ARTIFACT
     from otbench.prompts import register_docs
 
     client = mlflow.tracking.MlflowClient()
@@ -379,6 +386,9 @@ def _log_contamination(env: Any, program: ToolAgentProgram) -> dict[str, Any]:
     as metrics, with the contaminated sentences and the injected faults as an artefact; also measured without
     faults, where it counts fault vocabulary an optimizer wrote on its own."""
     import mlflow
+
+    from evals.contamination import contamination
+    from modules.tool_docs import OPTIMIZED_TOOLSETS
 
     controller = getattr(env, "faults", None)
     faults = controller.injected if controller is not None else []

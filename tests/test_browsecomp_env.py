@@ -10,7 +10,8 @@ from scripted_lm import prompt_text, scripted_lm
 from modules.agent import AgentReply, FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
-from optimizers.toolobserver import IMPROVED, PAPER, ToolObserver
+from optimizers.settings import IMPROVED, PAPER
+from optimizers.toolobserver import ToolObserver
 from otbench.calls import ToolCall
 from otbench.envs.browsecomp.tools import ANSWER_TOOL
 from otbench.envs.registry import add_environment_arguments, options_from_values, resolve

@@ -10,7 +10,8 @@ import pytest
 from otbench.envs.chess import engine as engine_module
 from otbench.envs.chess.engine import Engine, EnginePool, find_stockfish, seeded_random_move
 from otbench.envs.chess.players import SPECIALIST_DEPTH
-from otbench.envs.chess.tools import SETTINGS, chess_tools
+from otbench.envs.chess.settings import SETTINGS
+from otbench.envs.chess.tools import chess_tools
 from otbench.errors import SetupError
 
 FENS = (

@@ -13,7 +13,8 @@ from modules.agent import AgentReply, FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
 from modules.reference_agents import NullAgent
-from optimizers.toolobserver import PAPER, ToolObserver
+from optimizers.settings import PAPER
+from optimizers.toolobserver import ToolObserver
 from otbench import evaluate
 from otbench.calls import ToolCall
 from otbench.cli import run_main

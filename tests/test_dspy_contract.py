@@ -16,7 +16,8 @@ from modules.agent import FunctionCallingAgent
 from modules.program import ToolAgentProgram
 from optimizers.easytool import EasyTool
 from optimizers.play2prompt import Play2Prompt
-from optimizers.toolobserver import PAPER, ToolObserver
+from optimizers.settings import PAPER
+from optimizers.toolobserver import ToolObserver
 from otbench.llm.metering import TokenLedger
 
 ADDS = json.dumps({"updates": [{"name": "function_1", "description": "Adds a and b."}]})

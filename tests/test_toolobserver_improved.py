@@ -12,7 +12,8 @@ from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
 from modules.tool_docs import Toolbox
 from optimizers.evidence import EvidenceBook, read_error
-from optimizers.toolobserver import IMPROVED, PAPER, Improvements, ToolObserver
+from optimizers.settings import IMPROVED, PAPER, Improvements
+from optimizers.toolobserver import ToolObserver
 from otbench.calls import CallResult, ToolCall
 from otbench.llm.metering import TokenLedger
 

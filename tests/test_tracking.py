@@ -8,7 +8,8 @@ from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_repl
 from modules.agent import FunctionCallingAgent
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
-from optimizers.toolobserver import PAPER, ToolObserver
+from optimizers.settings import PAPER
+from optimizers.toolobserver import ToolObserver
 from otbench import tracking
 from otbench.llm.metering import TokenLedger
 

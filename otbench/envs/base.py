@@ -14,11 +14,13 @@ the optimizers never import an environment's own modules:
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from modules.tool_docs import Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
+
+if TYPE_CHECKING:  # only named in signatures: the commands import this module without loading DSPy
+    from modules.tool_docs import Toolbox
 
 LEARNING_MODES = ("online", "offline")
 

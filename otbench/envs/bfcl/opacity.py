@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from modules.tool_docs import UNSET, DocumentedTool, ParameterSpec
+from otbench.envs.bfcl.settings import SETTINGS
 from otbench.errors import ConfigError
-
-SETTINGS = ("gold", "names_only", "names_desc", "names_params")
 
 
 def shown_names(functions: tuple[dict[str, Any], ...], setting: str) -> dict[str, str]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY
 from otbench.cli import positive_float, positive_int
+from otbench.envs.bfcl.settings import SETTINGS
 from otbench.errors import ConfigError
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES
 
@@ -32,14 +33,10 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 
 def settings() -> str:
     """The settings ``--setting`` chooses from, for its help: how much of the true docs each test's tools show."""
-    from otbench.envs.bfcl.opacity import SETTINGS
-
     return f"{', '.join(SETTINGS)} (default {DEFAULT_SETTING}): how much of the true docs is shown"
 
 
 def check(options: EnvironmentOptions) -> None:
-    from otbench.envs.bfcl.opacity import SETTINGS
-
     if options.setting not in SETTINGS:
         raise ConfigError(f"unknown setting {options.setting!r}; choose from {', '.join(SETTINGS)}")
 

@@ -22,7 +22,8 @@ from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, Dataset, GenerationSpec, load_dataset
 from otbench.envs.browsecomp.questions import Question
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
-from otbench.envs.browsecomp.tools import ANSWER_TOOL, SETTINGS, Searcher, answer_tool, documented_tools, tool_names
+from otbench.envs.browsecomp.settings import SETTINGS
+from otbench.envs.browsecomp.tools import ANSWER_TOOL, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory

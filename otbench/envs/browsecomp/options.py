@@ -7,12 +7,12 @@ import argparse
 from typing import TYPE_CHECKING
 
 from otbench.envs.browsecomp import defaults
+from otbench.envs.browsecomp.settings import DEFAULT_SETTING, SETTINGS
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions
 
-DEFAULT_SETTING = "domains"
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
@@ -25,14 +25,11 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 
 def settings() -> str:
     """The settings ``--setting`` chooses from, for its help."""
-    from otbench.envs.browsecomp.tools import SETTINGS
-
     return f"{', '.join(SETTINGS)} (default {DEFAULT_SETTING}): which search tools"
 
 
 def check(options: EnvironmentOptions) -> None:
     from otbench.envs.browsecomp.retrieval import RETRIEVERS
-    from otbench.envs.browsecomp.tools import SETTINGS
 
     own = options.own
     if options.setting not in SETTINGS:

@@ -16,7 +16,6 @@ from otbench.envs.browsecomp.domains import DOMAINS, OTHER
 from otbench.envs.browsecomp.render import Document
 from otbench.envs.browsecomp.retrieval import Retriever
 
-SETTINGS = ("domains", "domains+all")
 """BrowseComp's settings: the ten domain tools, or those and a whole-corpus search; the one toolset every
 question shares is named after its setting."""
 ALL = "all"

@@ -50,7 +50,8 @@ from otbench.envs.base import Agent
 from otbench.envs.chess.engine import EnginePool, find_stockfish, position_key, seeded_random_move
 from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Opponent
 from otbench.envs.chess.positions import Position, load_positions, phase_label, piece_count
-from otbench.envs.chess.tools import DEFAULT_SETTING, FEN_PARAMETER, SETTINGS, ChessTool, chess_tools, documented_tools
+from otbench.envs.chess.settings import DEFAULT_SETTING, SETTINGS
+from otbench.envs.chess.tools import FEN_PARAMETER, ChessTool, chess_tools, documented_tools
 from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from otbench.cli import positive_int
+from otbench.envs.chess.settings import DEFAULT_SETTING, SETTINGS
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions
-
-DEFAULT_SETTING = "phase"
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
@@ -34,14 +33,11 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 
 def settings() -> str:
     """The settings ``--setting`` chooses from, for its help."""
-    from otbench.envs.chess.tools import SETTINGS
-
     return f"{', '.join(SETTINGS)} (default {DEFAULT_SETTING}): which engines"
 
 
 def check(options: EnvironmentOptions) -> None:
     from otbench.envs.chess.engine import find_stockfish
-    from otbench.envs.chess.tools import SETTINGS
 
     if options.setting not in SETTINGS:
         raise ConfigError(f"unknown chess setting {options.setting!r}; choose from {', '.join(SETTINGS)}")

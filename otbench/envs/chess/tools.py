@@ -12,9 +12,6 @@ from dataclasses import dataclass
 from modules.tool_docs import DocumentedTool, ParameterSpec
 from otbench.envs.chess.players import SPECIALIST_DEPTH, Player, rated_player
 
-SETTINGS = ("phase", "skill", "elo")
-"""Chess's settings: which engines the agent chooses among (phase specialists, search depths, ratings)."""
-DEFAULT_SETTING = "phase"
 FEN_PARAMETER = "fen"
 
 BASE_DESCRIPTION = "Suggests a chess move for the side to move in the given position."

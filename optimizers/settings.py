@@ -1,0 +1,97 @@
+"""What each optimizer lets a user set, declared apart from the optimizers themselves.
+
+The commands build their options (``--variant``, ``--no-per-tool``, ``--p2p-samples``...), check
+them and pick sweep spaces from these declarations alone, so ``--help`` and a refused option
+answer without importing DSPy: the optimizers' modules import DSPy, this one only dataclasses.
+Each optimizer takes its defaults and bounds from here (:mod:`optimizers.knobs`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from optimizers.knobs import knob
+
+MODES = ("online", "offline")
+
+
+def _knob(help_text: str) -> Any:
+    return field(default=False, metadata={"help": help_text})
+
+
+@dataclass(frozen=True)
+class Improvements:
+    """What ToolObserver adds to the paper's protocol; each field is one ablation.
+
+    Offline mode (one toolset shared by all tasks) uses ``facts`` (per-tool usage counts: sources of
+    results, outcome per situation, compared with the other tools), ``per_tool`` (one editor call
+    per tool from those counts instead of batch analyses and a merge), ``cite_facts`` and
+    ``spread_calls`` (exploration that calls every tool in turn); the other
+    knobs are about hidden parameter schemas and per-task edits, which only online mode has.
+    """
+
+    probe: bool = _knob("before the first attempt, call each tool whose parameters are not shown once with no "
+                        "arguments: the tool's error names its required parameters")
+    facts: bool = _knob("give the editor facts read by code from the tools' answers (parameters, accepted types, "
+                        "what worked and failed; offline: each tool's result sources and outcome per situation "
+                        "against the other tools) instead of leaving it to infer them from transcripts")
+    learned_schema: bool = _knob("where the setting shows no parameter schema, show the agent the one the facts "
+                                 "support")
+    per_tool: bool = _knob("one editor call per tool with only that tool's evidence, answered as a structured doc "
+                           "(description and each parameter's meaning); asked again only on new evidence")
+    accept_check: bool = _knob("undo an edit when the attempt with it has more failed calls than the one before")
+    cite_facts: bool = _knob("offline: end each tool's learned description with the usage facts that tell it from "
+                             "the others, stated by code (where its results come from; where it was the best or "
+                             "the worst tool), so they reach the agent even when the editor leaves them out")
+    spread_calls: bool = _knob("offline: while exploring, send each call the agent makes to a tool of the set to "
+                               "the next tool in turn (with the agent's arguments), so the usage facts cover every "
+                               "tool in every situation instead of the one tool a small agent keeps calling")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def help(cls, name: str) -> str:
+        return next(str(f.metadata["help"]) for f in fields(cls) if f.name == name)
+
+
+@dataclass(frozen=True)
+class ToolObserverKnobs:
+    """ToolObserver's budget knobs (command line, sweeps and checks derive from them: :mod:`optimizers.knobs`)."""
+
+    flag_prefix: ClassVar[str] = ""
+    iterations: int | None = knob(None, "max editor iterations (default: 10 online, 3 offline)", minimum=1,
+                                  sweep={"online": (1, 10), "offline": (1, 5)})
+    batch_size: int = knob(10, "offline mini-batch size", minimum=1, sweep={"offline": (5, 20)})
+
+
+PAPER = Improvements()
+IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True, cite_facts=True,
+                        spread_calls=True)
+VARIANTS = {"paper": PAPER, "improved": IMPROVED}
+
+
+@dataclass(frozen=True)
+class Play2PromptKnobs:
+    """Play2Prompt's budget; the defaults are the smallest that still keeps a beam of docs (command line,
+    sweeps and checks derive from these declarations: :mod:`optimizers.knobs`)."""
+
+    flag_prefix: ClassVar[str] = "p2p"
+    samples: int = knob(3, "tool-play samples per tool", minimum=1, sweep=(1, 4))
+    retries: int = knob(2, "retries after a failed call", minimum=0, sweep=(0, 3))
+    top_k: int = knob(3, "examples kept per tool", minimum=1, sweep=(1, 4))
+    beam_width: int = knob(2, "docs kept per round", minimum=1, sweep=(1, 3))
+    expansions: int = knob(2, "rewrites per beam doc", minimum=1, sweep=(1, 3))
+    iterations: int = knob(1, "beam rounds", minimum=1, sweep=(1, 3))
+
+
+@dataclass(frozen=True)
+class GEPAKnobs:
+    """GEPA's budget (command line, sweeps and checks derive from it: :mod:`optimizers.knobs`)."""
+
+    flag_prefix: ClassVar[str] = "gepa"
+    budget: int = knob(8, "attempts GEPA may spend searching, per task searched over (it starts no "
+                              "iteration once they are spent)", minimum=2, sweep=(4, 16))
+    minibatch: int = knob(3, "tasks per reflection (offline; online there is one)", minimum=1, sweep=(1, 5))
