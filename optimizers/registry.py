@@ -56,6 +56,14 @@ class OptimizerSpec:
     rows: tuple[tuple[str, Mapping[str, Any]], ...] = (("", {}),)
     offers_probe: bool = True
 
+    def row_label(self, variant: str, probe: bool) -> str:
+        """The comparison row a run of this optimizer is, as ``compare`` labels it: ``+TO``, ``+TO (paper)`` for a
+        variant other than ToolObserver's default, ``+P2P (probe)`` with the shared probing."""
+        label = self.label
+        if self.name == "toolobserver" and variant != "improved":
+            label += f" ({variant})"
+        return label + (" (probe)" if self.offers_probe and probe else "")
+
     def knob_values(self, values: Mapping[str, Any]) -> Any:
         """Its knobs as ``values`` set them by option name (declared defaults for those left out), checked;
         None for an optimizer without knobs."""

@@ -30,8 +30,8 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.faults import phase_of
-from otbench.llm.session import LMOptions, check_models, open_lms
-from otbench.options import TrackingOptions, lm_from_values, lm_values, tracking_from_values
+from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
+from otbench.options import HOW_IT_RUNS, TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
 from otbench.report import format_table, server_table
 from otbench.trajectory import Trajectory
 
@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads
     from otbench.llm.metering import TokenLedger
 
 AGENTS = ("llm", "oracle", "null")
+MODEL_OPTIONS = frozenset({"lm", "embedded_model", "gguf", "temperature", "no_grammar"})
+EMBEDDED_MODEL_OPTIONS = frozenset({"embedded_model", "gguf", "no_grammar"})
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,29 @@ class EvaluateResult:
         return {**self.summary, "run_id": self.run_id, "tokens_by_phase": self.tokens_by_phase}
 
 
+def docs_kind(docs: str | None) -> str:
+    """The docs an evaluation scores, as its ``optimizer`` tag says: base (the setting's own), gold, or docs."""
+    return {None: "base", "gold": "gold"}.get(docs, "docs")
+
+
+def logged_params(options: EvaluateOptions, env: Any, tasks: list[Any]) -> dict[str, Any]:
+    """What defines an evaluation, as logged: the comparison row it is (``method``: base, gold, or docs given
+    with ``--docs``), its docs and task sample, and the options it shares with optimize (the environment's own,
+    the agent's model) under optimize's names; unset ones (None) are left out. The runs of a comparison then
+    differ only in what sets them apart (:func:`otbench.optimize.logged_params` says why that matters)."""
+    skip = HOW_IT_RUNS | {"agent", "editor_lm"}
+    if options.agent != "llm":
+        skip |= MODEL_OPTIONS
+    elif options.lm.lm != EMBEDDED:
+        skip |= EMBEDDED_MODEL_OPTIONS
+    shared = {name: value for name, value in definition(options.values()).items()
+              if name not in skip and value is not None}
+    method = "gold" if "gold" in (options.docs, env.setting) else docs_kind(options.docs)
+    return {"method": method, **shared, "optimizer": docs_kind(options.docs), "env": env.name,
+            "setting": env.setting, "limit": options.limit or len(tasks),
+            "lm": options.lm.lm if options.agent == "llm" else "-"}
+
+
 def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
     from modules.agent import FunctionCallingAgent
     from modules.reference_agents import NullAgent
@@ -111,6 +136,8 @@ def run(options: EvaluateOptions) -> EvaluateResult:
     uses_lm = options.agent == "llm"
     if uses_lm:
         check_models(options.lm, ("agent",))
+    import mlflow
+
     from evals.harness import run_rollouts
     from otbench.docs_io import apply_docs
     from otbench.llm.metering import TokenLedger
@@ -120,6 +147,7 @@ def run(options: EvaluateOptions) -> EvaluateResult:
     ledger = TokenLedger()
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(environment, workers=options.num_threads))
+        tracking.share_view(env.name, env.metric_names, env.primary_metric)
         tasks = sample_tasks(env.tasks(), options.limit, options.seed)
         toolbox = env.toolbox("gold" if options.docs == "gold" else None)
         docs_matched = apply_docs(toolbox, options.docs) if options.docs not in (None, "gold") else 0
@@ -128,10 +156,8 @@ def run(options: EvaluateOptions) -> EvaluateResult:
             lm = dataclasses.replace(options.lm, slots=options.num_threads)
             agent.lm = stack.enter_context(open_lms(lm, ledger))["agent"]
         tags = {"command": "evaluate", "env": env.name, "setting": env.setting, "agent": options.agent,
-                "lm": options.lm.lm if uses_lm else "-",
-                "optimizer": {None: "base", "gold": "gold"}.get(options.docs, "docs")}
-        params = {**tags, "limit": options.limit or len(tasks), "seed": options.seed, "docs": options.docs or "",
-                  "docs_matched": docs_matched, "faults": environment.faults}  # what defines the run, not how it ran
+                "lm": options.lm.lm if uses_lm else "-", "optimizer": docs_kind(options.docs)}
+        params = logged_params(dataclasses.replace(options, environment=environment), env, tasks)
         started = time.perf_counter()
         model = tracking.model_label(options.lm.lm, embedded_model=options.lm.embedded_model,
                                      gguf=options.lm.gguf) if uses_lm else None
@@ -149,6 +175,10 @@ def run(options: EvaluateOptions) -> EvaluateResult:
                     raise stop.cause from None
                 raise RunError(f"evaluation stopped after {len(finished)} tasks: {stop}") from stop.cause
             summary = _log_results(env, trajectories, ledger, time.perf_counter() - started)
+            mlflow.log_metric("docs_matched", docs_matched)  # how many tools the given docs documented
+            total = ledger.snapshot()["all"]
+            tracking.log_result({metric: summary[metric] for metric in env.metric_names if metric in summary},
+                                int(total["total_tokens"] + total["cached_tokens"]))
     return EvaluateResult(tracked.info.run_id, summary, tuple(env.metric_names), ledger.snapshot(),
                           ledger.server_figures())
 
@@ -158,7 +188,8 @@ def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, 
     returns the summary."""
     import mlflow
 
-    summary: dict[str, Any] = {**robustness(trajectories), **env.summarise(trajectories)} if trajectories else {"n": 0}
+    # the environment's metrics first: MLflow's compare page plots the first metric the first run logged
+    summary: dict[str, Any] = {**env.summarise(trajectories), **robustness(trajectories)} if trajectories else {"n": 0}
     summary["seconds"] = round(seconds, 2)
     summary.update(ledger.flat_metrics())
     summary.update(ledger.server_metrics())

@@ -220,6 +220,7 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
     from otbench.parallel import MapInterrupted
 
     env, ledger = bench.env, bench.ledger
+    tracking.share_view(env.name, env.metric_names, env.primary_metric)
     options = replace(options, mode=options.mode or env.learning)
     ledger.restore(checkpoint["tokens"] if checkpoint else {})
     controller = getattr(env, "faults", None)
@@ -249,7 +250,9 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
                            for model in (lm.lm, lm.editor_lm or lm.lm))
     variant = options.variant if options.optimizer == "toolobserver" and options.variant != "improved" else None
     name = tracking.run_name(options.optimizer, variant, env.name, env.setting, f"n{len(trainset)}", "+".join(models))
-    with _run(options.resume, name, tags, {**logged_params(options), "n_tasks": len(trainset)}, nested) as tracked:
+    params = {"method": OPTIMIZERS[options.optimizer].row_label(options.variant, bool(options.switches.get("probe"))),
+              **logged_params(options, learning=env.learning, trial=nested)}
+    with _run(options.resume, name, tags, params, nested) as tracked:
         try:
             with phase_of(env, "exploration"):
                 learned = optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
@@ -278,9 +281,17 @@ def own_options(optimizer: str) -> frozenset[str]:
     return frozenset(knobs | ({"probe"} if spec.offers_probe else set()))
 
 
-def logged_params(options: OptimizeOptions) -> dict[str, Any]:
-    """The options that define this run, as logged: not other optimizers' or environments' knobs,
-    nor options that do not apply (an offline batch size online, embedded-model options for hosted models)."""
+def logged_params(options: OptimizeOptions, *, learning: str, trial: bool = False) -> dict[str, Any]:
+    """The options that define this run, as logged: not other optimizers' or environments' options, nor options
+    that do not apply (an offline batch size online, embedded-model options for hosted models), nor unset ones.
+
+    The run's own optimizer options are logged where they depart from their default (given, or drawn by a
+    sweep's ``trial``, which logs all its knobs), ToolObserver's variant always (runs from before ``--variant``
+    ran the paper's), its mode where it is not the environment's ``learning``. MLflow's compare page plots the
+    first three params by name whose values differ between the runs it shows, one a run lacks counting as a
+    difference: defaults that only one optimizer's runs logged would push what tells the rows of a comparison
+    apart (method, optimizer, setting) off that plot.
+    """
     saved = definition(options.values())
     others = set().union(*(own_options(name) for name in OPTIMIZERS)) - own_options(options.optimizer)
     others |= other_environments_options(options.environment.env)
@@ -288,8 +299,14 @@ def logged_params(options: OptimizeOptions) -> dict[str, Any]:
         others |= {"batch_size", "test_limit"}
     if EMBEDDED not in (options.lm.lm, options.lm.editor_lm or options.lm.lm):
         others |= {"embedded_model", "gguf", "no_grammar"}
-    unset = {name for name in ("gguf", "editor_lm") if saved.get(name) is None}
-    return {name: value for name, value in saved.items() if name not in others | unset}
+    knobs = OPTIMIZERS[options.optimizer].knobs
+    swept = {knob_rules.dest(knobs, name) for name, _, _ in knob_rules.declared(knobs)} if trial and knobs else set()
+    defaults = OptimizeOptions().values()
+    at_default = {name for name in own_options(options.optimizer) - {"variant"} - swept
+                  if saved.get(name) == defaults.get(name)}
+    if options.mode == learning:
+        at_default.add("mode")
+    return {name: value for name, value in saved.items() if name not in others | at_default and value is not None}
 
 
 def _build_optimizer(options: OptimizeOptions, env: Any, lms: Mapping[str, Any], tracker: Any) -> DocOptimizer:
@@ -365,6 +382,8 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     contaminated = _log_contamination(env, program)
     rounds = list(results.editor_rounds.values())
     tokens = ledger.snapshot()
+    tracking.log_result({k: v for k, v in (test or after).items() if k in env.metric_names},
+                        int(tokens["all"]["total_tokens"] + tokens["all"]["cached_tokens"]))
     llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
     result = OptimizeResult(
         run_id=run_id, optimizer=options.optimizer, env=env.name, setting=env.setting, mode=str(options.mode),

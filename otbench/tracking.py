@@ -3,6 +3,19 @@
 MLflow's file store refuses to start without a flag and sqlite is MLflow's default, so the
 store is ``mlruns/mlflow.db`` with artefacts in ``mlruns/artifacts``. ``--tracking-uri`` (or
 ``MLFLOW_TRACKING_URI``) points at any other MLflow server instead.
+
+Runs are made to be compared in MLflow's UI (3.17), whose defaults are decided as follows:
+
+- its runs table shows the attributes Source, Models and Dataset; a metric is a column only once
+  chosen in the browser (kept in that browser's local storage) or by a saved view, an experiment tag
+  ``mlflow.sharedViewState.ID`` that the Views menu lists and ``?viewStateShareKey=ID`` opens. Each
+  environment gets one (:func:`share_view`): its result metrics and what defines a run as columns,
+  charts of the results and a parallel-coordinates plot of method against the primary metric;
+- every evaluate and optimize run logs its result under the same names, ``result/METRIC`` and
+  ``result/tokens`` (:func:`log_result`), so runs of both commands are one column and one chart each;
+- a run's colour is its ``mlflow.runColor`` tag, else a hash of its id into 29 colours, which gives
+  runs of one experiment the same colour; every run is given the palette colour the experiment's
+  latest runs use least (:func:`run_color`).
 """
 
 from __future__ import annotations
@@ -20,6 +33,15 @@ import otbench  # noqa: F401  (offline-safe environment before mlflow loads)
 from otbench.paths import mlruns_dir
 
 EXPERIMENT = "otbench"
+RESULT_PREFIX = "result/"
+"""A run's result metrics: the environment's metrics of the docs it ends with, on the tasks it is judged on."""
+RUN_COLOR_TAG = "mlflow.runColor"
+RUN_COLORS = ("#c83243", "#137dae", "#308613", "#de7921", "#8a63bf", "#04867d", "#b45091", "#a6630c", "#434a93",
+              "#facb66", "#1f272d", "#e65b77", "#3ba65e", "#4299e0", "#93320b", "#5f7281", "#8ddda8", "#f792a6",
+              "#0e538b", "#be501e", "#115026", "#8acaff", "#9e102c", "#f2be88", "#445461", "#277c43", "#2272b4",
+              "#c82d4c", "#8396a5")
+"""MLflow UI's own run colours (its colour picker offers them), ordered so that neighbours differ in hue."""
+VIEW_TAG_PREFIX = "mlflow.sharedViewState."
 
 
 def store_uris(directory: Path | None = None) -> tuple[str, str]:
@@ -82,6 +104,7 @@ def tracked_run(name: str, *, tags: dict[str, Any], params: dict[str, Any], nest
     from otbench.tracing import traced_run
 
     with mlflow.start_run(run_name=name, tags={k: _scalar(v) for k, v in tags.items()}, nested=nested) as run:
+        mlflow.set_tag(RUN_COLOR_TAG, run_color(run.info.experiment_id, run.info.run_id))
         mlflow.log_params({k: _scalar(v)[:500] for k, v in params.items()})
         try:
             with traced_run(run.info.run_id):
@@ -100,6 +123,94 @@ def resumed_run(run_id: str) -> Iterator[Any]:
 
     with mlflow.start_run(run_id=run_id) as run, traced_run(run_id):
         yield run
+
+
+def run_color(experiment_id: str, run_id: str) -> str:
+    """The first colour of :data:`RUN_COLORS` that none of the experiment's latest runs (as many as there are
+    colours, less one) has, else the one those runs used longest ago: runs shown together differ in colour.
+
+    Two sweep workers starting a run at the same instant may pick the same colour.
+    """
+    import mlflow
+    from mlflow.entities import ViewType
+
+    latest = mlflow.MlflowClient().search_runs([experiment_id], order_by=["attributes.start_time DESC"],
+                                               max_results=len(RUN_COLORS), run_view_type=ViewType.ALL)
+    used = [run.data.tags.get(RUN_COLOR_TAG) for run in latest if run.info.run_id != run_id][: len(RUN_COLORS) - 1]
+    free = [color for color in RUN_COLORS if color not in used]
+    return free[0] if free else max(RUN_COLORS, key=used.index)
+
+
+def log_result(metrics: dict[str, float], tokens: int) -> None:
+    """Log the active run's result as ``result/METRIC`` and ``result/tokens`` (paid and cache-served): the
+    same names for an evaluation's scores and an optimizer's final docs, so they line up in MLflow's tables and
+    charts. ``compare`` reads the same values (evaluate's metrics, optimize's ``final_``/``test_`` ones)."""
+    import mlflow
+
+    mlflow.log_metrics({f"{RESULT_PREFIX}{name}": float(value) for name, value in metrics.items()}
+                       | {f"{RESULT_PREFIX}tokens": float(tokens)})
+
+
+def view_id(env: str) -> str:
+    """The id of environment ``env``'s saved view (``?viewStateShareKey=`` opens it)."""
+    return f"otbench-{env}"
+
+
+def viewed_environments(experiment_tags: dict[str, str]) -> list[str]:
+    """The environments with a saved view among an experiment's tags."""
+    prefix = f"{VIEW_TAG_PREFIX}{view_id('')}"
+    return sorted(key.removeprefix(prefix) for key in experiment_tags if key.startswith(prefix))
+
+
+def view_state(env: str, metric_names: tuple[str, ...], primary_metric: str) -> dict[str, Any]:
+    """The view of ``env``'s evaluate and optimize runs, as MLflow's UI serialises one: the search (this
+    environment, no comparison runs), columns (the result metrics, what defines a run) and charts (each result,
+    the primary metric against tokens, and a parallel-coordinates plot of method against the primary metric)."""
+    results = [f"{RESULT_PREFIX}{name}" for name in (*metric_names, "tokens")]
+    primary, tokens = f"{RESULT_PREFIX}{primary_metric}", f"{RESULT_PREFIX}tokens"
+    section = f"{env}-results"
+    columns = [*(f"metrics.`{metric}`" for metric in results),
+               *(f"params.`{param}`" for param in ("method", "setting", "limit", "seed", "lm"))]
+
+    def chart(number: int, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"uuid": f"{env}-chart-{number}", "type": kind, "runsCountToCompare": 20, "metricSectionId": section,
+                "deleted": False, "isGenerated": False, **fields}
+
+    charts = [chart(0, "PARALLEL", selectedParams=["method"], selectedMetrics=[primary, tokens], showAllRuns=True),
+              chart(1, "SCATTER", xaxis={"key": tokens, "type": "METRIC"}, yaxis={"key": primary, "type": "METRIC"},
+                    runsCountToCompare=100),
+              *(chart(2 + number, "BAR", metricKey=metric) for number, metric in enumerate(results))]
+    return {
+        "searchFilter": f"tags.env = '{env}' AND tags.command != 'compare'", "orderByKey": "attributes.start_time",
+        "orderByAsc": False, "startTime": "ALL", "lifecycleFilter": "Active", "modelVersionFilter": "All Runs",
+        "datasetsFilter": [],
+        "selectedColumns": columns, "columnOrder": columns,
+        "compareRunCharts": charts,
+        "compareRunSections": [{"uuid": section, "name": f"{env} results", "display": True, "isReordered": False,
+                                "deleted": False, "isGenerated": False}],
+        "isAccordionReordered": True, "hideEmptyCharts": True,
+    }
+
+
+def share_view(env: str, metric_names: tuple[str, ...], primary_metric: str) -> str:
+    """Save (or refresh) environment ``env``'s view of the runs as a saved view of the experiment, listed in the
+    UI's Views menu; returns its id. Written as MLflow's UI writes one: a JSON envelope holding the state."""
+    import mlflow
+
+    experiment = mlflow.get_experiment_by_name(EXPERIMENT)
+    if experiment is None:
+        raise ValueError(f"no {EXPERIMENT!r} experiment: configure() first")
+    now = int(time.time() * 1000)
+    state = json.dumps(view_state(env, metric_names, primary_metric))
+    envelope = {"name": f"otbench: {env} runs compared", "createdAt": now, "updatedAt": now, "state": state}
+    mlflow.MlflowClient().set_experiment_tag(experiment.experiment_id, f"{VIEW_TAG_PREFIX}{view_id(env)}",
+                                             json.dumps(envelope))
+    return view_id(env)
+
+
+def view_url(base_url: str, experiment_id: str, env: str) -> str:
+    """The runs page of the UI at ``base_url`` opened on environment ``env``'s saved view."""
+    return f"{base_url}/#/experiments/{experiment_id}/runs?viewStateShareKey={view_id(env)}"
 
 
 def log_table(rows: list[dict[str, Any]], artifact_file: str) -> None:
@@ -145,7 +256,8 @@ class MlflowIterationTracker:
         from otbench.run_artefacts import docs_diff_markdown, exchanges_markdown, optimized_part
 
         folder = f"iterations/step_{record.step:02d}"
-        mlflow.log_metrics({**robustness(record.trajectories), **{k: float(v) for k, v in record.metrics.items()},
+        # the optimizer's metrics first: MLflow's compare page plots the first metric the first run logged
+        mlflow.log_metrics({**{k: float(v) for k, v in record.metrics.items()}, **robustness(record.trajectories),
                             **{k: float(v) for k, v in self.ledger.flat_metrics().items()},
                             **self.ledger.server_metrics()}, step=record.step)
         docs = optimized_part(record.toolbox.to_json())

@@ -86,6 +86,29 @@ def offline_toy(monkeypatch):
     monkeypatch.setitem(registry._OPTION_MODULES, "toy", "toy_options")
 
 
+def test_a_comparisons_runs_open_in_mlflow_on_what_tells_them_apart(scripted_models, tmp_path, monkeypatch, capsys):
+    """MLflow's compare page plots the first three params by name whose values differ between the runs (one a run
+    lacks counts as differing) against the first metric the first run logged; its tables and charts show the runs
+    in their colours, the results under one name whichever command logged them."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["--optimizers", "toolobserver,easytool", "--limit", "2", "--seed", "202", "--plots", str(tmp_path),
+            "--json", "--quiet"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    runs = [mlflow.get_run(row["run_id"]) for row in rows]
+    assert [run.data.params["method"] for run in runs] == ["base", "gold", "+TO (paper)", "+TO", "+ET"]
+    keys = sorted({key for run in runs for key in run.data.params})
+    differing = [key for key in keys if len({run.data.params.get(key) for run in runs}) > 1]
+    assert differing[:3] == ["method", "optimizer", "setting"]
+    shared = [key for key in runs[0].data.metrics if all(key in run.data.metrics for run in runs)]
+    assert shared[0] == "E"
+    for row, run in zip(rows, runs, strict=True):
+        assert run.data.metrics["result/E"] == row["E"] and run.data.metrics["result/tokens"] == row["tokens"]
+    colours = [run.data.tags[tracking.RUN_COLOR_TAG] for run in runs]
+    assert len(set(colours)) == len(colours)
+
+
 def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # optimize writes learned_docs/ in the working directory
     argv = ["--limit", "2", "--seed", "101", "--plots", str(tmp_path), "--json", "--quiet"]

@@ -117,9 +117,12 @@ def test_runs_are_named_to_be_told_apart_and_log_only_what_defines_them(scripted
     run = mlflow.get_run(json.loads(capsys.readouterr().out)["run_id"])
     assert re.fullmatch(r"toolobserver-bfcl-names_only-n2-qwen-1\.5b-\d{4}-\d{6}", run.info.run_name)
     params = run.data.params
-    assert {"limit", "seed", "setting", "variant", "probe", "iterations", "lm"} <= set(params)
+    assert {"method", "limit", "seed", "setting", "variant", "iterations", "lm"} <= set(params)
+    assert params["method"] == "+TO" and params["variant"] == "improved"
     assert not {name for name in params if name.startswith("p2p_")}
     assert not {"max_moves", "retriever", "batch_size", "test_limit", "num_threads"} & set(params)
+    # unset options and ToolObserver's options at their default say nothing the method does not
+    assert not {"probe", "per_tool", "oracle_feedback", "mode", "editor_lm", "faults"} & set(params)
 
 
 def test_every_step_shows_what_changed_in_the_docs_and_the_editor_exchanges_as_markdown(scripted_lms, tmp_path,

@@ -38,3 +38,52 @@ def test_every_iteration_is_logged_with_docs_trajectories_editor_and_checkpoint(
     checkpoint = tracking.load_checkpoint(run.info.run_id)
     assert checkpoint["args"] == {"env": "toy"} and checkpoint["next_step"] == 3
     assert json.dumps(checkpoint["tokens"])
+
+
+def _own_store(tmp_path, monkeypatch):
+    """A store of this test's own (MLflow keeps the last tracking URI in MLFLOW_TRACKING_URI, which configure
+    reads first: it is restored after the test)."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path))
+    tracking.configure()
+
+
+def test_a_new_run_takes_the_palette_colour_the_latest_runs_use_least(tmp_path, monkeypatch):
+    _own_store(tmp_path, monkeypatch)
+    monkeypatch.setattr(tracking, "RUN_COLORS", ("#111111", "#222222", "#333333"))
+    client, experiment = mlflow.MlflowClient(), mlflow.get_experiment_by_name(tracking.EXPERIMENT).experiment_id
+
+    def run_at(start: int, colour: str | None) -> str:
+        tags = {tracking.RUN_COLOR_TAG: colour} if colour else {}
+        return client.create_run(experiment, start_time=start, tags=tags).info.run_id
+
+    run_at(1, "#111111")
+    run_at(2, "#222222")
+    assert tracking.run_color(experiment, run_at(3, None)) == "#333333"  # not used by the latest two
+    run_at(4, "#333333")
+    assert tracking.run_color(experiment, run_at(5, None)) == "#111111"  # the latest two use 2 and 3
+    run_at(6, "#111111")
+    run_at(7, "#654321")  # a colour picked in the UI
+    assert tracking.run_color(experiment, run_at(8, None)) == "#222222"
+    with tracking.tracked_run("coloured", tags={}, params={}) as run:
+        pass
+    assert mlflow.get_run(run.info.run_id).data.tags[tracking.RUN_COLOR_TAG] in tracking.RUN_COLORS
+
+
+def test_each_environment_gets_a_saved_view_of_its_results(tmp_path, monkeypatch):
+    _own_store(tmp_path, monkeypatch)
+    assert tracking.share_view("bfcl", ("E", "P", "A"), "E") == "otbench-bfcl"
+    tags = mlflow.get_experiment_by_name(tracking.EXPERIMENT).tags
+    assert tracking.viewed_environments(tags) == ["bfcl"]
+    envelope = json.loads(tags["mlflow.sharedViewState.otbench-bfcl"])  # as MLflow's UI saves a view
+    assert envelope["name"] == "otbench: bfcl runs compared" and isinstance(envelope["createdAt"], int)
+    state = json.loads(envelope["state"])
+    assert state["searchFilter"] == "tags.env = 'bfcl' AND tags.command != 'compare'"
+    assert state["selectedColumns"] == ["metrics.`result/E`", "metrics.`result/P`", "metrics.`result/A`",
+                                        "metrics.`result/tokens`", "params.`method`", "params.`setting`",
+                                        "params.`limit`", "params.`seed`", "params.`lm`"]
+    charts = {chart["type"]: chart for chart in state["compareRunCharts"]}
+    assert charts["PARALLEL"]["selectedParams"] == ["method"]
+    assert charts["PARALLEL"]["selectedMetrics"] == ["result/E", "result/tokens"]
+    assert charts["SCATTER"]["yaxis"]["key"] == "result/E"
+    assert tracking.view_url("http://ui", "7", "bfcl") == "http://ui/#/experiments/7/runs?viewStateShareKey=otbench-bfcl"
