@@ -2,7 +2,8 @@
 
 On an offline machine ``mlflow ui`` deadlocks unless litellm is told to use its local
 cost map, and the job-execution feature must be off; both are set here. Ctrl-C stops the server
-and its workers.
+and its workers. It prints the address of each environment's saved view (result metrics as
+columns, charts of the results: see :mod:`otbench.tracking`), also listed in the UI's Views menu.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from otbench.cli import OneLineParser, positive_int, run_main
-from otbench.tracking import store_uris
+from otbench.tracking import EXPERIMENT, store_uris, view_url, viewed_environments
 
 
 def server_command(directory: Path | None, port: int) -> list[str]:
@@ -28,6 +29,17 @@ def server_environment() -> dict[str, str]:
             "MLFLOW_DISABLE_TELEMETRY": "true"}
 
 
+def saved_views(directory: Path | None, base_url: str) -> list[str]:
+    """The addresses of the saved views otbench's commands left in the store (none in a store without runs)."""
+    import mlflow
+
+    client = mlflow.MlflowClient(tracking_uri=store_uris(directory)[0])
+    experiment = client.get_experiment_by_name(EXPERIMENT)
+    if experiment is None:
+        return []
+    return [view_url(base_url, experiment.experiment_id, env) for env in viewed_environments(experiment.tags)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.ui", description=__doc__.splitlines()[0])
     parser.add_argument("--mlruns", type=Path, default=None, help="MLflow store directory (default ./mlruns)")
@@ -35,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     process = subprocess.Popen(server_command(args.mlruns, args.port), env=server_environment(), start_new_session=True)
     print(f"MLflow UI on http://127.0.0.1:{args.port} (ready in about 20 s); Ctrl-C stops it", file=sys.stderr)
+    for url in saved_views(args.mlruns, f"http://127.0.0.1:{args.port}"):
+        print(f"runs compared, with their results as columns and charts: {url}", file=sys.stderr)
     try:
         return process.wait()
     except KeyboardInterrupt:

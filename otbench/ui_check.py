@@ -1,12 +1,19 @@
 """``python -m otbench.ui_check``: prove that a person sees the runs side by side in the MLflow UI.
 
-It starts the server of ``python -m otbench.ui`` on a store, opens MLflow's compare-runs page in
-headless Chromium (Debian ``chromium``, installed by ``scripts/setup.sh``), reads the rendered
-page and checks that every run is a column with its metrics showing the values the store holds;
-then it opens the newest rollout trace of those runs in the Traces tab and checks that its spans,
-task and question are shown, and saves screenshots of both for an issue note. By default it checks the rows of the latest
-``compare`` run (base, gold and the optimizer runs), else the latest optimize run of each
-optimizer. Exit status 1 when the page does not show what the store holds.
+It starts the server of ``python -m otbench.ui`` on a store and reads the pages a person opens in
+headless Chromium (Debian ``chromium``, installed by ``scripts/setup.sh``), saving a screenshot of each:
+
+- MLflow's compare-runs page: every run is a column with its metrics showing the values the store
+  holds, and the parallel-coordinates plot opens on the runs' ``method``;
+- the runs table of the environment's saved view: every run is a row showing its result metrics
+  (``result/E``...) with their stored values, and no two runs have the same colour;
+- the chart view of that saved view: the results section with a chart per result metric;
+- the newest rollout trace of those runs in the Traces tab: its spans, task and question are shown;
+- the newest ``docs_diff.md`` of an optimize run among them, rendered on its run's Artifacts tab.
+
+By default it checks the rows of the latest ``compare`` run (base, gold and the optimizer runs),
+else the latest optimize run of each optimizer. Exit status 1 when a page does not show what the
+store holds.
 """
 
 from __future__ import annotations
@@ -32,12 +39,13 @@ from typing import Any
 
 from otbench.cli import OneLineParser, positive_int, run_main
 from otbench.errors import DataError, SetupError
-from otbench.tracking import EXPERIMENT
+from otbench.tracking import EXPERIMENT, RESULT_PREFIX, view_url, viewed_environments
 from otbench.ui import server_command, server_environment, stop_server
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 _START_TIMEOUT = 120.0  # the UI takes about 20 s to start on an idle machine, more when the cores are busy
 _RENDER_BUDGET_MS = 20_000
+_SLOW_PAGE_BUDGET_MS = 60_000  # the chart view loads its plotting library on first use, a trace opens in a drawer
 _WINDOW_HEIGHT = 2600
 _SIGNIFICANT_DIGITS = 4  # the UI shows metric values to 4 significant digits (160.396 as 160.4)
 _DECIMALS = 3  # ... and small ones to at most 3 decimals
@@ -157,23 +165,24 @@ def compare_page(url: str, experiment: str, run_ids: list[str]) -> str:
     return f"{url}/#/compare-runs?runs={runs}&experiments={json.dumps([experiment])}"
 
 
-def render(browser: str, page: str, *, width: int, height: int, screenshot: Path | None = None) -> str:
-    """The page's DOM after its scripts ran (and a screenshot, when asked) from headless Chromium.
+def render(browser: str, page: str, *, width: int, height: int, screenshot: Path | None = None,
+           budget_ms: int = _RENDER_BUDGET_MS) -> str:
+    """The page's DOM after its scripts ran (and a screenshot of that same moment, when asked) from headless
+    Chromium, in one run: a second run could catch the page at another stage (a trace's drawer not yet open).
 
     The page's tables render only the cells in view, so the window is as wide as all run columns
     (next to the assistant panel) and as tall as the whole page (its parameter and metric tables
     scroll within a fixed height).
     """
     with tempfile.TemporaryDirectory() as profile:
-        flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-                 f"--user-data-dir={profile}", f"--virtual-time-budget={_RENDER_BUDGET_MS}",
-                 f"--window-size={width},{height}"]
+        command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                   "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
+                   f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
+                   f"--window-size={width},{height}", "--dump-dom"]
         if screenshot is not None:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run([*flags, f"--screenshot={screenshot.resolve()}", page], capture_output=True, timeout=180,
-                           check=True)
-        result = subprocess.run([*flags, "--dump-dom", page], capture_output=True, timeout=180, check=True, text=True)
+            command.append(f"--screenshot={screenshot.resolve()}")
+        result = subprocess.run([*command, page], capture_output=True, timeout=240, check=True, text=True)
     return result.stdout
 
 
@@ -241,7 +250,127 @@ def check_ui(url: str, browser: str, run_ids: list[str] | None = None, screensho
     page = compare_page(url, experiment, [run["info"]["run_id"] for run in runs])
     dom = render(browser, page, width=max(1400, 760 + 280 * len(runs)), height=_WINDOW_HEIGHT, screenshot=screenshot)
     keys, _ = metrics_grid(dom)
-    return PageCheck(page, runs, keys, dom, check_page(dom, runs), str(screenshot) if screenshot else None)
+    return PageCheck(page, runs, keys, dom, check_page(dom, runs) + check_plot(dom, runs),
+                     str(screenshot) if screenshot else None)
+
+
+def plot_axes(dom: str) -> tuple[list[str], list[str]]:
+    """The parameters and metrics the compare page's parallel-coordinates plot shows (its two selectors)."""
+    def chosen(label: str, until: str) -> list[str]:
+        start = dom.find(f">{label}</div>")
+        end = dom.find(until, start) if start >= 0 else -1
+        return re.findall(r'selection-item-content">([^<]*)<', dom[start:end]) if start >= 0 else []
+
+    return chosen("Parameters:", "Metrics:</div>"), chosen("Metrics:", "Clear All")
+
+
+def check_plot(dom: str, runs: list[dict[str, Any]]) -> list[str]:
+    """The parallel-coordinates plot must open on what tells the runs apart: their ``method``, when they log one."""
+    params, _ = plot_axes(dom)
+    if any("method" in _params(run) for run in runs) and "method" not in params:
+        return [f"the parallel-coordinates plot opens on {params}, not on the runs' method"]
+    return []
+
+
+def table_rows(dom: str) -> dict[str, dict[str, str]]:
+    """The runs table's rows by run id: each cell's text by column id, and ``colour``, the run's colour."""
+    rows: dict[str, dict[str, str]] = {}
+    for row in re.finditer(r'role="row"[^>]*row-id="([0-9a-f]+)"[^>]*>(.*?)(?=<[^<>]*role="row"|\Z)', dom, re.DOTALL):
+        cells = rows.setdefault(row.group(1), {})
+        cell_pattern = r'col-id="([^"]+)"[^>]*>(.*?)(?=<div class="ag-cell |\Z)'
+        for cell in re.finditer(cell_pattern, row.group(2), re.DOTALL):
+            cells[html.unescape(cell.group(1))] = html.unescape(re.sub(r"<[^>]+>", "", cell.group(2))).strip()
+        colour = re.search(r'type="color"[^>]*value="(#[0-9a-fA-F]{6})"', row.group(2))
+        if colour:
+            cells["colour"] = colour.group(1).lower()
+    return rows
+
+
+def check_table(dom: str, runs: list[dict[str, Any]]) -> list[str]:
+    """Problems with the runs table: a run not listed, a result metric not shown with its stored value, two
+    runs drawn in the same colour."""
+    rows, problems = table_rows(dom), []
+    for run in runs:
+        name, cells = run["info"]["run_name"], rows.get(run["info"]["run_id"])
+        if cells is None:
+            problems.append(f"runs table: {name!r} is not listed")
+            continue
+        for key, value in sorted(_metrics(run).items()):
+            shown = cells.get(f"metrics.`{key}`")
+            if key.startswith(RESULT_PREFIX) and (shown is None or not _shows(shown, value)):
+                problems.append(f"runs table: {name}: {key} shows {shown!r}, the store holds {value}")
+    colours = [rows[run["info"]["run_id"]].get("colour") for run in runs if run["info"]["run_id"] in rows]
+    if len(set(colours)) < len(colours):
+        problems.append(f"runs table: runs share a colour ({', '.join(str(colour) for colour in colours)})")
+    return problems
+
+
+def saved_view(url: str, experiment: str, env: str) -> str | None:
+    """The runs page opened on environment ``env``'s saved view, None when the store has none (runs logged
+    before evaluate and optimize saved one)."""
+    tags = _api(url, f"experiments/get?experiment_id={experiment}")["experiment"].get("tags", [])
+    return view_url(url, experiment, env) if env in viewed_environments({t["key"]: t["value"] for t in tags}) else None
+
+
+def check_runs_view(url: str, browser: str, runs: list[dict[str, Any]], screenshot: Path | None,
+                    charts_screenshot: Path | None) -> tuple[str | None, list[str]]:
+    """Open the saved view of the runs' environment as a table and as charts; its page URL (None: the store has
+    no saved view) and the problems found. Every run of that environment the check was given is a row."""
+    experiment = experiment_id(url)
+    env = _tags(runs[0]).get("env", "")
+    page = saved_view(url, experiment, env)
+    if page is None:
+        return None, []
+    shown = [run for run in runs if _tags(run).get("env") == env and _tags(run).get("command") != "compare"]
+    problems = check_table(render(browser, page, width=2200, height=1600, screenshot=screenshot), shown)
+    charts = render(browser, f"{page}&compareRunsMode=CHART", width=2400, height=1800, screenshot=charts_screenshot,
+                    budget_ms=_SLOW_PAGE_BUDGET_MS)
+    results = sorted({key for run in shown for key in _metrics(run) if key.startswith(RESULT_PREFIX)})
+    problems += [f"chart view: no chart of {key}" for key in results if f">{key}<" not in charts]
+    return page, problems
+
+
+def docs_diff_page(url: str, experiment: str, run_id: str, path: str) -> str:
+    return f"{url}/#/experiments/{experiment}/runs/{run_id}/artifacts/{path}"
+
+
+def _artifact_text(url: str, run_id: str, path: str) -> str:
+    query = urllib.parse.urlencode({"run_id": run_id, "path": path})
+    with urllib.request.urlopen(f"{url}/get-artifact?{query}", timeout=30) as response:
+        return response.read().decode()
+
+
+def newest_docs_diff(url: str, runs: list[dict[str, Any]]) -> tuple[str, str, str] | None:
+    """(run id, artefact path, text) of the newest ``docs_diff.md`` among the optimize runs of ``runs`` (newest
+    run, latest step first) in which a tool's docs changed, else of the newest one."""
+    found = []
+    optimized = [run for run in runs if _tags(run).get("command") == "optimize"]
+    for run in sorted(optimized, key=lambda run: run["info"]["start_time"], reverse=True):
+        run_id = run["info"]["run_id"]
+        listing = _api(url, f"artifacts/list?run_id={run_id}&path=iterations").get("files", [])
+        for step in sorted((f["path"] for f in listing if f.get("is_dir")), reverse=True):
+            files = _api(url, f"artifacts/list?run_id={run_id}&path={urllib.parse.quote(step)}").get("files", [])
+            if any(f["path"] == f"{step}/docs_diff.md" for f in files):
+                text = _artifact_text(url, run_id, f"{step}/docs_diff.md")
+                if "\n## " in text:
+                    return run_id, f"{step}/docs_diff.md", text
+                found.append((run_id, f"{step}/docs_diff.md", text))
+    return found[0] if found else None
+
+
+def check_docs_diff(url: str, browser: str, runs: list[dict[str, Any]],
+                    screenshot: Path | None) -> tuple[str | None, list[str]]:
+    """Open the newest docs diff of the runs on its run's Artifacts tab; its page URL (None: no optimize run
+    with one) and the problems found: each heading of the diff (its title, each changed tool) must be shown."""
+    found = newest_docs_diff(url, runs)
+    if found is None:
+        return None, []
+    run_id, path, text = found
+    headings = [line.lstrip("#").strip() for line in text.splitlines() if line.startswith("#")]
+    page = docs_diff_page(url, experiment_id(url), run_id, path)
+    dom = render(browser, page, width=1800, height=_WINDOW_HEIGHT, screenshot=screenshot)
+    return page, [f"{path} of run {run_id}: {heading!r} is not on the page" for heading in headings
+                  if html.escape(heading, quote=False) not in dom]
 
 
 def trace_page(url: str, experiment: str, trace_id: str) -> str:
@@ -262,13 +391,14 @@ def newest_rollout(url: str, experiment: str, run_ids: list[str]) -> Any | None:
 
 
 def check_trace_page(dom: str, trace: Any) -> list[str]:
-    """Problems with an opened trace: its spans, task and question must all be on the page."""
+    """Problems with an opened trace: its spans (each an element of its own, as the span tree shows them, not
+    words in the traces list), task and question must all be on the page."""
     root = trace.data.spans[0]
-    expected = {f"span {span.name!r}": span.name for span in trace.data.spans}
+    expected = {f"span {span.name!r}": f">{html.escape(span.name, quote=False)}<" for span in trace.data.spans}
     expected["its task id"] = str(root.inputs.get("task_id", "")) if isinstance(root.inputs, dict) else ""
     question = root.inputs.get("question", "") if isinstance(root.inputs, dict) else ""
     expected["its question"] = " ".join(str(question).split()[:6])
-    return [f"trace {trace.info.trace_id}: {what} ({text!r}) is not on the page"
+    return [f"trace {trace.info.trace_id}: {what} ({text.strip('<>')!r}) is not on the page"
             for what, text in expected.items() if text and html.escape(text, quote=False) not in dom and text not in dom]
 
 
@@ -280,7 +410,7 @@ def check_traces(url: str, browser: str, run_ids: list[str], screenshot: Path | 
     if trace is None:
         return None, []
     page = trace_page(url, experiment, trace.info.trace_id)
-    dom = render(browser, page, width=2600, height=1400, screenshot=screenshot)
+    dom = render(browser, page, width=2600, height=1400, screenshot=screenshot, budget_ms=_SLOW_PAGE_BUDGET_MS)
     return page, check_trace_page(dom, trace)
 
 
@@ -293,6 +423,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the screenshot goes (default reports/mlflow-compare-runs.png)")
     parser.add_argument("--trace-screenshot", type=Path, default=Path("reports/mlflow-trace.png"),
                         help="where the screenshot of an opened rollout trace goes (default reports/mlflow-trace.png)")
+    parser.add_argument("--table-screenshot", type=Path, default=Path("reports/mlflow-runs-table.png"),
+                        help="where the screenshot of the saved view's runs table goes "
+                             "(default reports/mlflow-runs-table.png)")
+    parser.add_argument("--charts-screenshot", type=Path, default=Path("reports/mlflow-charts.png"),
+                        help="where the screenshot of the saved view's charts goes (default reports/mlflow-charts.png)")
+    parser.add_argument("--diff-screenshot", type=Path, default=Path("reports/mlflow-docs-diff.png"),
+                        help="where the screenshot of a run's docs diff goes (default reports/mlflow-docs-diff.png)")
     args = parser.parse_args(argv)
     browser = find_browser()
     if browser is None:
@@ -300,18 +437,26 @@ def main(argv: list[str] | None = None) -> int:
     run_ids = [run_id.strip() for run_id in args.runs.split(",") if run_id.strip()] if args.runs else None
     with running_ui(args.mlruns, args.port or free_port()) as url:
         result = check_ui(url, browser, run_ids, args.screenshot)
+        view_page, view_problems = check_runs_view(url, browser, result.runs, args.table_screenshot,
+                                                   args.charts_screenshot)
         trace_url, trace_problems = check_traces(url, browser, [run["info"]["run_id"] for run in result.runs],
                                                  args.trace_screenshot)
+        diff_url, diff_problems = check_docs_diff(url, browser, result.runs, args.diff_screenshot)
     print(f"page: {result.url}")
     print(f"runs side by side: {', '.join(result.run_names)}")
     print(f"metrics shown and checked: {', '.join(result.metric_keys)}   screenshot: {result.screenshot}")
+    print(f"runs table and charts of the saved view: {view_page}   screenshots: {args.table_screenshot}, "
+          f"{args.charts_screenshot}" if view_page else
+          "saved view: none in this store (evaluate and optimize save one for their environment)")
     print(f"a rollout trace opened: {trace_url}   screenshot: {args.trace_screenshot}" if trace_url else
           "traces: these runs have none (logged before tracing, or with OTBENCH_TRACING=0)")
-    problems = result.problems + trace_problems
+    print(f"a docs diff opened: {diff_url}   screenshot: {args.diff_screenshot}" if diff_url else
+          "docs diff: no optimize run among these runs has one")
+    problems = result.problems + view_problems + trace_problems + diff_problems
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
     print("ok: every run and metric is shown with its stored value" + (", the trace with its spans" if trace_url else "")
-          if not problems else f"{len(problems)} problem(s)")
+          + (", the docs diff" if diff_url else "") if not problems else f"{len(problems)} problem(s)")
     return 1 if problems else 0
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from otbench.ui_check import _shows, check_page
+from otbench.ui_check import _shows, check_page, check_plot, check_table, plot_axes, table_rows
 
 
 @pytest.mark.parametrize("shown, stored", [
@@ -58,3 +58,48 @@ def test_an_opened_trace_must_show_its_spans_task_and_question(monkeypatch):
     assert check_trace_page(shown, trace) == []
     problems = check_trace_page(shown.replace("agent call", "a span"), trace)
     assert problems == [f"trace {trace.info.trace_id}: span 'agent call' ('agent call') is not on the page"]
+
+
+def _table(rows):
+    """The runs table as MLflow's grid renders it: a row per run (its colour in a colour input), a cell per column."""
+    html = ""
+    for run_id, colour, cells in rows:
+        html += (f'<div role="row" row-index="0" row-id="{run_id}"><div class="ag-cell a" col-id="attributes.`Run Name`">'
+                 f'<label><input type="color" list="colours" value="{colour}"></label><a>{run_id}</a></div>')
+        html += "".join(f'<div class="ag-cell a" col-id="{column}"><span>{text}</span></div>'
+                        for column, text in cells.items())
+        html += "</div>"
+    return f"<div>{html}</div>"
+
+
+def _table_run(run_id, metrics):
+    return {"info": {"run_name": f"name-{run_id}", "run_id": run_id},
+            "data": {"metrics": [{"key": k, "value": v} for k, v in metrics.items()]}}
+
+
+def test_the_runs_table_must_show_each_runs_results_in_a_colour_of_its_own():
+    runs = [_table_run("aa11", {"result/E": 2 / 3, "result/tokens": 12286.0, "seconds": 3.0}),
+            _table_run("bb22", {"result/E": 0.1, "result/tokens": 800.0})]
+    healthy = _table([("aa11", "#c83243", {"metrics.`result/E`": "0.6667", "metrics.`result/tokens`": "12286"}),
+                      ("bb22", "#137dae", {"metrics.`result/E`": "0.1", "metrics.`result/tokens`": "800"})])
+    assert table_rows(healthy)["aa11"] == {"attributes.`Run Name`": "aa11", "colour": "#c83243",
+                                           "metrics.`result/E`": "0.6667", "metrics.`result/tokens`": "12286"}
+    assert check_table(healthy, runs) == []  # only result metrics are columns
+    wrong = _table([("aa11", "#c83243", {"metrics.`result/E`": "0.5", "metrics.`result/tokens`": "12286"}),
+                    ("bb22", "#c83243", {"metrics.`result/E`": "0.1", "metrics.`result/tokens`": "800"})])
+    assert check_table(wrong, runs) == ["runs table: name-aa11: result/E shows '0.5', the store holds 0.6666666666666666",
+                                        "runs table: runs share a colour (#c83243, #c83243)"]
+    assert check_table(_table([]), runs[:1]) == ["runs table: 'name-aa11' is not listed"]
+
+
+def test_the_parallel_plot_must_open_on_the_runs_method():
+    def page(params):
+        chosen = "".join(f'<span class="x-selection-item-content">{name}</span>' for name in params)
+        return (f'<div>Parameters:</div><div>{chosen}</div><div>Metrics:</div>'
+                f'<div><span class="x-selection-item-content">E</span></div><button>Clear All</button>')
+
+    runs = [{"info": {}, "data": {"params": [{"key": "method", "value": "+TO"}]}}]
+    assert plot_axes(page(["method", "optimizer", "setting"])) == (["method", "optimizer", "setting"], ["E"])
+    assert check_plot(page(["method", "optimizer", "setting"]), runs) == []
+    assert check_plot(page(["accept_check", "agent", "call_timeout"]), runs) == [
+        "the parallel-coordinates plot opens on ['accept_check', 'agent', 'call_timeout'], not on the runs' method"]
