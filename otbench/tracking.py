@@ -16,16 +16,23 @@ Runs are made to be compared in MLflow's UI (3.17), whose defaults are decided a
 - a run's colour is its ``mlflow.runColor`` tag, else a hash of its id into 29 colours, which gives
   runs of one experiment the same colour; every run is given the palette colour the experiment's
   latest runs use least (:func:`run_color`).
+
+A new sqlite store is created (its tables migrated) by the first process that opens it; several
+commands started together on a new store each began that migration and all but one failed
+(``table _alembic_tmp_params already exists``). Opening a sqlite store therefore holds an
+exclusive file lock next to its database (:func:`store_lock`) until the store and the experiment
+exist: the first process creates them, the others wait for it, then find them made.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +49,7 @@ RUN_COLORS = ("#c83243", "#137dae", "#308613", "#de7921", "#8a63bf", "#04867d", 
               "#c82d4c", "#8396a5")
 """MLflow UI's own run colours (its colour picker offers them), ordered so that neighbours differ in hue."""
 VIEW_TAG_PREFIX = "mlflow.sharedViewState."
+_SQLITE = "sqlite:///"
 
 
 def store_uris(directory: Path | None = None) -> tuple[str, str]:
@@ -51,25 +59,54 @@ def store_uris(directory: Path | None = None) -> tuple[str, str]:
     return f"sqlite:///{root / 'mlflow.db'}", str(root / "artifacts")
 
 
+@contextmanager
+def store_lock(database: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``database``'s lock file (``mlflow.db.lock``) for the block.
+
+    An advisory ``flock``: every otbench process that opens the store takes it, and the kernel
+    releases it when the holder dies, so a killed command never leaves the store locked.
+    """
+    database.parent.mkdir(parents=True, exist_ok=True)
+    with open(database.with_name(f"{database.name}.lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _first_use_lock(uri: str) -> AbstractContextManager[None]:
+    """The lock that serialises the creation of a sqlite store; none for a server or another database."""
+    if uri.startswith(_SQLITE) and uri != f"{_SQLITE}:memory:":
+        return store_lock(Path(uri.removeprefix(_SQLITE).split("?", 1)[0]))
+    return nullcontext()
+
+
 def configure(tracking_uri: str | None = None, *, directory: Path | None = None, experiment: str = EXPERIMENT) -> str:
-    """Point MLflow at the chosen store and experiment; returns the tracking URI in use."""
+    """Point MLflow at the chosen store and experiment; returns the tracking URI in use.
+
+    The store and the experiment are created here, under :func:`store_lock` for a sqlite store, so
+    commands started at once on a new store do not race to create its tables.
+    """
     import mlflow
 
     for noisy in ("mlflow", "alembic"):  # schema-migration chatter would break one-line errors
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+    # A store directory given here wins over MLFLOW_TRACKING_URI, which MLflow itself sets to the last URI in use
+    uri = tracking_uri or (None if directory else os.environ.get("MLFLOW_TRACKING_URI"))
     artifact_root = None
     if not uri:
         uri, artifact_root = store_uris(directory)
     mlflow.set_tracking_uri(uri)
-    if mlflow.get_experiment_by_name(experiment) is None:
-        location = f"{artifact_root}/{experiment}" if artifact_root else None
-        try:
-            mlflow.create_experiment(experiment, artifact_location=location)
-        except mlflow.exceptions.MlflowException:
-            if mlflow.get_experiment_by_name(experiment) is None:  # else another worker created it just now
-                raise
-    mlflow.set_experiment(experiment)
+    with _first_use_lock(uri):
+        if mlflow.get_experiment_by_name(experiment) is None:  # the first call creates (migrates) a new store
+            location = f"{artifact_root}/{experiment}" if artifact_root else None
+            try:
+                mlflow.create_experiment(experiment, artifact_location=location)
+            except mlflow.exceptions.MlflowException:
+                if mlflow.get_experiment_by_name(experiment) is None:  # else another worker created it just now
+                    raise
+        mlflow.set_experiment(experiment)
     return uri
 
 
