@@ -33,6 +33,7 @@ from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, make_environment, options_from_values, resolve
 from otbench.errors import ConfigError
 from otbench.options import lm_from_values
+from otbench.outputs import check_outputs
 from otbench.report import server_table
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]
@@ -140,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     add_environment_arguments(parser)
     add_lm_arguments(parser)
     args = parser.parse_args(argv)
+    check_outputs(parser, args)
     resolve(options_from_values(vars(args)))  # bad environment options are refused before anything loads
     if args.name == "oracle":
         result = bench_oracle(args)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from otbench.errors import OtbenchError
+from otbench.outputs import STORE_DIRECTORY
 
 API_BASE_VARIABLE = "OTBENCH_API_BASE"
 EDITOR_API_BASE_VARIABLE = "OTBENCH_EDITOR_API_BASE"
@@ -97,7 +98,7 @@ def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -
 
 def add_tracking_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("tracking")
-    group.add_argument("--mlruns", type=Path, default=None, help="local MLflow store directory (default ./mlruns)")
+    group.add_argument("--mlruns", type=STORE_DIRECTORY, default=None, help="local MLflow store directory (default ./mlruns)")
     group.add_argument("--tracking-uri", default=None, help="an MLflow tracking server to log to instead")
 
 

@@ -41,6 +41,7 @@ from otbench.envs.registry import (
 from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
 from otbench.options import HOW_IT_RUNS, TrackingOptions, as_logged, lm_from_values, tracking_from_values
+from otbench.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.report import format_table
 
 _COMMANDS: dict[str, Callable[[Any], Any]] = {"evaluate": evaluate.run, "optimize": optimize.run}
@@ -467,7 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--probe", action="store_true",
                         help="also a '(probe)' row for each optimizer offered the shared --probe (fair to ToolObserver's)")
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
-    parser.add_argument("--plots", type=Path, default=Path("reports"), help="directory for the PNG plots (default reports/)")
+    parser.add_argument("--plots", type=OUTPUT_DIRECTORY, default=Path("reports"), help="directory for the PNG plots (default reports/)")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bars in missing runs")
     add_lm_arguments(parser, editor=True)
@@ -486,7 +487,10 @@ def options_from(values: Mapping[str, Any]) -> CompareOptions:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_outputs(parser, args)
+    refuse("optimize --out (the learned docs of missing rows)", optimize.OptimizeOptions().out, "directory")
     result = run(options_from(vars(args)))
     if args.json:
         print(json.dumps(result.to_dict()))

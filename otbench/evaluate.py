@@ -32,6 +32,7 @@ from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.faults import phase_of
 from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
 from otbench.options import HOW_IT_RUNS, TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
+from otbench.outputs import check_outputs
 from otbench.report import format_table, server_table
 from otbench.trajectory import Trajectory
 
@@ -219,7 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_outputs(parser, args)
     result = run(options_from(vars(args)))
     if args.json:
         print(json.dumps(result.to_dict()))

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from otbench import tracking
 from otbench.cli import OneLineParser, add_tracking_arguments, run_main
 from otbench.errors import ConfigError
+from otbench.outputs import OUTPUT_FILE, check_outputs
 
 if TYPE_CHECKING:  # tool docs load DSPy: imported after the options are parsed
     from modules.tool_docs import Toolbox
 
 FORMATS = ("openai", "json")
+STORED_DOCS = ("runs:/", "prompts:/")
+"""Prefixes of docs read from an MLflow store (any other value is a file)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,15 +34,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--toolset", default=None, help="only this toolset (e.g. a BFCL test id): one tools list")
     parser.add_argument("--responses", action="store_true",
                         help="openai: the Responses API's tool shape instead of Chat Completions'")
-    parser.add_argument("--out", type=Path, default=None, help="write here instead of standard output")
+    parser.add_argument("--out", type=OUTPUT_FILE, default=None, help="write here instead of standard output")
     add_tracking_arguments(parser)
     args = parser.parse_args(argv)
+    check_outputs(parser, args, store=args.docs.startswith(STORED_DOCS), cache=False)
     if args.format not in FORMATS:
         raise ConfigError(f"unknown format {args.format!r}; choose from {', '.join(FORMATS)}")
     from modules.tool_docs import Toolbox
     from otbench.docs_io import load_docs
 
-    if args.docs.startswith(("runs:/", "prompts:/")):  # docs in an MLflow store
+    if args.docs.startswith(STORED_DOCS):
         tracking.configure(args.tracking_uri, directory=args.mlruns)
     toolbox = load_docs(args.docs)
     if args.toolset is not None:
@@ -55,8 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is None:
         sys.stdout.write(text + "\n")
     else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text + "\n")
+        except OSError as error:  # checked before, but a disk can fill (or a device refuse) meanwhile
+            raise ConfigError(f"--out {args.out}: {error.strerror or error}") from None
     return 0
 
 

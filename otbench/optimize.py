@@ -41,6 +41,7 @@ from otbench.errors import ConfigError, RunError
 from otbench.faults import phase_of
 from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
 from otbench.options import TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
+from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.report import format_table, server_table
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
@@ -459,7 +460,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                        help="tune the optimizer's knobs with N optuna trials")
     group.add_argument("--token-budget", type=positive_int, default=500_000,
                        help="stop starting trials once the study has spent this many tokens (default 500000)")
-    group.add_argument("--storage", default=None,
+    group.add_argument("--storage", type=DATABASE_URL, default=None,
                        help="optuna RDB storage URL shared by sweep workers (default: in memory)")
     group.add_argument("--study-name", default=None, help="optuna study to create or join")
 
@@ -479,7 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_optimizer_arguments(parser)
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
     parser.add_argument("--resume", default=None, metavar="RUN_ID", help="continue an interrupted run")
-    parser.add_argument("--out", type=Path, default=Path("learned_docs"), help="where final docs are written")
+    parser.add_argument("--out", type=OUTPUT_DIRECTORY, default=Path("learned_docs"), help="where final docs are written")
     add_sweep_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the final summary as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -489,7 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_outputs(parser, args)
     options = options_from(vars(args))
     if args.sweep:
         from otbench import sweep  # a sweep is made of this module's runs

@@ -10,9 +10,14 @@ import os
 from pathlib import Path
 
 
+def cache_root() -> Path:
+    """Where the cache is (``$OTBENCH_CACHE`` overrides), without creating it: commands check it first."""
+    return Path(os.environ.get("OTBENCH_CACHE", Path.home() / ".cache" / "otbench"))
+
+
 def cache_dir() -> Path:
-    """Cache for assembled model weights and downloaded data (``$OTBENCH_CACHE`` overrides)."""
-    root = Path(os.environ.get("OTBENCH_CACHE", Path.home() / ".cache" / "otbench"))
+    """Cache for assembled model weights and downloaded data (``$OTBENCH_CACHE`` overrides), created if missing."""
+    root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     return root
 

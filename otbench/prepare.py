@@ -7,6 +7,7 @@ import argparse
 
 from otbench.cli import OneLineParser, run_main
 from otbench.llm.weights import EMBEDDED_MODELS, ensure_gguf
+from otbench.outputs import check_outputs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,6 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--browsecomp-dense", action="store_true",
                         help="also build BrowseComp's dense index (about 17 CPU-minutes; else built on first use)")
     args = parser.parse_args(argv)
+    check_outputs(parser, args)
     from otbench.envs.bfcl.data import wheel_path
     from otbench.envs.browsecomp.dataset import load_dataset  # loads DSPy: after the options are parsed
     from otbench.envs.browsecomp.retrieval import open_retriever

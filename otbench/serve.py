@@ -15,6 +15,7 @@ from pathlib import Path
 from otbench.cli import API_BASE_VARIABLE, OneLineParser, positive_int, run_main
 from otbench.llm.server import EmbeddedServer, ServerSettings
 from otbench.llm.session import LMOptions, embedded_identity
+from otbench.outputs import check_outputs
 
 
 def build_parser() -> OneLineParser:
@@ -34,7 +35,9 @@ def build_parser() -> OneLineParser:
 
 def settings_of(argv: list[str] | None) -> ServerSettings:
     """The server settings the command line asks for; the weights are checked (and assembled) here."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_outputs(parser, args, cache=args.gguf is None)  # the embedded weights are assembled in the cache
     path, _ = embedded_identity(LMOptions(embedded_model=args.embedded_model, gguf=args.gguf))
     return ServerSettings(path, threads=args.threads or ServerSettings.threads, slots=args.slots,
                           context_per_slot=args.context_per_slot, host=args.host, port=args.port or 0)

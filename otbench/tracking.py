@@ -75,11 +75,32 @@ def store_lock(database: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///PATH`` URI; None for any other URI."""
+    if uri.startswith(_SQLITE) and uri != f"{_SQLITE}:memory:":
+        return Path(uri.removeprefix(_SQLITE).split("?", 1)[0])
+    return None
+
+
+def tracking_uri_in_use(tracking_uri: str | None, directory: Path | None) -> str | None:
+    """The URI :func:`configure` points MLflow at for these arguments; None for the local store (``directory``,
+    else ``$OTBENCH_MLRUNS`` or ``./mlruns``). A directory given wins over ``MLFLOW_TRACKING_URI``, which
+    MLflow itself sets to the last URI in use."""
+    return tracking_uri or (None if directory else os.environ.get("MLFLOW_TRACKING_URI")) or None
+
+
+def store_database(tracking_uri: str | None, directory: Path | None) -> Path | None:
+    """The sqlite file :func:`configure` opens for these arguments; None when it logs to a server."""
+    uri = tracking_uri_in_use(tracking_uri, directory)
+    if uri is None:
+        return (directory or mlruns_dir()).absolute() / "mlflow.db"
+    return _sqlite_path(uri)
+
+
 def _first_use_lock(uri: str) -> AbstractContextManager[None]:
     """The lock that serialises the creation of a sqlite store; none for a server or another database."""
-    if uri.startswith(_SQLITE) and uri != f"{_SQLITE}:memory:":
-        return store_lock(Path(uri.removeprefix(_SQLITE).split("?", 1)[0]))
-    return nullcontext()
+    database = _sqlite_path(uri)
+    return store_lock(database) if database is not None else nullcontext()
 
 
 def configure(tracking_uri: str | None = None, *, directory: Path | None = None, experiment: str = EXPERIMENT) -> str:
@@ -92,8 +113,7 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
 
     for noisy in ("mlflow", "alembic"):  # schema-migration chatter would break one-line errors
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    # A store directory given here wins over MLFLOW_TRACKING_URI, which MLflow itself sets to the last URI in use
-    uri = tracking_uri or (None if directory else os.environ.get("MLFLOW_TRACKING_URI"))
+    uri = tracking_uri_in_use(tracking_uri, directory)
     artifact_root = None
     if not uri:
         uri, artifact_root = store_uris(directory)

@@ -39,6 +39,7 @@ from typing import Any
 
 from otbench.cli import OneLineParser, positive_int, run_main
 from otbench.errors import DataError, SetupError
+from otbench.outputs import OUTPUT_FILE, STORE_DIRECTORY, check_outputs
 from otbench.tracking import EXPERIMENT, RESULT_PREFIX, view_url, viewed_environments
 from otbench.ui import server_command, server_environment, stop_server
 
@@ -416,21 +417,22 @@ def check_traces(url: str, browser: str, run_ids: list[str], screenshot: Path | 
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.ui_check", description=__doc__.splitlines()[0])
-    parser.add_argument("--mlruns", type=Path, default=None, help="MLflow store directory (default ./mlruns)")
+    parser.add_argument("--mlruns", type=STORE_DIRECTORY, default=None, help="MLflow store directory (default ./mlruns)")
     parser.add_argument("--port", type=positive_int, default=None, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--runs", default=None, help="comma-separated run ids to compare (default: see above)")
-    parser.add_argument("--screenshot", type=Path, default=Path("reports/mlflow-compare-runs.png"),
+    parser.add_argument("--screenshot", type=OUTPUT_FILE, default=Path("reports/mlflow-compare-runs.png"),
                         help="where the screenshot goes (default reports/mlflow-compare-runs.png)")
-    parser.add_argument("--trace-screenshot", type=Path, default=Path("reports/mlflow-trace.png"),
+    parser.add_argument("--trace-screenshot", type=OUTPUT_FILE, default=Path("reports/mlflow-trace.png"),
                         help="where the screenshot of an opened rollout trace goes (default reports/mlflow-trace.png)")
-    parser.add_argument("--table-screenshot", type=Path, default=Path("reports/mlflow-runs-table.png"),
+    parser.add_argument("--table-screenshot", type=OUTPUT_FILE, default=Path("reports/mlflow-runs-table.png"),
                         help="where the screenshot of the saved view's runs table goes "
                              "(default reports/mlflow-runs-table.png)")
-    parser.add_argument("--charts-screenshot", type=Path, default=Path("reports/mlflow-charts.png"),
+    parser.add_argument("--charts-screenshot", type=OUTPUT_FILE, default=Path("reports/mlflow-charts.png"),
                         help="where the screenshot of the saved view's charts goes (default reports/mlflow-charts.png)")
-    parser.add_argument("--diff-screenshot", type=Path, default=Path("reports/mlflow-docs-diff.png"),
+    parser.add_argument("--diff-screenshot", type=OUTPUT_FILE, default=Path("reports/mlflow-docs-diff.png"),
                         help="where the screenshot of a run's docs diff goes (default reports/mlflow-docs-diff.png)")
     args = parser.parse_args(argv)
+    check_outputs(parser, args, cache=False)
     browser = find_browser()
     if browser is None:
         raise SetupError("no chromium on PATH; install it with scripts/setup.sh (apt-get install chromium)")

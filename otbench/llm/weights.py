@@ -97,6 +97,10 @@ def _is_verified(path: Path, model: ChunkedModel) -> bool:
 def assemble(model: ChunkedModel, destination: Path) -> Path:
     """Concatenate the parts into ``destination`` atomically, verifying size and sha256 first."""
     destination.parent.mkdir(parents=True, exist_ok=True)
+    stats = os.statvfs(destination.parent)
+    if stats.f_bavail * stats.f_frsize < model.size:
+        raise SetupError(f"embedded model {model.name}: {model.size // 2**20} MB needed in {destination.parent}, "
+                        f"only {stats.f_bavail * stats.f_frsize // 2**20} MB free")
     partial = destination.with_suffix(f".partial-{os.getpid()}")
     digest = hashlib.sha256()
     try:

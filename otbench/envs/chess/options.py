@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from otbench.cli import positive_int
 from otbench.envs.chess.settings import DEFAULT_SETTING, SETTINGS
 from otbench.errors import ConfigError
+from otbench.outputs import OutputType
 
 if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions
@@ -26,7 +27,7 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help="chess: agent moves per exploration (train) game (default 10)")
     group.add_argument("--stockfish", default=None,
                        help="chess: Stockfish binary (default: $OTBENCH_STOCKFISH, PATH, then /usr/games/stockfish)")
-    group.add_argument("--engine-cache", default=None,
+    group.add_argument("--engine-cache", type=OutputType("file", off="none"), default=None,
                        help="chess: file that keeps engine results across runs (default: in the otbench cache); "
                             "'none' keeps them for this run only")
 
