@@ -124,10 +124,11 @@ def refuse(label: str, path: Path, kind: Kind) -> None:
 def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, store: bool = True,
                   cache: bool = True) -> None:
     """Refuse, on one line, any place this command would write and cannot: every option typed with an
-    :class:`OutputType`, the local MLflow store it would open (unless ``store`` is False: the command
-    will not open it), and the otbench cache (``cache``)."""
+    :class:`OutputType`, the MLflow store it would open (unless ``store`` is False: the command will not
+    open it; a tracking server or database must answer, see :func:`otbench.tracking.check_reachable`),
+    and the otbench cache (``cache``)."""
     from otbench.paths import cache_root
-    from otbench.tracking import store_database
+    from otbench.tracking import check_reachable, store_database, tracking_uri_in_use
 
     for action in parser._actions:
         kind = action.type
@@ -138,13 +139,22 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
         if kind.store:
             if not store:
                 continue
-            database = store_database(getattr(args, "tracking_uri", None), value)
+            tracking_uri = getattr(args, "tracking_uri", None)
+            uri = tracking_uri_in_use(tracking_uri, value)
+            named = ("--tracking-uri" if tracking_uri else "$MLFLOW_TRACKING_URI" if uri
+                     else label if value is not None else "the MLflow store")
+            database = store_database(tracking_uri, value)
             if database is not None:
-                refuse(label if value is not None else "the MLflow store", database.parent, "directory")
+                refuse(named, database.parent, "directory")
                 if database.exists():
-                    refuse(label if value is not None else "the MLflow store", database, "file")
-        elif kind.database and isinstance(value, str) and value.startswith(_SQLITE):
-            refuse(label, Path(value.removeprefix(_SQLITE).split("?", 1)[0]), "file")
+                    refuse(named, database, "file")
+            elif uri is not None:
+                check_reachable(uri, named)
+        elif kind.database and isinstance(value, str):
+            if value.startswith(_SQLITE):
+                refuse(label, Path(value.removeprefix(_SQLITE).split("?", 1)[0]), "file")
+            else:
+                check_reachable(value, label)
         elif isinstance(value, Path):
             refuse(label, value, kind.kind)
     if cache:

@@ -22,6 +22,10 @@ commands started together on a new store each began that migration and all but o
 (``table _alembic_tmp_params already exists``). Opening a sqlite store therefore holds an
 exclusive file lock next to its database (:func:`store_lock`) until the store and the experiment
 exist: the first process creates them, the others wait for it, then find them made.
+
+A tracking server or database that does not answer is refused before any work, within
+:data:`PROBE_SECONDS` (:func:`check_reachable`): MLflow's own client retries for minutes, then
+prints a traceback.
 """
 
 from __future__ import annotations
@@ -30,7 +34,11 @@ import fcntl
 import json
 import logging
 import os
+import socket
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -50,6 +58,9 @@ RUN_COLORS = ("#c83243", "#137dae", "#308613", "#de7921", "#8a63bf", "#04867d", 
 """MLflow UI's own run colours (its colour picker offers them), ordered so that neighbours differ in hue."""
 VIEW_TAG_PREFIX = "mlflow.sharedViewState."
 _SQLITE = "sqlite:///"
+PROBE_SECONDS = 5.0
+"""How long a tracking server or database may take to answer the probe made before any work."""
+_DATABASE_PORTS = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}
 
 
 def store_uris(directory: Path | None = None) -> tuple[str, str]:
@@ -97,6 +108,37 @@ def store_database(tracking_uri: str | None, directory: Path | None) -> Path | N
     return _sqlite_path(uri)
 
 
+def check_reachable(uri: str, label: str, *, timeout: float = PROBE_SECONDS) -> None:
+    """Refuse, on one line, a tracking or database URI that cannot work: an MLflow server (http, https)
+    that gives no HTTP answer, a database server (postgresql, mysql, mssql) that accepts no connection, or
+    a URI of no kind MLflow and optuna take. A sqlite file is checked as an output
+    (:mod:`otbench.outputs`); what answers is not judged further (MLflow reports its own errors)."""
+    from otbench.errors import UserError
+
+    parsed = urllib.parse.urlparse(uri)
+    scheme = parsed.scheme.split("+", 1)[0]
+    try:
+        if scheme in ("http", "https"):
+            if not parsed.hostname:
+                raise UserError(f"{label} {uri}: no host in the URL")
+            try:
+                with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout):
+                    pass
+            except urllib.error.HTTPError:
+                pass  # an HTTP answer, even an error: something serves there, MLflow speaks for itself
+            return
+        if scheme in _DATABASE_PORTS:
+            if parsed.hostname:  # no host: a local socket, which the driver finds
+                socket.create_connection((parsed.hostname, parsed.port or _DATABASE_PORTS[scheme]), timeout).close()
+            return
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", None) or error
+        raise UserError(f"{label} {uri}: nothing answers there within {timeout:.0f} s ({reason})") from None
+    if scheme not in ("sqlite", "databricks", "file"):
+        raise UserError(f"{label} {uri}: expected an MLflow server (http://HOST:PORT), sqlite:///PATH or a database "
+                        "URL (postgresql://...); for a local store directory use --mlruns DIR")
+
+
 def _first_use_lock(uri: str) -> AbstractContextManager[None]:
     """The lock that serialises the creation of a sqlite store; none for a server or another database."""
     database = _sqlite_path(uri)
@@ -118,15 +160,20 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
     if not uri:
         uri, artifact_root = store_uris(directory)
     mlflow.set_tracking_uri(uri)
-    with _first_use_lock(uri):
-        if mlflow.get_experiment_by_name(experiment) is None:  # the first call creates (migrates) a new store
-            location = f"{artifact_root}/{experiment}" if artifact_root else None
-            try:
-                mlflow.create_experiment(experiment, artifact_location=location)
-            except mlflow.exceptions.MlflowException:
-                if mlflow.get_experiment_by_name(experiment) is None:  # else another worker created it just now
-                    raise
-        mlflow.set_experiment(experiment)
+    try:
+        with _first_use_lock(uri):
+            if mlflow.get_experiment_by_name(experiment) is None:  # the first call creates (migrates) a new store
+                location = f"{artifact_root}/{experiment}" if artifact_root else None
+                try:
+                    mlflow.create_experiment(experiment, artifact_location=location)
+                except mlflow.exceptions.MlflowException:
+                    if mlflow.get_experiment_by_name(experiment) is None:  # else another worker created it just now
+                        raise
+            mlflow.set_experiment(experiment)
+    except mlflow.exceptions.MlflowException as error:  # a store MLflow cannot use: its reason, on one line
+        from otbench.errors import UserError
+
+        raise UserError(f"MLflow store {uri}: {' '.join(str(error.message).split())[:300]}") from None
     return uri
 
 

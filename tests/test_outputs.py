@@ -10,6 +10,7 @@ import pytest
 from modules.tool_docs import DocumentedTool, Toolbox
 from otbench import bench, compare, evaluate, export, optimize, outputs, prepare, serve, tracking, ui, ui_check
 from otbench.cli import run_main
+from otbench.errors import UserError
 from otbench.outputs import problem
 
 
@@ -144,10 +145,13 @@ def test_a_writable_place_passes_and_the_check_leaves_nothing_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []  # neither created nor littered with the write probe
 
 
-def test_a_server_store_is_not_a_local_path(places, nothing_starts, capsys):
-    """With --tracking-uri, --mlruns is not where the command writes: it is not refused for being a file."""
+def test_with_a_tracking_uri_the_store_directory_is_not_where_the_command_writes(places, nothing_starts):
+    """--tracking-uri wins over --mlruns: a --mlruns that is a file is not refused, the URI's database is checked."""
     from otbench.outputs import check_outputs
 
     parser = evaluate.build_parser()
-    args = parser.parse_args(["--mlruns", str(places / "a-file"), "--tracking-uri", "http://tracking.example:5000"])
+    args = parser.parse_args(["--mlruns", str(places / "a-file"), "--tracking-uri", f"sqlite:///{places}/other.db"])
     check_outputs(parser, args, cache=False)
+    args.tracking_uri = f"sqlite:///{places}/a-file/other.db"
+    with pytest.raises(UserError, match="--tracking-uri .*a-file: is a file, not a directory"):
+        check_outputs(parser, args, cache=False)
