@@ -242,7 +242,8 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
                                               earlier_seconds=checkpoint.get("elapsed_seconds", 0.0),
                                               start_docs=toolbox.to_json(),
                                               live_state=(lambda: {"faults": controller.snapshot()})
-                                              if controller is not None else None)
+                                              if controller is not None else None,
+                                              logged_steps=tracking.logged_steps(options.resume) if options.resume else None)
     optimizer = _build_optimizer(options, env, bench.lms, tracker)
     lm = options.lm
     tags = {"command": "optimize", "optimizer": options.optimizer, "mode": options.mode, "env": env.name,

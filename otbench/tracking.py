@@ -197,35 +197,43 @@ def _scalar(value: Any) -> str:
 
 
 @contextmanager
-def tracked_run(name: str, *, tags: dict[str, Any], params: dict[str, Any], nested: bool = False) -> Iterator[Any]:
-    """A run that ends FAILED if the block raises, KILLED on Ctrl-C, keeping what it logged.
-
-    ``nested`` makes it a child of the active run (a sweep's trials under the sweep). The LM calls
-    made within the block are the run's traces (:mod:`otbench.tracing`).
-    """
+def _ended_by_its_outcome(run: Any) -> Iterator[None]:
+    """The active run ends FAILED if the block raises, KILLED on Ctrl-C or SIGTERM (resumable), keeping
+    what it logged; its LM calls are its traces (:mod:`otbench.tracing`)."""
     import mlflow
 
     from otbench.tracing import traced_run
+
+    try:
+        with traced_run(run.info.run_id):
+            yield
+    except BaseException as exc:
+        mlflow.end_run(status="KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+        raise
+
+
+@contextmanager
+def tracked_run(name: str, *, tags: dict[str, Any], params: dict[str, Any], nested: bool = False) -> Iterator[Any]:
+    """A new run, ended by its outcome (:func:`_ended_by_its_outcome`).
+
+    ``nested`` makes it a child of the active run (a sweep's trials under the sweep).
+    """
+    import mlflow
 
     with mlflow.start_run(run_name=name, tags={k: _scalar(v) for k, v in tags.items()}, nested=nested) as run:
         mlflow.set_tag(RUN_COLOR_TAG, run_color(run.info.experiment_id, run.info.run_id))
         mlflow.log_params({k: _scalar(v)[:500] for k, v in params.items()})
-        try:
-            with traced_run(run.info.run_id):
-                yield run
-        except BaseException as exc:
-            mlflow.end_run(status="KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
-            raise
+        with _ended_by_its_outcome(run):
+            yield run
 
 
 @contextmanager
 def resumed_run(run_id: str) -> Iterator[Any]:
-    """An earlier run continued (``--resume``), its LM calls traced into it like the first time."""
+    """An earlier run continued (``--resume``), traced and ended like the first time: stopped again, it is
+    KILLED (and resumable again), not FAILED."""
     import mlflow
 
-    from otbench.tracing import traced_run
-
-    with mlflow.start_run(run_id=run_id) as run, traced_run(run_id):
+    with mlflow.start_run(run_id=run_id) as run, _ended_by_its_outcome(run):
         yield run
 
 
@@ -317,6 +325,17 @@ def view_url(base_url: str, experiment_id: str, env: str) -> str:
     return f"{base_url}/#/experiments/{experiment_id}/runs?viewStateShareKey={view_id(env)}"
 
 
+STEP_MARKER = "tokens_all_total"
+"""A metric in every step's batch (the token ledger's total): the steps a run has logged are its steps."""
+
+
+def logged_steps(run_id: str) -> set[int]:
+    """The iteration steps whose metrics ``run_id`` holds: a resumed run does not log them again."""
+    import mlflow
+
+    return {metric.step for metric in mlflow.MlflowClient().get_metric_history(run_id, STEP_MARKER)}
+
+
 def log_table(rows: list[dict[str, Any]], artifact_file: str) -> None:
     """Log rows as an MLflow table artefact (JSON that the UI renders as a table)."""
     import mlflow
@@ -337,12 +356,18 @@ class MlflowIterationTracker:
     time so far (``elapsed_seconds``, counting ``earlier_seconds`` of the runs it resumes), so a
     resumed run reports its whole time against its whole token ledger, and ``live_state()``'s entries
     (state that changes as the run goes, such as a state controller's attempt counts).
+
+    A step is logged once whatever moment a stop lands: its metrics (one batch) come first and its
+    checkpoint last, so a run stopped in between redoes the step when resumed; ``logged_steps`` (the
+    steps already in the resumed run's history) are not given metrics a second time.
     """
 
     def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None,
                  earlier_seconds: float = 0.0, start_docs: dict[str, Any] | None = None,
-                 live_state: Callable[[], dict[str, Any]] | None = None) -> None:
+                 live_state: Callable[[], dict[str, Any]] | None = None,
+                 logged_steps: set[int] | None = None) -> None:
         self.ledger = ledger
+        self.logged_steps = set(logged_steps or ())
         self.extra_checkpoint = extra_checkpoint or {}
         self.live_state = live_state or dict
         self.earlier_seconds = earlier_seconds
@@ -360,10 +385,12 @@ class MlflowIterationTracker:
         from otbench.run_artefacts import docs_diff_markdown, exchanges_markdown, optimized_part
 
         folder = f"iterations/step_{record.step:02d}"
-        # the optimizer's metrics first: MLflow's compare page plots the first metric the first run logged
-        mlflow.log_metrics({**{k: float(v) for k, v in record.metrics.items()}, **robustness(record.trajectories),
-                            **{k: float(v) for k, v in self.ledger.flat_metrics().items()},
-                            **self.ledger.server_metrics()}, step=record.step)
+        if record.step not in self.logged_steps:
+            # the optimizer's metrics first: MLflow's compare page plots the first metric the first run logged
+            mlflow.log_metrics({**{k: float(v) for k, v in record.metrics.items()}, **robustness(record.trajectories),
+                                **{k: float(v) for k, v in self.ledger.flat_metrics().items()},
+                                **self.ledger.server_metrics()}, step=record.step)
+            self.logged_steps.add(record.step)
         docs = optimized_part(record.toolbox.to_json())
         mlflow.log_dict(docs, f"{folder}/docs.json")
         if self.previous_docs is not None:
@@ -382,11 +409,18 @@ class MlflowIterationTracker:
 
 
 def load_checkpoint(run_id: str) -> dict[str, Any]:
-    """The last finished iteration of an optimize run, for ``--resume``."""
+    """The last finished iteration of an optimize run, for ``--resume``; a run that finished is refused
+    (resuming it would log its final results again)."""
     import mlflow
 
-    from otbench.errors import DataError
+    from otbench.errors import ConfigError, DataError
 
+    try:
+        status = mlflow.get_run(run_id).info.status
+    except Exception:  # noqa: BLE001 - MLflow raises several types for a run that is not there
+        status = None
+    if status == "FINISHED":
+        raise ConfigError(f"--resume {run_id}: that run finished; there is nothing to continue")
     try:
         path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/checkpoint.json")
     except Exception as exc:  # MLflow raises several types for a missing run or artefact

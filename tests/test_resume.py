@@ -1,0 +1,103 @@
+"""``optimize --resume`` whatever moment a stop lands: every step logged once, a run stopped again KILLED
+(resumable), a finished run left as it was. Scripted LMs; the stop is a KeyboardInterrupt raised where
+a Ctrl-C or SIGTERM would land (both reach the command as one)."""
+
+import json
+
+import mlflow
+import pytest
+from test_optimize_cli import scripted_lms  # noqa: F401 - the scripted LMs fixture
+
+from otbench import optimize
+from otbench.cli import run_main
+
+ARGV = ["--optimizer", "play2prompt", "--limit", "1", "--p2p-samples", "1", "--p2p-iterations", "2", "--json",
+        "--quiet"]
+STEPS = [0, 1, 2, 3]  # play, two beam rounds, the train tasks scored with the final docs
+
+
+@pytest.fixture
+def stop_before_checkpoint(monkeypatch):
+    """``stop(step)``: the next run is stopped after step ``step``'s metrics, before its checkpoint is written."""
+    real = mlflow.log_dict
+    where: dict[str, int | None] = {"step": None}
+
+    def log_dict(data, artifact_file, *args, **kwargs):
+        if artifact_file == "checkpoint.json" and data.get("next_step") == (where["step"] or 0) + 1 \
+                and where["step"] is not None:
+            where["step"] = None  # once
+            raise KeyboardInterrupt
+        return real(data, artifact_file, *args, **kwargs)
+
+    monkeypatch.setattr(mlflow, "log_dict", log_dict)
+
+    def stop(step):
+        where["step"] = step
+
+    return stop
+
+
+def _stopped_run(argv, capsys):
+    with pytest.raises(KeyboardInterrupt):
+        optimize.main(argv)
+    capsys.readouterr()
+    run = mlflow.search_runs(experiment_names=["otbench"], order_by=["attributes.start_time DESC"],
+                             output_format="list")[0]
+    return run.info.run_id
+
+
+def _steps_by_metric(run_id):
+    client = mlflow.MlflowClient()
+    keys = [key for key in client.get_run(run_id).data.metrics if not key.startswith(("final_", "doc_", "injected_"))
+            and key not in ("seconds", "mean_editor_iterations")]
+    return {key: sorted(m.step for m in client.get_metric_history(run_id, key)) for key in keys}
+
+
+def test_a_stop_between_a_steps_metrics_and_its_checkpoint_logs_that_step_once(scripted_lms, stop_before_checkpoint,  # noqa: F811
+                                                                              tmp_path, capsys):
+    stop_before_checkpoint(1)
+    run_id = _stopped_run([*ARGV, "--out", str(tmp_path)], capsys)
+    assert mlflow.get_run(run_id).info.status == "KILLED"
+    assert _steps_by_metric(run_id)["tokens_all_total"] == [0, 1]  # step 1's metrics, but no checkpoint after it
+
+    with pytest.raises(SystemExit) as done:
+        run_main(optimize.main, ["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)])
+    assert done.value.code == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["steps"] == len(STEPS)
+    steps = _steps_by_metric(run_id)
+    assert steps["tokens_all_total"] == STEPS and all(logged == sorted(set(logged)) for logged in steps.values()), steps
+    assert mlflow.get_run(run_id).info.status == "FINISHED"
+
+
+def test_a_resumed_run_stopped_again_ends_killed_and_resumes_again(scripted_lms, stop_before_checkpoint,  # noqa: F811
+                                                                   tmp_path, capsys):
+    stop_before_checkpoint(1)
+    run_id = _stopped_run([*ARGV, "--out", str(tmp_path)], capsys)
+    stop_before_checkpoint(2)
+    assert _stopped_run(["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)], capsys) == run_id
+    assert mlflow.get_run(run_id).info.status == "KILLED"
+
+    with pytest.raises(SystemExit) as done:
+        run_main(optimize.main, ["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)])
+    assert done.value.code == 0, capsys.readouterr().err
+    steps = _steps_by_metric(run_id)
+    assert steps["tokens_all_total"] == STEPS and all(logged == sorted(set(logged)) for logged in steps.values()), steps
+
+
+def test_resuming_a_finished_run_says_so_and_changes_nothing(scripted_lms, tmp_path, capsys):  # noqa: F811
+    with pytest.raises(SystemExit) as done:
+        run_main(optimize.main, [*ARGV, "--out", str(tmp_path)])
+    assert done.value.code == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    client = mlflow.MlflowClient()
+    before = client.get_run(run_id)
+    artifacts = sorted(a.path for a in client.list_artifacts(run_id))
+
+    with pytest.raises(SystemExit) as again:
+        run_main(optimize.main, ["--resume", run_id, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert again.value.code == 2 and err.strip() == f"error: --resume {run_id}: that run finished; there is nothing to continue"
+    after = client.get_run(run_id)
+    assert (after.info.status, after.info.end_time, after.data.metrics) == (
+        before.info.status, before.info.end_time, before.data.metrics)
+    assert sorted(a.path for a in client.list_artifacts(run_id)) == artifacts
