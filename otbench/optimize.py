@@ -164,7 +164,7 @@ def prepare(options: OptimizeOptions) -> tuple[OptimizeOptions, dict[str, Any]]:
     checkpoint: dict[str, Any] = {}
     if options.resume:
         tracking.configure(options.tracking.uri, directory=options.tracking.directory)
-        checkpoint = tracking.load_checkpoint(options.resume)
+        checkpoint = tracking.resumable_checkpoint(options.resume)
         saved = dict(checkpoint["args"])
         if saved.get("toolset") is not None:  # saved before --setting named chess's and BrowseComp's settings
             saved["setting"] = saved["toolset"]

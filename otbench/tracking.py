@@ -408,12 +408,12 @@ class MlflowIterationTracker:
                         "checkpoint.json")
 
 
-def load_checkpoint(run_id: str) -> dict[str, Any]:
-    """The last finished iteration of an optimize run, for ``--resume``; a run that finished is refused
-    (resuming it would log its final results again)."""
+def resumable_checkpoint(run_id: str) -> dict[str, Any]:
+    """:func:`load_checkpoint` of a run that has not finished; a finished one is refused, on one line and
+    untouched (resuming it would log its final results and register its docs again)."""
     import mlflow
 
-    from otbench.errors import ConfigError, DataError
+    from otbench.errors import ConfigError
 
     try:
         status = mlflow.get_run(run_id).info.status
@@ -421,6 +421,15 @@ def load_checkpoint(run_id: str) -> dict[str, Any]:
         status = None
     if status == "FINISHED":
         raise ConfigError(f"--resume {run_id}: that run finished; there is nothing to continue")
+    return load_checkpoint(run_id)
+
+
+def load_checkpoint(run_id: str) -> dict[str, Any]:
+    """The last finished iteration of an optimize run, for ``--resume``."""
+    import mlflow
+
+    from otbench.errors import DataError
+
     try:
         path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/checkpoint.json")
     except Exception as exc:  # MLflow raises several types for a missing run or artefact
