@@ -1,9 +1,11 @@
 """Model assembly from chunk packages: verified, cached, rebuilt when corrupt, refused when wrong."""
 
 import hashlib
+import json
 import sys
 
 import pytest
+from model_corruptions import CORRUPTIONS
 
 from otbench.errors import DataError, SetupError
 from otbench.llm import weights
@@ -53,3 +55,33 @@ def test_a_gguf_path_must_be_a_gguf_file(tmp_path):
     fake.write_bytes(b"not a model")
     with pytest.raises(DataError, match="not a GGUF"):
         weights.check_gguf_file(fake)
+
+
+@pytest.mark.parametrize("corrupt", CORRUPTIONS.values(), ids=CORRUPTIONS.keys())
+def test_a_corrupted_cached_model_is_caught_and_rebuilt_before_it_loads(corrupt, tmp_path, monkeypatch):
+    model, data = _fake_parts(tmp_path, monkeypatch, [b"GGUF" + bytes(range(60)), bytes(range(60, 120))])
+    path = weights.ensure_gguf(model, directory=tmp_path / "cache")
+    corrupt(path)
+    assert path.read_bytes() != data
+    assert weights.ensure_gguf(model, directory=tmp_path / "cache").read_bytes() == data
+
+
+def test_an_unchanged_model_is_not_hashed_again_on_the_same_boot(tmp_path, monkeypatch):
+    model, _ = _fake_parts(tmp_path, monkeypatch, [b"GGUF" + b"a" * 100])
+    path = weights.ensure_gguf(model, directory=tmp_path / "cache")
+
+    def hashed(*args):
+        raise AssertionError("the stamp holds: no full check")
+
+    monkeypatch.setattr(weights, "sha256_of", hashed)
+    assert weights.ensure_gguf(model, directory=tmp_path / "cache") == path
+
+
+def test_a_stale_stamp_over_intact_bytes_is_renewed_without_rebuilding(tmp_path, monkeypatch):
+    model, _ = _fake_parts(tmp_path, monkeypatch, [b"GGUF" + b"a" * 100])
+    path = weights.ensure_gguf(model, directory=tmp_path / "cache")
+    marker = path.with_suffix(".verified.json")
+    marker.write_text(json.dumps({**json.loads(marker.read_text()), "boot_id": "an-earlier-boot"}))
+    inode = path.stat().st_ino
+    assert weights.ensure_gguf(model, directory=tmp_path / "cache") == path
+    assert path.stat().st_ino == inode and json.loads(marker.read_text())["boot_id"] == weights.boot_id()
