@@ -78,13 +78,14 @@ def bench_retrieval(args: argparse.Namespace) -> dict[str, float]:
             "query_ms_p95": round(statistics.quantiles(latencies, n=20, method="inclusive")[18], 3)}
 
 
-def _raw_tokens_per_second(url: str, prompts: list[str], max_tokens: int) -> float:
+def _raw_tokens_per_second(url: str, api_key: str, prompts: list[str], max_tokens: int) -> float:
     tokens, seconds = 0, 0.0
     for prompt in prompts:
         body = {"model": "raw", "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
                 "temperature": 0, "repeat_penalty": 1.15}
         request = urllib.request.Request(f"{url}/v1/chat/completions", data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
+                                         headers={"Content-Type": "application/json",
+                                                  "Authorization": f"Bearer {api_key}"})
         started = time.perf_counter()
         with urllib.request.urlopen(request) as response:
             tokens += json.load(response)["usage"]["completion_tokens"]
@@ -102,12 +103,12 @@ def bench_llm(args: argparse.Namespace) -> dict[str, Any]:
     options = dataclasses.replace(lm_from_values(vars(args)), cache=False)
     with make_environment(options_from_values(vars(args))) as env, open_lms(options, ledger, ("agent", "editor")) as lms:
         plain = lms["agent"].for_phase("plain")
-        url = plain.kwargs["api_base"].removesuffix("/v1")
+        url, key = plain.kwargs["api_base"].removesuffix("/v1"), plain.kwargs["api_key"]
         # Warm both paths (server slot, litellm's first-call set-up) before measuring either.
-        _raw_tokens_per_second(url, _PROMPTS[:1], 8)
+        _raw_tokens_per_second(url, key, _PROMPTS[:1], 8)
         plain(messages=[{"role": "user", "content": _PROMPTS[0]}], max_tokens=8)
         warm = ledger.phase("plain")
-        raw = _raw_tokens_per_second(url, _PROMPTS[1 : 1 + args.requests], args.max_tokens)
+        raw = _raw_tokens_per_second(url, key, _PROMPTS[1 : 1 + args.requests], args.max_tokens)
         for prompt in _PROMPTS[1 + args.requests : 1 + 2 * args.requests]:
             plain(messages=[{"role": "user", "content": prompt}], max_tokens=args.max_tokens)
         usage = ledger.phase("plain")

@@ -72,20 +72,22 @@ def positive_float(text: str) -> float:
 
 
 def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -> None:
-    from otbench.llm.session import API_KEY_VARIABLE, EMBEDDED
+    from otbench.llm.session import API_KEY_VARIABLE, DEFAULT_API_KEY, EMBEDDED
 
     group = parser.add_argument_group("language models")
     group.add_argument("--lm", default=EMBEDDED,
                        help="agent model: 'embedded' (local Qwen2.5-Coder-1.5B, default) or a litellm model string")
     group.add_argument("--api-base", default=os.environ.get(API_BASE_VARIABLE), metavar="URL",
                        help="the agent's OpenAI-compatible server, already running (vLLM, SGLang, Ollama, llama.cpp, "
-                            f"python -m otbench.serve); --lm names its model (default ${API_BASE_VARIABLE}; key: "
-                            f"${API_KEY_VARIABLE})")
+                            f"python -m otbench.serve); --lm names its model (default ${API_BASE_VARIABLE})")
     if editor:
         group.add_argument("--editor-lm", default=None, help="editor model (default: same as --lm)")
         group.add_argument("--editor-api-base", default=os.environ.get(EDITOR_API_BASE_VARIABLE), metavar="URL",
                            help="the editor's server (default: --api-base when --editor-lm is not given; "
                                 f"${EDITOR_API_BASE_VARIABLE})")
+    group.add_argument("--api-key", default=os.environ.get(API_KEY_VARIABLE, DEFAULT_API_KEY), metavar="KEY",
+                       help="the key --api-base's server takes (python -m otbench.serve prints it); better "
+                            f"${API_KEY_VARIABLE}, which other users cannot read in the process list")
     group.add_argument("--embedded-model", default="qwen-1.5b", help="embedded weights: qwen-1.5b or qwen-0.5b")
     group.add_argument("--gguf", type=Path, default=None, help="serve this local GGUF file instead of the embedded model")
     group.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the embedded model")
@@ -127,7 +129,7 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     try:
         code = main(argv)
     except OtbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line, whatever a library's message held
         code = 2
     except KeyboardInterrupt as stop:
         print(f"interrupted: {str(stop) or 'finished work was kept'}", file=sys.stderr)

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from otbench.llm.session import EMBEDDED, LMOptions
+from otbench.llm.session import DEFAULT_API_KEY, EMBEDDED, LMOptions
 
 # Options that say how a command carries out its work, not what it computes. Every other option
 # defines the run: it is logged, saved in the checkpoint, and taken from there by --resume.
 HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns",
                          "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name",
-                         "api_base", "editor_api_base"})
+                         "api_base", "editor_api_base", "api_key"})
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def lm_values(options: LMOptions) -> dict[str, Any]:
     return {"lm": options.lm, "editor_lm": options.editor_lm, "embedded_model": options.embedded_model,
             "gguf": str(options.gguf) if options.gguf else None, "threads": options.threads,
             "temperature": options.temperature, "no_cache": not options.cache, "no_grammar": not options.grammar,
-            "api_base": options.api_base, "editor_api_base": options.editor_api_base}
+            "api_base": options.api_base, "editor_api_base": options.editor_api_base, "api_key": options.api_key}
 
 
 def lm_from_values(values: Mapping[str, Any], *, slots: int = 1) -> LMOptions:
@@ -56,6 +56,7 @@ def lm_from_values(values: Mapping[str, Any], *, slots: int = 1) -> LMOptions:
         threads=values.get("threads"), slots=slots, temperature=values.get("temperature", 0.0),
         cache=not values.get("no_cache", False), grammar=not values.get("no_grammar", False),
         api_base=values.get("api_base"), editor_api_base=values.get("editor_api_base"),
+        api_key=values.get("api_key", DEFAULT_API_KEY),
     )
 
 

@@ -4,6 +4,10 @@ It loads the model once (the same llama.cpp server a command starts for itself),
 server's URL, and serves until Ctrl-C. Point any command at it with ``--api-base URL`` (or
 ``OTBENCH_API_BASE=URL``) and the default ``--lm embedded``; give it ``--slots N`` to answer N
 commands at a time, and ``--host 0.0.0.0`` to let other machines use it.
+
+It answers only requests that carry its API key: a new random one unless ``--api-key`` gives one
+(to restart it without telling its clients again). The key is printed under the URL; clients pass it
+with ``--api-key KEY`` or ``OTBENCH_API_KEY=KEY``.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import threading
 from pathlib import Path
 
 from otbench.cli import API_BASE_VARIABLE, OneLineParser, positive_int, run_main
-from otbench.llm.server import EmbeddedServer, ServerSettings
-from otbench.llm.session import LMOptions, embedded_identity
+from otbench.errors import ConfigError
+from otbench.llm.server import EmbeddedServer, ServerSettings, new_api_key
+from otbench.llm.session import API_KEY_VARIABLE, LMOptions, embedded_identity
 from otbench.outputs import check_outputs
 
 
@@ -30,26 +35,33 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--host", default=ServerSettings.host,
                         help="address to listen on (default 127.0.0.1; 0.0.0.0 for other machines)")
     parser.add_argument("--port", type=positive_int, default=None, help="port (default: a free one)")
+    parser.add_argument("--api-key", default=None, metavar="KEY",
+                        help="the key clients must send (default: a new random one, printed)")
     return parser
 
 
-def settings_of(argv: list[str] | None) -> ServerSettings:
-    """The server settings the command line asks for; the weights are checked (and assembled) here."""
+def settings_of(argv: list[str] | None) -> tuple[ServerSettings, str]:
+    """The server settings the command line asks for, and the API key to serve with; the weights are checked
+    (and assembled) here."""
     parser = build_parser()
     args = parser.parse_args(argv)
     check_outputs(parser, args, cache=args.gguf is None)  # the embedded weights are assembled in the cache
+    if args.api_key is not None and not args.api_key.strip():
+        raise ConfigError("--api-key: expected a key, got an empty one")
     path, _ = embedded_identity(LMOptions(embedded_model=args.embedded_model, gguf=args.gguf))
-    return ServerSettings(path, threads=args.threads or ServerSettings.threads, slots=args.slots,
-                          context_per_slot=args.context_per_slot, host=args.host, port=args.port or 0)
+    settings = ServerSettings(path, threads=args.threads or ServerSettings.threads, slots=args.slots,
+                              context_per_slot=args.context_per_slot, host=args.host, port=args.port or 0)
+    return settings, args.api_key or new_api_key()
 
 
 def main(argv: list[str] | None = None, *, until: threading.Event | None = None) -> int:
-    """Serve until Ctrl-C (or until ``until`` is set)."""
-    settings = settings_of(argv)
-    with EmbeddedServer(settings) as url:
+    """Serve until Ctrl-C (or until ``until`` is set). Standard output: the URL, then the API key."""
+    settings, api_key = settings_of(argv)
+    with EmbeddedServer(settings, api_key) as url:
         print(url, flush=True)
-        print(f"serving; use it with --api-base {url} (or export {API_BASE_VARIABLE}={url}); Ctrl-C stops it",
-              file=sys.stderr, flush=True)
+        print(api_key, flush=True)
+        print(f"serving; use it with --api-base {url} --api-key KEY (the key above; or export "
+              f"{API_BASE_VARIABLE}={url} {API_KEY_VARIABLE}=KEY); Ctrl-C stops it", file=sys.stderr, flush=True)
         (until or threading.Event()).wait()
     return 0
 

@@ -113,14 +113,14 @@ def check_reachable(uri: str, label: str, *, timeout: float = PROBE_SECONDS) -> 
     that gives no HTTP answer, a database server (postgresql, mysql, mssql) that accepts no connection, or
     a URI of no kind MLflow and optuna take. A sqlite file is checked as an output
     (:mod:`otbench.outputs`); what answers is not judged further (MLflow reports its own errors)."""
-    from otbench.errors import UserError
+    from otbench.errors import ConfigError, SetupError
 
     parsed = urllib.parse.urlparse(uri)
     scheme = parsed.scheme.split("+", 1)[0]
     try:
         if scheme in ("http", "https"):
             if not parsed.hostname:
-                raise UserError(f"{label} {uri}: no host in the URL")
+                raise ConfigError(f"{label} {uri}: no host in the URL")
             try:
                 with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout):
                     pass
@@ -133,9 +133,9 @@ def check_reachable(uri: str, label: str, *, timeout: float = PROBE_SECONDS) -> 
             return
     except (urllib.error.URLError, OSError, ValueError) as error:
         reason = getattr(error, "reason", None) or error
-        raise UserError(f"{label} {uri}: nothing answers there within {timeout:.0f} s ({reason})") from None
+        raise SetupError(f"{label} {uri}: nothing answers there within {timeout:.0f} s ({reason})") from None
     if scheme not in ("sqlite", "databricks", "file"):
-        raise UserError(f"{label} {uri}: expected an MLflow server (http://HOST:PORT), sqlite:///PATH or a database "
+        raise ConfigError(f"{label} {uri}: expected an MLflow server (http://HOST:PORT), sqlite:///PATH or a database "
                         "URL (postgresql://...); for a local store directory use --mlruns DIR")
 
 
@@ -171,9 +171,9 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
                         raise
             mlflow.set_experiment(experiment)
     except mlflow.exceptions.MlflowException as error:  # a store MLflow cannot use: its reason, on one line
-        from otbench.errors import UserError
+        from otbench.errors import SetupError
 
-        raise UserError(f"MLflow store {uri}: {' '.join(str(error.message).split())[:300]}") from None
+        raise SetupError(f"MLflow store {uri}: {' '.join(str(error.message).split())[:300]}") from None
     return uri
 
 

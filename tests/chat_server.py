@@ -11,15 +11,36 @@ from typing import Any
 
 
 @contextmanager
-def chat_server(reply: Callable[[dict[str, Any]], str], *,
-                timings: dict[str, Any] | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+def chat_server(reply: Callable[[dict[str, Any]], str], *, timings: dict[str, Any] | None = None,
+                api_key: str | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """Serve chat completions whose text is ``reply(request body)`` (and llama.cpp's ``timings`` when
-    given) for the block; yields the server's URL and every request body it received."""
+    given) for the block; yields the server's URL and every request body it received. With ``api_key``,
+    a request without ``Authorization: Bearer API_KEY`` is answered 401, as llama.cpp answers it."""
     bodies: list[dict[str, Any]] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        def _send(self, status: int, answer: dict[str, Any]) -> None:
+            data = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _key_refused(self) -> bool:
+            if api_key is None or self.headers.get("Authorization") == f"Bearer {api_key}":
+                return False
+            self._send(401, {"error": {"message": "Invalid API Key", "type": "authentication_error", "code": 401}})
+            return True
+
+        def do_GET(self) -> None:  # the model list: what a client asks first
+            if not self._key_refused():
+                self._send(200, {"object": "list", "data": [{"id": "local", "object": "model"}]})
+
         def do_POST(self) -> None:  # http.server's naming
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self._key_refused():
+                return
             bodies.append(body)
             answer: dict[str, Any] = {
                 "id": "r", "object": "chat.completion", "created": 1, "model": body.get("model", "local"),
@@ -28,12 +49,7 @@ def chat_server(reply: Callable[[dict[str, Any]], str], *,
                 "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}}
             if timings is not None:
                 answer["timings"] = timings
-            data = json.dumps(answer).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self._send(200, answer)
 
         def log_message(self, *args: object) -> None:
             pass

@@ -119,3 +119,39 @@ def test_sigterm_while_the_embedded_model_answers_ends_the_command_and_its_serve
     reader.join(10)
     assert code == 130 and "interrupted" in "".join(printed), "".join(printed)[-6000:]
     assert not servers() - running_before  # the command's server ended with it
+
+
+def test_the_real_server_answers_only_its_key_and_no_browser_origin():
+    """What the API key, CORS and Host settings of :mod:`otbench.llm.server` do on the real llama.cpp server."""
+    import urllib.error
+    import urllib.request
+
+    from otbench.llm.server import NO_BROWSER_ORIGIN, EmbeddedServer, ServerSettings
+    from otbench.llm.session import LMOptions, embedded_identity
+
+    def status_and_headers(url, *, key=None, headers=(), method="POST"):
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 2})
+        request = urllib.request.Request(url, data=body.encode() if method == "POST" else None, method=method,
+                                         headers={"Content-Type": "application/json", **dict(headers),
+                                                  **({"Authorization": f"Bearer {key}"} if key else {})})
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                return response.status, response.headers
+        except urllib.error.HTTPError as error:
+            return error.code, error.headers
+
+    path, _ = embedded_identity(LMOptions())
+    server = EmbeddedServer(ServerSettings(path, threads=2))
+    with server as url:
+        chat = f"{url}/v1/chat/completions"
+        assert status_and_headers(chat)[0] == 401
+        assert status_and_headers(chat, key="a-guess")[0] == 401
+        assert status_and_headers(chat, key=server.api_key)[0] == 200
+        # a page elsewhere, or one that rebound its own name to 127.0.0.1, cannot use it: it has no key
+        assert status_and_headers(chat, headers={"Origin": "https://evil.example", "Host": "evil.example"})[0] == 401
+        for method in ("OPTIONS", "POST"):
+            _, headers = status_and_headers(chat, key=server.api_key, method=method,
+                                            headers={"Origin": "https://evil.example",
+                                                     "Access-Control-Request-Method": "POST"})
+            assert headers.get("Access-Control-Allow-Origin") in (None, NO_BROWSER_ORIGIN)
+            assert headers.get("Access-Control-Allow-Credentials") != "true"

@@ -11,6 +11,7 @@ class CountingServer:
     """Stands in for the llama.cpp server: counts starts and stops."""
 
     started = stopped = 0
+    api_key = "key"
 
     def __init__(self, settings):
         self.settings = settings

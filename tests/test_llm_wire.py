@@ -82,6 +82,8 @@ def test_sessions_choose_the_grammar_for_the_embedded_model_unless_told_not_to(m
     url, bodies = recording_server
 
     class Served:
+        api_key = "key"
+
         def __init__(self, settings):
             pass
 

@@ -5,24 +5,37 @@ Stopping it is ending that process, which takes no lock of ours: a native server
 Python while client threads still waited on it deadlocked on Ctrl-C or SIGTERM during a reply
 (the release held the GIL that the waiting client thread needed). The child reads its standard
 input until the parent closes it or dies, then exits, so no stray server outlives a run.
+
+Only otbench's clients may use it: each start gets a random API key (:attr:`EmbeddedServer.api_key`,
+handed to the child in its environment, never on a command line other users can read), and every
+endpoint but ``/health`` and the model list answers 401 without it. That key is also what stops a web
+page in the user's browser, including one that rebinds its own host name to 127.0.0.1 (llama.cpp
+checks no Host header): it cannot know the key. No browser origin is allowed either, and no
+credentialed cross-origin request (llama.cpp's default reflects any origin with credentials).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from otbench.errors import SetupError
 
 _STOP_SECONDS = 5
 _READY = "otbench-llm-url "
 _FAILED = "otbench-llm-error "
+_KEY_VARIABLE = "OTBENCH_LLM_SERVER_KEY"
+"""How the parent hands the child its API key: the child's environment is readable by this user only."""
+NO_BROWSER_ORIGIN = "https://otbench.invalid"
+"""The one origin the server allows cross-origin requests from: ``.invalid`` is reserved (RFC 2606), so no page has it."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +64,17 @@ class ServerSettings:
                 "--host", self.host, "--port", str(self.port), *(["--verbose"] if self.verbose else [])]
 
 
-class EmbeddedServer:
-    """Context manager: ``with EmbeddedServer(settings) as url: ...`` gives ``http://127.0.0.1:PORT``."""
+def new_api_key() -> str:
+    return secrets.token_urlsafe(32)
 
-    def __init__(self, settings: ServerSettings) -> None:
+
+class EmbeddedServer:
+    """Context manager: ``with EmbeddedServer(settings) as url: ...`` gives ``http://127.0.0.1:PORT``, which
+    answers only requests that carry :attr:`api_key` (given, or a new random one)."""
+
+    def __init__(self, settings: ServerSettings, api_key: str | None = None) -> None:
         self.settings = settings
+        self.api_key = api_key or new_api_key()
         self.url: str | None = None
         self._process: subprocess.Popen[str] | None = None
 
@@ -65,7 +84,8 @@ class EmbeddedServer:
               f"{self.settings.slots} slot(s))...", file=sys.stderr, flush=True)
         # Its own process group: a Ctrl-C reaches the command, which then stops the server in order.
         self._process = subprocess.Popen(self.settings.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         text=True, start_new_session=True)
+                                         text=True, start_new_session=True,
+                                         env={**os.environ, _KEY_VARIABLE: self.api_key})
         line = "-"
         try:
             while line and not line.startswith((_READY, _FAILED)):  # skip anything the native code printed first
@@ -103,15 +123,28 @@ class EmbeddedServer:
                 continue
 
 
-def serve(settings: ServerSettings) -> None:
+def guarded(params: Any, api_key: str) -> Any:
+    """``params`` (xllamacpp's CommonParams) set so that only holders of ``api_key`` are answered and no
+    browser origin may read a reply, with or without credentials."""
+    params.api_keys = [api_key]
+    params.cors_origins = NO_BROWSER_ORIGIN
+    params.cors_origins_explicit = True
+    params.cors_credentials = False
+    return params
+
+
+def serve(settings: ServerSettings, api_key: str) -> None:
     """The child's side: start the server, print its address, serve until standard input closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    if not api_key:
+        print(f"{_FAILED}no API key for the embedded LLM server (${_KEY_VARIABLE})", flush=True)
+        return
     try:
         import xllamacpp
     except ImportError:
         print(f"{_FAILED}the embedded LLM needs the xllamacpp package: pip install -e . (or run .ci/run)", flush=True)
         return
-    params = xllamacpp.CommonParams()
+    params = guarded(xllamacpp.CommonParams(), api_key)
     params.model.path = str(settings.model_path)
     params.n_parallel = settings.slots
     params.n_ctx = settings.context_per_slot * settings.slots
@@ -143,7 +176,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=ServerSettings.port)
     args = parser.parse_args()
     serve(ServerSettings(args.model_path, args.threads, args.slots, args.context_per_slot, args.verbose, args.host,
-                         args.port))
+                         args.port), os.environ.pop(_KEY_VARIABLE, ""))
 
 
 if __name__ == "__main__":

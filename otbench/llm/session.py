@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
+import urllib.error
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.errors import ConfigError
+from otbench.errors import ConfigError, SetupError
 from otbench.llm.lm_cache import guard_lm_cache
 from otbench.llm.server import EmbeddedServer, ServerSettings
 from otbench.llm.weights import EMBEDDED_MODELS, check_gguf_file, ensure_gguf
@@ -33,8 +34,10 @@ if TYPE_CHECKING:  # metering loads DSPy: imported where LMs are built, so --hel
     from otbench.llm.metering import MeteredLM, TokenLedger
 
 EMBEDDED = "embedded"
-# The key sent to a server given with api_base (most local servers ignore it; vLLM's --api-key checks it).
+# The key sent to a server given with api_base: python -m otbench.serve prints the one its server takes
+# (most other local servers ignore it; vLLM's --api-key checks it).
 API_KEY_VARIABLE = "OTBENCH_API_KEY"
+DEFAULT_API_KEY = "local"
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class LMOptions:
     """The agent's OpenAI-compatible server, already running (None: the embedded server, or the provider's)."""
     editor_api_base: str | None = None
     """The editor's (and exploration's) server; by default the agent's when both use the same model."""
+    api_key: str = DEFAULT_API_KEY
+    """The key sent to the servers named by ``api_base`` and ``editor_api_base``."""
 
     def route(self, phase: str) -> tuple[str, str | None]:
         """``(model, api_base)`` of a phase: ``editor`` and ``exploration`` use the editor's."""
@@ -75,15 +80,40 @@ def server_url(text: str) -> str:
     return url if parsed.path else f"{url}/v1"
 
 
+SERVER_PROBE_SECONDS = 5.0
+"""How long a server named by ``--api-base`` may take to answer the probe made before any work."""
+
+
 def check_models(options: LMOptions, phases: tuple[str, ...] = ("agent", "editor")) -> None:
     """Refuse, on one line and before anything slow, a model that cannot be reached: an unknown
-    provider, a hosted model without its key, a malformed server URL."""
+    provider, a hosted model without its key, a malformed server URL, a server that does not answer or
+    refuses the key."""
+    probed = set()
     for phase in phases:
         model, base = options.route(phase)
-        if base is not None:
-            server_url(base)  # any model name goes: the server knows which it serves
+        if base is not None:  # any model name goes: the server knows which it serves
+            url = server_url(base)
+            if url not in probed:
+                probe_server(url, options.api_key, "--api-base" if base == options.api_base else "--editor-api-base")
+                probed.add(url)
         elif model != EMBEDDED:
             check_hosted_model(model)
+
+
+def probe_server(url: str, api_key: str, label: str) -> None:
+    """Ask an OpenAI-compatible server for its models: refused when nothing answers within
+    :data:`SERVER_PROBE_SECONDS` or when it refuses the key; any other answer lets the run start."""
+    request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {api_key}"})
+    try:
+        with urllib.request.urlopen(request, timeout=SERVER_PROBE_SECONDS):
+            return
+    except urllib.error.HTTPError as error:
+        if error.code in (401, 403):
+            raise ConfigError(f"{label} {url}: the server refuses the API key (HTTP {error.code}); give its key with "
+                            f"--api-key or ${API_KEY_VARIABLE}") from None
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", None) or error
+        raise SetupError(f"{label} {url}: nothing answers there within {SERVER_PROBE_SECONDS:.0f} s ({reason})") from None
 
 
 def check_hosted_model(model: str) -> None:
@@ -128,17 +158,23 @@ def embedded_identity(options: LMOptions) -> tuple[Path, str]:
     return ensure_gguf(model), model.name
 
 
+def _started(stack: ExitStack, settings: ServerSettings) -> tuple[str, str]:
+    """Start an embedded server for the life of ``stack``: its URL and the API key it answers."""
+    server = EmbeddedServer(settings)
+    return stack.enter_context(server), server.api_key
+
+
 class _ServerPool:
     """Embedded servers kept running across commands, one per server settings."""
 
     def __init__(self) -> None:
         self.stack = ExitStack()
-        self.urls: dict[ServerSettings, str] = {}
+        self.servers: dict[ServerSettings, tuple[str, str]] = {}
 
-    def url(self, settings: ServerSettings) -> str:
-        if settings not in self.urls:
-            self.urls[settings] = self.stack.enter_context(EmbeddedServer(settings))
-        return self.urls[settings]
+    def server(self, settings: ServerSettings) -> tuple[str, str]:
+        if settings not in self.servers:
+            self.servers[settings] = _started(self.stack, settings)
+        return self.servers[settings]
 
 
 _pool: _ServerPool | None = None
@@ -180,18 +216,17 @@ def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = 
             settings = ServerSettings(path, slots=options.slots, context_per_slot=options.context_per_slot)
             if options.threads:
                 settings = dataclasses.replace(settings, threads=options.threads)
-            url = _pool.url(settings) if _pool is not None else stack.enter_context(EmbeddedServer(settings))
-            started = {"model": f"openai/{name}", "api_base": f"{url}/v1", "api_key": "local", **_LLAMA_CPP}
+            url, key = _pool.server(settings) if _pool is not None else _started(stack, settings)
+            started = {"model": f"openai/{name}", "api_base": f"{url}/v1", "api_key": key, **_LLAMA_CPP}
         lms = {}
         memory = UsageMemory(cache_dir() / "usage") if options.cache else UsageMemory()
         for phase, (model, base) in routes.items():
             if model == EMBEDDED:
                 kwargs: dict[str, Any] = dict(started) if base is None else {
                     "model": f"openai/{_served_embedded_name(options)}", "api_base": server_url(base),
-                    "api_key": os.environ.get(API_KEY_VARIABLE, "local"), **_LLAMA_CPP}
+                    "api_key": options.api_key, **_LLAMA_CPP}
             elif base is not None:
-                kwargs = {"model": _served_model(model), "api_base": server_url(base),
-                          "api_key": os.environ.get(API_KEY_VARIABLE, "local")}
+                kwargs = {"model": _served_model(model), "api_base": server_url(base), "api_key": options.api_key}
             else:
                 kwargs = {"model": model}
             lm_class = GrammarLM if model == EMBEDDED and options.grammar else MeteredLM
