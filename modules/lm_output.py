@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from otbench.calls import clean_text
@@ -40,6 +41,22 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
         if isinstance(data, dict):
             return data
     return None
+
+
+def reply_text(value: Any) -> str:
+    """A text field of a parsed reply as clean one-line text: a string, its whitespace collapsed and lone
+    surrogates replaced (JSON's ``"\\ud800"`` escapes survive parsing); whatever else a model wrote there
+    (a number, a list, an object) is no text, not its Python repr."""
+    return " ".join(clean_text(value).split()) if isinstance(value, str) else ""
+
+
+def reply_number(value: Any, low: float, high: float) -> float | None:
+    """A number field of a parsed reply within ``[low, high]``; None for anything else: a boolean, a string,
+    JSON's ``NaN`` and ``Infinity`` (Python's parser accepts them), a number out of range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value) if -1e308 < value < 1e308 else math.inf  # an integer too large for a float
+    return number if math.isfinite(number) and low <= number <= high else None
 
 
 def ask_json(lm: Any, *, system: str, user: str, schema: dict[str, Any], schema_name: str, max_tokens: int,

@@ -16,6 +16,11 @@ Per tool, two stages:
 Every tool is explored separately whether a task needs it or not: that is where its token cost
 comes from, and why the paper compares it with ToolObserver. Play, the judge and the agent's
 scoring runs are charged to the exploration phase; the rewrites to the editor phase.
+
+Every reply is untrusted data, read at the same boundary as the agent's: a proposed call is
+checked (:func:`otbench.calls.checked_call`) and one that does not fit is a failed attempt with its
+reason, never executed; requests and descriptions are clean strings or nothing; a rating is a
+number from 1 to 10 or no rating.
 """
 
 from __future__ import annotations
@@ -28,13 +33,13 @@ from typing import Any
 import dspy
 
 from modules.editor import EditorExchange, render_docs
-from modules.lm_output import ask_json
+from modules.lm_output import ask_json, reply_number, reply_text
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool
 from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 from optimizers.knobs import check
 from optimizers.settings import Play2PromptKnobs
-from otbench.calls import CallResult, ToolCall
+from otbench.calls import CallResult, ToolCall, checked_call
 from otbench.envs.base import Agent, Environment
 from otbench.parallel import parallel_map
 from otbench.trajectory import preview
@@ -131,7 +136,8 @@ class ToolPlayer(dspy.Module):
         return EditorExchange(job, prompt, reply, {}), data or {}
 
     def propose(self, tool: DocumentedTool, attempts: list[CallResult],
-                examples: list[Example]) -> tuple[EditorExchange, dict[str, Any] | None]:
+                examples: list[Example]) -> tuple[EditorExchange, ToolCall | None]:
+        """The proposed call of ``tool``, checked; None when the reply proposed none (no ``arguments``)."""
         lines = [f"Tool documentation:\n{render_docs([tool])}"]
         if examples:
             lines.append("Calls that already worked:\n" + "\n".join(
@@ -140,21 +146,21 @@ class ToolPlayer(dspy.Module):
             lines.append("Earlier attempts:\n" + "\n".join(_render_result(result) for result in attempts))
         task = f'{PROPOSE_TASK}\n\nReply with JSON only: {{"arguments": {{"<parameter>": <value>}}}}'
         exchange, data = self._ask("propose", task, "\n\n".join(lines), _ARGUMENTS_SCHEMA)
-        arguments = data.get("arguments")
-        return exchange, arguments if isinstance(arguments, dict) else None
+        if "arguments" not in data:
+            return exchange, None
+        return exchange, checked_call(tool.name, data["arguments"])
 
     def reverse(self, tool: DocumentedTool, result: CallResult) -> tuple[EditorExchange, str]:
         prompt = f"Tool documentation:\n{render_docs([tool])}\n\nCall: {_render_result(result)}"
         task = f'{REVERSE_TASK}\n\nReply with JSON only: {{"query": "<request>"}}'
         exchange, data = self._ask("reverse", task, prompt, _QUERY_SCHEMA)
-        return exchange, " ".join(str(data.get("query", "")).split())
+        return exchange, reply_text(data.get("query"))
 
     def judge(self, tool: DocumentedTool, example: Example) -> tuple[EditorExchange, float]:
         call = f"{tool.name}({json.dumps(example.arguments, ensure_ascii=False, default=str)}) returned {example.output}"
         task = f'{JUDGE_TASK}\n\nReply with JSON only: {{"score": <1-10>}}'
         exchange, data = self._ask("judge", task, f"Request: {example.query}\nCall: {call}", _SCORE_SCHEMA)
-        score = data.get("score")
-        return exchange, float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else 0.0
+        return exchange, reply_number(data.get("score"), 1, 10) or 0.0
 
 
 class DocRefiner(dspy.Module):
@@ -178,7 +184,7 @@ class DocRefiner(dspy.Module):
         reply, data = ask_json(self.lm, system=f"{REFINER_ROLE}\n\n{REFINE_TASK}\n\n"
                                'Reply with JSON only: {"description": "<new description>"}', user=prompt,
                                schema=_DESCRIPTION_SCHEMA, schema_name="description", max_tokens=self.max_tokens)
-        description = " ".join(str((data or {}).get("description", "")).split())
+        description = reply_text((data or {}).get("description"))
         return EditorExchange("refine", prompt, reply, {tool.name: description} if description else {}), description
 
 
@@ -259,11 +265,11 @@ class Play2Prompt(DocOptimizer):
         for _ in range(self.initial_samples):
             success = None
             for _ in range(1 + self.retries):
-                exchange, arguments = self.player.propose(tool, attempts[-_SHOWN_ATTEMPTS:], found)
+                exchange, call = self.player.propose(tool, attempts[-_SHOWN_ATTEMPTS:], found)
                 exchanges.append(exchange)
-                if arguments is None:
+                if call is None:
                     continue
-                result = self.env.execute(state.toolset, ToolCall(tool.name, arguments))
+                result = CallResult.refused(call) if call.problem else self.env.execute(state.toolset, call)
                 attempts.append(result)
                 if result.ok:
                     success = result

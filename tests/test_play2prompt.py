@@ -138,3 +138,62 @@ def test_knobs_are_checked():
     _, player, refiner, scorer, _ = _setup(env)
     with pytest.raises(ValueError, match="beam_width"):
         _optimizer(env, player, refiner, scorer, beam_width=0)
+
+
+HOSTILE_PROPOSALS = [  # raw reply text, as a model could write it (escapes and all)
+    '{"arguments":{"a":2,"\\ud800":1}}',               # a key that is a lone surrogate
+    '{"arguments":[2,5]}',                              # arguments that are not an object
+    '{"arguments":{"a":' + "[" * 40 + "1" + "]" * 40 + '}}',  # nesting deeper than calls may go
+    '{"arguments":{"a":NaN,"b":Infinity}}',             # numbers JSON's parser accepts and no tool should get
+    '{"arguments":{"a":"\\udc00","b":1}}',              # a value that is not valid Unicode
+]
+HOSTILE_TEXTS = ['{"query":["add", 2, 5]}', '{"query":"add 2 and 5 \\ud800"}']
+HOSTILE_SCORES = ['{"score":NaN}', '{"score":1e999}', '{"score":true}', '{"score":-3}']
+HOSTILE_DESCRIPTIONS = ['{"description":{"text":"Adds."}}', '{"description":"Adds a \\udc00 and b."}']
+
+
+def test_hostile_replies_of_the_player_and_the_refiner_are_read_at_the_boundary():
+    """Calls that do not fit are failed attempts with their reason and never reach a tool; requests, ratings and
+    descriptions are clean or nothing; everything logged encodes as UTF-8."""
+    env = ToyEnvironment(1)
+    executed = []
+    real_execute = env.execute
+
+    def execute(toolset, call):
+        executed.append(call)
+        return real_execute(toolset, call)
+
+    env.execute = execute
+    program, player, refiner, scorer, _ = _setup(env)
+    proposals, texts, scores = iter(HOSTILE_PROPOSALS * 2), iter(HOSTILE_TEXTS * 6), iter(HOSTILE_SCORES * 6)
+    descriptions = iter(HOSTILE_DESCRIPTIONS * 4)
+
+    def hostile_player(messages):
+        content = prompt_text(messages)
+        if "Propose one call" in content:
+            return next(proposals, json.dumps({"arguments": {"a": 2, "b": 5}}))
+        if "Write the request" in content:
+            return next(texts)
+        return next(scores)
+
+    player.lm = scripted_lm(hostile_player)
+    refiner.lm = scripted_lm(lambda messages: next(descriptions))
+    recorder = Recorder()
+    program = _optimizer(env, player, refiner, scorer, initial_samples=3, retries=5, top_k=1, expansions=2,
+                         tracker=recorder).compile(program, trainset=env.tasks())
+
+    assert executed and all(call.problem is None for call in executed)
+    proposes = [e for record in recorder.records for e in record.exchanges if e.job == "propose"]
+    assert any("arguments must be an object of named arguments, not a list" in e.prompt for e in proposes)
+    assert any("not valid Unicode" in e.prompt for e in proposes)
+    assert any("nested more than 32 levels" in e.prompt for e in proposes)
+    assert any("is not a finite number" in e.prompt for e in proposes)
+    states = recorder.records[-1].checkpoint["states"]
+    examples = [example for state in states for example in state["examples"]]
+    assert examples and all(example["query"] == "add 2 and 5 \ufffd" for example in examples)
+    assert all(example["score"] is None or 1 <= example["score"] <= 10 for example in examples)
+    for record in recorder.records:  # what the tracker writes to MLflow
+        json.dumps([record.checkpoint, [e.to_dict() for e in record.exchanges], record.toolbox.to_json()],
+                   ensure_ascii=False).encode("utf-8")
+    tried = [text for state in states for text in state["tried"]]
+    assert "Adds a \ufffd and b." in tried and not any("{" in text for text in tried)
