@@ -37,6 +37,7 @@ from otbench.outputs import check_outputs
 from otbench.report import server_table
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]
+BENCHMARKS = ("oracle", "retrieval", "llm")
 
 
 def bench_oracle(args: argparse.Namespace) -> dict[str, float]:
@@ -143,15 +144,22 @@ def main(argv: list[str] | None = None) -> int:
     add_lm_arguments(parser)
     args = parser.parse_args(argv)
     check_outputs(parser, args)
+    if args.name not in BENCHMARKS:
+        raise ConfigError(f"unknown benchmark {args.name!r}; choose from {', '.join(BENCHMARKS)}")
     resolve(options_from_values(vars(args)))  # bad environment options are refused before anything loads
+    if args.name == "retrieval":  # BrowseComp's option, whatever --env says
+        from otbench.envs.browsecomp.retrieval import RETRIEVERS
+
+        if args.retriever not in RETRIEVERS:
+            raise ConfigError(f"unknown retriever {args.retriever!r}; choose from {', '.join(RETRIEVERS)}")
+    if args.split not in ("train", "test"):
+        raise ConfigError(f"unknown split {args.split!r}; choose from train, test")
     if args.name == "oracle":
         result = bench_oracle(args)
     elif args.name == "retrieval":
         result = bench_retrieval(args)
-    elif args.name == "llm":
-        result = bench_llm(args)
     else:
-        raise ConfigError(f"unknown benchmark {args.name!r}; choose from oracle, retrieval, llm")
+        result = bench_llm(args)
     print(json.dumps(result))
     return 0
 

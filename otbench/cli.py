@@ -22,12 +22,13 @@ import math
 import os
 import re
 import signal
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from otbench.errors import OtbenchError
+from otbench.errors import ConfigError, OtbenchError, SetupError
 from otbench.outputs import STORE_DIRECTORY
 
 API_BASE_VARIABLE = "OTBENCH_API_BASE"
@@ -71,6 +72,40 @@ def positive_float(text: str) -> float:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    """A finite number of at least 0: a sampling temperature, where nan, inf or a negative value make no sense."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 1 to 65535."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {value}")
+    return value
+
+
+def refuse_unusable_address(host: str, port: int, label: str) -> None:
+    """Bind ``host:port`` once and let go, so that a port another process holds, or an address this machine
+    does not have, is refused on one line before a server (and what it loads) starts, not after."""
+    if not host.strip():
+        raise ConfigError(f"{label}: expected an address to listen on, such as 127.0.0.1 or 0.0.0.0")
+    try:
+        family, kind, protocol, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                                flags=socket.AI_PASSIVE)[0]
+        with socket.socket(family, kind, protocol) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: a closing port is free
+            probe.bind(address)
+    except OSError as error:  # socket.gaierror (no such host) is an OSError too
+        raise SetupError(f"{label}: cannot listen on {host}:{port} ({error.strerror or error})") from None
+
+
 def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -> None:
     from otbench.llm.session import API_KEY_VARIABLE, DEFAULT_API_KEY, EMBEDDED
 
@@ -91,7 +126,7 @@ def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -
     group.add_argument("--embedded-model", default="qwen-1.5b", help="embedded weights: qwen-1.5b or qwen-0.5b")
     group.add_argument("--gguf", type=Path, default=None, help="serve this local GGUF file instead of the embedded model")
     group.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the embedded model")
-    group.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    group.add_argument("--temperature", type=non_negative_float, default=0.0, help="sampling temperature (default 0)")
     group.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
     group.add_argument("--no-grammar", action="store_true",
                        help="send the embedded model reply schemas as response_format (pretty-printed JSON, about "

@@ -124,6 +124,8 @@ class RowPlan:
 
 def chosen_optimizers(text: str) -> tuple[str, ...]:
     names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise ConfigError(f"--optimizers names no optimizer; choose from {', '.join(OPTIMIZERS)}")
     unknown = [name for name in names if name not in OPTIMIZERS]
     if unknown:
         raise ConfigError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(OPTIMIZERS)}")

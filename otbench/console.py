@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ui": ("otbench.ui", "the MLflow UI over otbench's store"),
     "bench": ("otbench.bench", "measurements: oracle rollouts, retrieval, the embedded model"),
     "prepare": ("otbench.prepare", "fetch or build what runs need offline (data, model, indexes)"),
+    "serve": ("otbench.serve", "the embedded model on its own, shared by commands and machines"),
 }
 
 

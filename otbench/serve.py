@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from otbench.cli import API_BASE_VARIABLE, OneLineParser, positive_int, run_main
+from otbench.cli import API_BASE_VARIABLE, OneLineParser, port_number, positive_int, refuse_unusable_address, run_main
 from otbench.errors import ConfigError
 from otbench.llm.server import EmbeddedServer, ServerSettings, new_api_key
 from otbench.llm.session import API_KEY_VARIABLE, LMOptions, embedded_identity
@@ -34,7 +34,7 @@ def build_parser() -> OneLineParser:
                         help=f"context tokens per slot (default {ServerSettings.context_per_slot})")
     parser.add_argument("--host", default=ServerSettings.host,
                         help="address to listen on (default 127.0.0.1; 0.0.0.0 for other machines)")
-    parser.add_argument("--port", type=positive_int, default=None, help="port (default: a free one)")
+    parser.add_argument("--port", type=port_number, default=None, help="port (default: a free one)")
     parser.add_argument("--api-key", default=None, metavar="KEY",
                         help="the key clients must send (default: a new random one, printed)")
     return parser
@@ -48,6 +48,7 @@ def settings_of(argv: list[str] | None) -> tuple[ServerSettings, str]:
     check_outputs(parser, args, cache=args.gguf is None)  # the embedded weights are assembled in the cache
     if args.api_key is not None and not args.api_key.strip():
         raise ConfigError("--api-key: expected a key, got an empty one")
+    refuse_unusable_address(args.host, args.port or 0, "--host/--port")  # before the model loads, not after
     path, _ = embedded_identity(LMOptions(embedded_model=args.embedded_model, gguf=args.gguf))
     settings = ServerSettings(path, threads=args.threads or ServerSettings.threads, slots=args.slots,
                               context_per_slot=args.context_per_slot, host=args.host, port=args.port or 0)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from otbench.cli import OneLineParser, positive_int, run_main
+from otbench.cli import OneLineParser, port_number, refuse_unusable_address, run_main
 from otbench.outputs import STORE_DIRECTORY, check_outputs
 from otbench.tracking import EXPERIMENT, configure, store_uris, view_url, viewed_environments
 
@@ -44,9 +44,10 @@ def saved_views(directory: Path | None, base_url: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.ui", description=__doc__.splitlines()[0])
     parser.add_argument("--mlruns", type=STORE_DIRECTORY, default=None, help="MLflow store directory (default ./mlruns)")
-    parser.add_argument("--port", type=positive_int, default=5000, help="port on 127.0.0.1 (default 5000)")
+    parser.add_argument("--port", type=port_number, default=5000, help="port on 127.0.0.1 (default 5000)")
     args = parser.parse_args(argv)
     check_outputs(parser, args, cache=False)
+    refuse_unusable_address("127.0.0.1", args.port, f"--port {args.port}")
     configure(None, directory=args.mlruns)  # a new store is created under its lock, not raced by a command starting
     process = subprocess.Popen(server_command(args.mlruns, args.port), env=server_environment(), start_new_session=True)
     print(f"MLflow UI on http://127.0.0.1:{args.port} (ready in about 20 s); Ctrl-C stops it", file=sys.stderr)

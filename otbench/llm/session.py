@@ -87,7 +87,7 @@ SERVER_PROBE_SECONDS = 5.0
 def check_models(options: LMOptions, phases: tuple[str, ...] = ("agent", "editor")) -> None:
     """Refuse, on one line and before anything slow, a model that cannot be reached: an unknown
     provider, a hosted model without its key, a malformed server URL, a server that does not answer or
-    refuses the key."""
+    refuses the key, unknown embedded weights or a ``--gguf`` that is not a GGUF file."""
     probed = set()
     for phase in phases:
         model, base = options.route(phase)
@@ -98,6 +98,10 @@ def check_models(options: LMOptions, phases: tuple[str, ...] = ("agent", "editor
                 probed.add(url)
         elif model != EMBEDDED:
             check_hosted_model(model)
+        elif options.gguf is not None:
+            check_gguf_file(options.gguf)
+        elif options.embedded_model not in EMBEDDED_MODELS:
+            raise ConfigError(f"unknown embedded model {options.embedded_model!r}; choose from {', '.join(EMBEDDED_MODELS)}")
 
 
 def probe_server(url: str, api_key: str, label: str) -> None:

@@ -115,4 +115,6 @@ def open_retriever(kind: str, documents: list[Document], directory: Path, finger
     """The cached index of ``kind`` for these documents (built under ``directory/kind`` when missing or stale)."""
     if kind == "bm25":
         return Bm25Retriever(documents, directory / "bm25", fingerprint)
-    return DenseRetriever(documents, directory / "dense", fingerprint)
+    if kind == "dense":
+        return DenseRetriever(documents, directory / "dense", fingerprint)
+    raise ValueError(f"unknown retriever {kind!r}; choose from {', '.join(RETRIEVERS)}")
