@@ -8,7 +8,7 @@ import pytest
 
 from otbench import bench, cli, compare, console, evaluate, optimize, serve, ui
 from otbench.cli import run_main
-from otbench.errors import UserError
+from otbench.errors import RunError
 from otbench.llm import server
 
 
@@ -101,7 +101,7 @@ def test_the_otbench_command_serves_too(monkeypatch, capsys):
 
 def test_a_user_error_of_several_lines_is_printed_on_one(capsys):
     def main(argv):
-        raise UserError("a library's message\n\n  To fix:\n    - something")
+        raise RunError("a library's message\n\n  To fix:\n    - something")
 
     with pytest.raises(SystemExit):
         cli.run_main(main, [])

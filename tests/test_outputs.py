@@ -10,7 +10,7 @@ import pytest
 from modules.tool_docs import DocumentedTool, Toolbox
 from otbench import bench, compare, evaluate, export, optimize, outputs, prepare, serve, tracking, ui, ui_check
 from otbench.cli import run_main
-from otbench.errors import UserError
+from otbench.errors import ConfigError
 from otbench.outputs import problem
 
 
@@ -153,5 +153,5 @@ def test_with_a_tracking_uri_the_store_directory_is_not_where_the_command_writes
     args = parser.parse_args(["--mlruns", str(places / "a-file"), "--tracking-uri", f"sqlite:///{places}/other.db"])
     check_outputs(parser, args, cache=False)
     args.tracking_uri = f"sqlite:///{places}/a-file/other.db"
-    with pytest.raises(UserError, match="--tracking-uri .*a-file: is a file, not a directory"):
+    with pytest.raises(ConfigError, match="--tracking-uri .*a-file: is a file, not a directory"):
         check_outputs(parser, args, cache=False)

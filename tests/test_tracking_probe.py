@@ -9,7 +9,7 @@ import pytest
 
 from otbench import evaluate, export, optimize, tracking
 from otbench.cli import run_main
-from otbench.errors import UserError
+from otbench.errors import SetupError
 
 
 def _closed_port() -> int:
@@ -40,7 +40,7 @@ def test_a_server_that_accepts_but_never_answers_is_refused_after_the_probe_time
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         uri = f"http://127.0.0.1:{silent.getsockname()[1]}"
-        with pytest.raises(UserError, match="nothing answers there within 0 s"):
+        with pytest.raises(SetupError, match="nothing answers there within 0 s"):
             tracking.check_reachable(uri, "--tracking-uri", timeout=tracking.PROBE_SECONDS)
 
 
