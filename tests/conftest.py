@@ -9,4 +9,5 @@ dspy.configure_cache(enable_disk_cache=False)
 @pytest.fixture(autouse=True)
 def _isolated_mlruns(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path_factory.getbasetemp() / "mlruns"))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # MLflow sets it to the last store a test used
     monkeypatch.setenv("OTBENCH_TRACING", "0")  # writing traces is tested on its own (test_tracing.py)
