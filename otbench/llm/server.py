@@ -106,14 +106,16 @@ class EmbeddedServer:
         self.stop()
 
     def stop(self) -> None:
-        """End the server process: its input closed first (it exits), then terminated, then killed."""
-        process, self._process, self.url = self._process, None, None
+        """End the server process: its input closed first (it exits), then terminated, then killed.
+
+        A server still loading reads no input yet: it is terminated at once."""
+        process, self._process, ready, self.url = self._process, None, self.url is not None, None
         if process is None:
             return
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()
-        for end in (None, process.terminate, process.kill):
+        for end in ((None, process.terminate, process.kill) if ready else (process.terminate, process.kill)):
             if end is not None:
                 end()
             try:
