@@ -199,8 +199,10 @@ class DocOptimizer(Teleprompter):
         program.toolbox = docs.deepcopy()
         return label, trajectories
 
-    def _rollouts(self, student: ToolAgentProgram, tasks: list[Any], description: str) -> list[Trajectory]:
-        return run_rollouts(self.env, student.agent, student.toolbox, tasks, num_threads=self.num_threads,
+    def _rollouts(self, student: ToolAgentProgram, tasks: list[Any], description: str, *,
+                  agent: Any | None = None) -> list[Trajectory]:
+        """The student's attempts at ``tasks`` with its docs; ``agent`` stands in for its agent (an explorer)."""
+        return run_rollouts(self.env, agent or student.agent, student.toolbox, tasks, num_threads=self.num_threads,
                             description=description, progress=self.progress)
 
     def _learn_interfaces(self, toolbox: Toolbox, tasks: list[Any], book: EvidenceBook | None = None, *,

@@ -27,7 +27,6 @@ from typing import Any
 
 import dspy
 
-from evals.harness import run_rollouts
 from modules.editor import COMPARE_TASK, DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, Toolbox, tool_key
@@ -190,8 +189,7 @@ class ToolObserver(DocOptimizer):
             explorer = SpreadCalls(student.agent, {tool.name for toolset in self._toolsets(tasks)
                                                    for tool in student.toolbox.toolset(toolset)})
         for step in range(resume.get("next_step", 0), self.max_iterations):
-            trajectories = run_rollouts(self.env, explorer, student.toolbox, tasks, num_threads=self.num_threads,
-                                        description=f"iteration {step + 1}: explore", progress=self.progress)
+            trajectories = self._rollouts(student, tasks, f"iteration {step + 1}: explore", agent=explorer)
             metrics = dict(self.env.summarise(trajectories))
             docs_explored = student.toolbox.deepcopy()
             exchanges: list[EditorExchange] = []
