@@ -13,7 +13,7 @@ from typing import Any
 
 import dspy
 
-from modules.lm_output import ask_json, parse_json_object
+from modules.lm_output import ask_json, parse_json_object, reply_text
 from modules.tool_docs import DocumentedTool
 from otbench.trajectory import Trajectory, preview
 
@@ -212,11 +212,10 @@ class DocEditor(dspy.Module):
         reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{task}\n\n{reply_format}", user=prompt,
                                schema=describe_schema(parameters), schema_name="tool_doc", max_tokens=self.max_tokens)
         data = data or {}
-        description = " ".join(str(data.get("description", "")).split())
+        description = reply_text(data.get("description"))
         meanings = data.get("parameters")
         meanings = meanings if isinstance(meanings, dict) else {}
-        cleaned = {name: " ".join(str(text).split()) for name, text in meanings.items()
-                   if name in parameters and isinstance(text, str) and text.strip()}
+        cleaned = {name: reply_text(text) for name, text in meanings.items() if name in parameters and reply_text(text)}
         return EditorExchange("describe", prompt, reply, {tool.name: description} if description else {},
                               {tool.name: cleaned} if cleaned else {})
 

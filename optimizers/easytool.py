@@ -15,7 +15,7 @@ from typing import Any
 
 import dspy
 
-from modules.lm_output import ask_json
+from modules.lm_output import ask_json, reply_text
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool
 from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
@@ -84,7 +84,7 @@ class EasyToolWriter(dspy.Module):
             self.lm, system=f"{WRITER_ROLE}\n\n{CONDENSE_TASK}\n\n"
             'Reply with JSON only: {"purpose": "<one sentence>"}', user=f"Tool documentation:\n{docs}",
             schema=_CONDENSE_SCHEMA, schema_name="purpose", max_tokens=self.max_tokens)
-        purpose = " ".join(str((condensed or {}).get("purpose", "")).split())
+        purpose = reply_text((condensed or {}).get("purpose"))
         guideline_reply, guideline = ask_json(
             self.lm, system=f"{WRITER_ROLE}\n\n{GUIDELINE_TASK}\n\n"
             'Reply with JSON only: {"scenario": "<when to use it>", "example_arguments": {"<parameter>": <value>}}',
@@ -97,7 +97,7 @@ class EasyToolWriter(dspy.Module):
 def compose_description(name: str, purpose: str, guideline: dict[str, Any]) -> str:
     """Purpose, scenario and example call as one description; parts the model left out are skipped."""
     parts = [purpose] if purpose else []
-    scenario = " ".join(str(guideline.get("scenario", "")).split())
+    scenario = reply_text(guideline.get("scenario"))
     if scenario:
         parts.append(f"Use it when: {scenario}")
     example = guideline.get("example_arguments")

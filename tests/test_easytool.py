@@ -63,6 +63,7 @@ def test_a_shared_toolset_is_rewritten_once():
 def test_unusable_replies_leave_the_doc_alone():
     assert compose_description("f", "", {}) == ""
     assert compose_description("f", "Does x.", {"scenario": "  ", "example_arguments": "not a dict"}) == "Does x."
+    assert compose_description("f", "Does x.", {"scenario": ["a", "list"]}) == "Does x."  # no Python repr
     env = ToyEnvironment(1)
     program, writer, _ = _setup(env)
     writer.lm = scripted_lm(lambda m: "I cannot answer in JSON.", phase="editor")
@@ -75,3 +76,12 @@ def test_a_resumed_run_whose_step_finished_does_nothing():
     program, writer, ledger = _setup(env)
     program = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks(), resume={"next_step": 1})
     assert ledger.phase("editor").calls == 0 and ledger.phase("agent").calls == 0
+
+
+def test_a_purpose_that_is_no_text_is_left_out_not_printed_as_python():
+    env = ToyEnvironment(1)
+    program, writer, _ = _setup(env)
+    writer.lm = scripted_lm(lambda m: json.dumps({"purpose": {"nested": 1}} if "Condense" in prompt_text(m)
+                                                 else {"scenario": 42}), phase="editor")
+    program = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
+    assert program.toolbox.get("t0", "function_1").description == ""

@@ -155,3 +155,13 @@ def test_probing_is_offered_to_the_competitors_and_shows_them_the_learned_schema
     without, _, _ = _setup(env, writer)
     without = EasyTool(env=env, writer=easy, progress=False).compile(without, trainset=env.tasks())
     assert without.toolbox.get("t0", "function_1").parameters is None  # the competitors' own protocol by default
+
+
+def test_describe_keeps_only_text_fields_of_the_editors_reply():
+    """A number or a list where text belongs is no description: it is dropped, not kept as its Python repr."""
+    editor = DocEditor()
+    editor.lm = scripted_lm(lambda m: json.dumps({"description": ["Adds", "a"], "parameters": {"a": 3, "b": "  the\nsecond "}}),
+                            phase="editor")
+    tool = ToyEnvironment(1).toolbox().toolset("t0")[0]
+    exchange = editor.describe(tool, ["worked: function_1(a=1, b=2) returned 3"], None)
+    assert exchange.updates == {} and exchange.parameter_updates == {"function_1": {"b": "the second"}}
