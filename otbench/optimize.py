@@ -169,6 +169,8 @@ def prepare(options: OptimizeOptions) -> tuple[OptimizeOptions, dict[str, Any]]:
         if saved.get("toolset") is not None:  # saved before --setting named chess's and BrowseComp's settings
             saved["setting"] = saved["toolset"]
         options = options_from({**options.values(), **saved})
+        if "docs" not in checkpoint:  # stopped before its first iteration finished: it starts over, in the same run
+            checkpoint = {}
     spec = OPTIMIZERS.get(options.optimizer)
     if spec is None:
         raise ConfigError(f"unknown optimizer {options.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
@@ -255,6 +257,8 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
     params = {"method": OPTIMIZERS[options.optimizer].row_label(options.variant, bool(options.switches.get("probe"))),
               **logged_params(options, learning=env.learning, trial=nested)}
     with _run(options.resume, name, tags, params, nested) as tracked:
+        if not options.resume:
+            tracking.log_definition(definition(options.values()))
         try:
             with phase_of(env, "exploration"):
                 learned = optimizer.compile(program, trainset=trainset, resume=checkpoint or None)

@@ -424,14 +424,28 @@ def resumable_checkpoint(run_id: str) -> dict[str, Any]:
     return load_checkpoint(run_id)
 
 
+DEFINITION = "definition.json"
+
+
+def log_definition(args: dict[str, Any]) -> None:
+    """What defines an optimize run, logged when it starts: a run stopped before its first checkpoint can
+    still be resumed (it starts over in the same MLflow run; the LM cache serves the calls it had made)."""
+    import mlflow
+
+    mlflow.log_dict({"args": args}, DEFINITION)
+
+
 def load_checkpoint(run_id: str) -> dict[str, Any]:
-    """The last finished iteration of an optimize run, for ``--resume``."""
+    """The last finished iteration of an optimize run, for ``--resume``; for a run stopped before its first
+    iteration finished, only its definition (``{"args": ...}``, no ``docs``)."""
     import mlflow
 
     from otbench.errors import DataError
 
-    try:
-        path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/checkpoint.json")
-    except Exception as exc:  # MLflow raises several types for a missing run or artefact
-        raise DataError(f"--resume {run_id}: no checkpoint in that run (did it finish an iteration?)") from exc
-    return json.loads(Path(path).read_text())
+    for artifact in ("checkpoint.json", DEFINITION):
+        try:
+            path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{artifact}")
+        except Exception:  # noqa: BLE001, S112 - MLflow raises several types for a missing run or artefact
+            continue
+        return dict(json.loads(Path(path).read_text()))
+    raise DataError(f"--resume {run_id}: no checkpoint in that run (is it an optimize run?)")

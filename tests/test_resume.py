@@ -69,6 +69,22 @@ def test_a_stop_between_a_steps_metrics_and_its_checkpoint_logs_that_step_once(s
     assert mlflow.get_run(run_id).info.status == "FINISHED"
 
 
+def test_a_run_stopped_before_its_first_checkpoint_starts_over_in_the_same_run(scripted_lms, stop_before_checkpoint,  # noqa: F811
+                                                                                tmp_path, capsys):
+    stop_before_checkpoint(0)
+    run_id = _stopped_run([*ARGV, "--out", str(tmp_path)], capsys)
+    artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(run_id)}
+    assert "definition.json" in artifacts and "checkpoint.json" not in artifacts
+
+    with pytest.raises(SystemExit) as done:
+        run_main(optimize.main, ["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)])
+    assert done.value.code == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["run_id"] == run_id
+    steps = _steps_by_metric(run_id)
+    assert steps["tokens_all_total"] == STEPS and all(logged == sorted(set(logged)) for logged in steps.values()), steps
+    assert mlflow.get_run(run_id).info.status == "FINISHED"
+
+
 def test_a_resumed_run_stopped_again_ends_killed_and_resumes_again(scripted_lms, stop_before_checkpoint,  # noqa: F811
                                                                    tmp_path, capsys):
     stop_before_checkpoint(1)

@@ -50,7 +50,7 @@ def test_a_checkpoint_from_before_setting_named_chess_settings_resumes_under_its
     saved = definition(optimize.OptimizeOptions(environment=EnvironmentOptions(env="chess")).values())
     saved |= {"setting": "names_only", "toolset": "skill"}  # how chess runs were saved before
     monkeypatch.setattr(tracking, "configure", lambda *args, **kwargs: "")
-    monkeypatch.setattr(tracking, "load_checkpoint", lambda run_id: {"args": saved})
+    monkeypatch.setattr(tracking, "load_checkpoint", lambda run_id: {"args": saved, "docs": {}})
     options, checkpoint = optimize.prepare(optimize.OptimizeOptions(resume="0123", num_threads=2))
     assert options.environment.setting == "skill" and options.num_threads == 2 and checkpoint["args"] is saved
 
