@@ -53,6 +53,17 @@ def _steps_by_metric(run_id):
     return {key: sorted(m.step for m in client.get_metric_history(run_id, key)) for key in keys}
 
 
+def _resumed_to_the_end(run_id, tmp_path, capsys):
+    """Resume ``run_id`` until it finishes; every step's metrics are then logged exactly once. Its summary."""
+    with pytest.raises(SystemExit) as done:
+        run_main(optimize.main, ["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)])
+    assert done.value.code == 0, capsys.readouterr().err
+    steps = _steps_by_metric(run_id)
+    assert steps["tokens_all_total"] == STEPS and all(logged == sorted(set(logged)) for logged in steps.values()), steps
+    assert mlflow.get_run(run_id).info.status == "FINISHED"
+    return json.loads(capsys.readouterr().out)
+
+
 def test_a_stop_between_a_steps_metrics_and_its_checkpoint_logs_that_step_once(scripted_lms, stop_before_checkpoint,  # noqa: F811
                                                                               tmp_path, capsys):
     stop_before_checkpoint(1)
@@ -60,13 +71,7 @@ def test_a_stop_between_a_steps_metrics_and_its_checkpoint_logs_that_step_once(s
     assert mlflow.get_run(run_id).info.status == "KILLED"
     assert _steps_by_metric(run_id)["tokens_all_total"] == [0, 1]  # step 1's metrics, but no checkpoint after it
 
-    with pytest.raises(SystemExit) as done:
-        run_main(optimize.main, ["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)])
-    assert done.value.code == 0, capsys.readouterr().err
-    assert json.loads(capsys.readouterr().out)["steps"] == len(STEPS)
-    steps = _steps_by_metric(run_id)
-    assert steps["tokens_all_total"] == STEPS and all(logged == sorted(set(logged)) for logged in steps.values()), steps
-    assert mlflow.get_run(run_id).info.status == "FINISHED"
+    assert _resumed_to_the_end(run_id, tmp_path, capsys)["steps"] == len(STEPS)
 
 
 def test_a_run_stopped_before_its_first_checkpoint_starts_over_in_the_same_run(scripted_lms, stop_before_checkpoint,  # noqa: F811
@@ -76,13 +81,7 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_over_in_the_same_run(s
     artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(run_id)}
     assert "definition.json" in artifacts and "checkpoint.json" not in artifacts
 
-    with pytest.raises(SystemExit) as done:
-        run_main(optimize.main, ["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)])
-    assert done.value.code == 0, capsys.readouterr().err
-    assert json.loads(capsys.readouterr().out)["run_id"] == run_id
-    steps = _steps_by_metric(run_id)
-    assert steps["tokens_all_total"] == STEPS and all(logged == sorted(set(logged)) for logged in steps.values()), steps
-    assert mlflow.get_run(run_id).info.status == "FINISHED"
+    assert _resumed_to_the_end(run_id, tmp_path, capsys)["run_id"] == run_id
 
 
 def test_a_resumed_run_stopped_again_ends_killed_and_resumes_again(scripted_lms, stop_before_checkpoint,  # noqa: F811
@@ -92,12 +91,7 @@ def test_a_resumed_run_stopped_again_ends_killed_and_resumes_again(scripted_lms,
     stop_before_checkpoint(2)
     assert _stopped_run(["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)], capsys) == run_id
     assert mlflow.get_run(run_id).info.status == "KILLED"
-
-    with pytest.raises(SystemExit) as done:
-        run_main(optimize.main, ["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)])
-    assert done.value.code == 0, capsys.readouterr().err
-    steps = _steps_by_metric(run_id)
-    assert steps["tokens_all_total"] == STEPS and all(logged == sorted(set(logged)) for logged in steps.values()), steps
+    _resumed_to_the_end(run_id, tmp_path, capsys)
 
 
 def test_resuming_a_finished_run_says_so_and_changes_nothing(scripted_lms, tmp_path, capsys):  # noqa: F811
