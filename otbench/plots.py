@@ -46,16 +46,25 @@ def plot_metric_by_iteration(histories: dict[str, list[tuple[int, float]]], metr
 
 
 def plot_metric_vs_tokens(points: dict[str, tuple[float, float]], metric: str, title: str, path: Path) -> Path:
-    """One labelled point per row: ``points`` maps a row label to (total tokens, metric)."""
+    """One point per row, named in the legend: ``points`` maps a row label to (total tokens, metric).
+
+    Rows often share a metric value at nearby costs, so labels written beside the points overlapped;
+    token costs span orders of magnitude (an evaluation against a beam search), so the axis is
+    logarithmic when they do.
+    """
     figure, axes = plt.subplots(figsize=(6, 4))
-    for label, (tokens, value) in points.items():
-        axes.scatter([tokens], [value])
-        axes.annotate(label, (tokens, value), textcoords="offset points", xytext=(5, 5))
+    for index, (label, (tokens, value)) in enumerate(points.items()):
+        axes.scatter([tokens], [value], label=label, marker="osD^vP*X"[index % 8], s=50)
+    costs = [tokens for tokens, _ in points.values() if tokens > 0]
+    if costs and max(costs) > 10 * min(costs):
+        axes.set_xscale("log")
     axes.set_xlabel("total tokens (optimization + evaluation)")
     axes.set_ylabel(metric)
     axes.set_title(title)
     axes.grid(alpha=0.3)
     _unit_scale(axes, [value for _, value in points.values()])
+    if points:
+        axes.legend(fontsize="small", loc="best")
     return _save(figure, path)
 
 
