@@ -204,10 +204,21 @@ def find_run(plan: RowPlan) -> Any | None:
     for run in runs:
         if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
             continue
-        logged = {**_UNLOGGED_BY_EVERY_RUN, **_UNLOGGED_MEANT.get(plan.optimizer, {}), **run.data.params}
+        logged = {**_own_defaults(plan), **_UNLOGGED_BY_EVERY_RUN, **_UNLOGGED_MEANT.get(plan.optimizer, {}),
+                  **run.data.params}
         if all(logged[key] == value for key, value in plan.if_logged.items() if key in logged):
             return run
     return None
+
+
+def _own_defaults(plan: RowPlan) -> dict[str, str]:
+    """The optimizer's own options at their defaults, as logged: an optimize run logs its own options only where
+    they depart from their defaults, so a run without ``probe`` ran without probing (a ``(probe)`` row must not
+    take it)."""
+    if plan.command != "optimize":
+        return {}
+    defaults = run_definition(optimize.OptimizeOptions(optimizer=plan.optimizer))
+    return {name: value for name, value in defaults.items() if name in optimize.own_options(plan.optimizer)}
 
 
 def _quoted(value: str) -> str:

@@ -135,6 +135,23 @@ def test_missing_rows_are_run_once_then_reused(scripted_models, tmp_path, monkey
     assert all(path.endswith(".png") and (tmp_path / path.rsplit("/", 1)[1]).is_file() for path in second["plots"])
 
 
+def test_a_probed_row_is_not_given_the_run_of_the_same_optimizer_without_probing(scripted_models, tmp_path,
+                                                                                  monkeypatch, capsys):
+    """A run logs its own options only where they depart from their defaults: an EasyTool run without ``probe``
+    is the ``+ET`` row's, never the ``+ET (probe)`` row's."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["--optimizers", "easytool", "--limit", "2", "--seed", "303", "--plots", str(tmp_path), "--json", "--quiet"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    unprobed = json.loads(out)["rows"][-1]
+    code, out, err = _run([*argv, "--probe"], capsys)
+    assert code == 0, err
+    rows = {row["row"]: row for row in json.loads(out)["rows"]}
+    assert rows["+ET"]["run"] == "reused" and rows["+ET"]["run_id"] == unprobed["run_id"]
+    assert rows["+ET (probe)"]["run"] == "ran" and rows["+ET (probe)"]["run_id"] != unprobed["run_id"]
+    assert mlflow.get_run(rows["+ET (probe)"]["run_id"]).data.params["probe"] == "true"
+
+
 def _adds_editor(messages):
     """A batch reply documenting function_1 (the paper's variant), or a true per-tool doc of the one tool
     the improved variant asks about (it asks only about tools the agent used)."""
