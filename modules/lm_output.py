@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from otbench.calls import clean_text
@@ -43,11 +44,18 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
+_PLACEHOLDER = re.compile(r"<[^<>]{0,80}>|\(?\s*(?:none(?: yet)?|n/?a|null|nil|unknown|tbd|-+|\.\.\.|\u2026)?\s*\)?\.?",
+                          re.IGNORECASE)
+
+
 def reply_text(value: Any) -> str:
     """A text field of a parsed reply as clean one-line text: a string, its whitespace collapsed and lone
     surrogates replaced (JSON's ``"\\ud800"`` escapes survive parsing); whatever else a model wrote there
-    (a number, a list, an object) is no text, not its Python repr."""
-    return " ".join(clean_text(value).split()) if isinstance(value, str) else ""
+    (a number, a list, an object) is no text, not its Python repr. A placeholder is no text either: a small
+    model copies the prompt's ``(none)`` for a blank description, or a template slot such as ``<value>``,
+    and either would reach the agent as the tool's docs."""
+    text = " ".join(clean_text(value).split()) if isinstance(value, str) else ""
+    return "" if _PLACEHOLDER.fullmatch(text) else text
 
 
 def reply_number(value: Any, low: float, high: float) -> float | None:

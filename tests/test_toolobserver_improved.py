@@ -165,3 +165,16 @@ def test_describe_keeps_only_text_fields_of_the_editors_reply():
     tool = ToyEnvironment(1).toolbox().toolset("t0")[0]
     exchange = editor.describe(tool, ["worked: function_1(a=1, b=2) returned 3"], None)
     assert exchange.updates == {} and exchange.parameter_updates == {"function_1": {"b": "the second"}}
+
+
+def test_describe_drops_placeholders_the_editor_copied_from_its_prompt():
+    """A 1.5B editor answered a blank tool's ``Current description: (none)`` with ``(none)``, and parameter
+    meanings with a template slot; the agent would have read them as docs."""
+    editor = DocEditor()
+    editor.lm = scripted_lm(lambda m: json.dumps({"description": "(none)", "parameters": {"a": "<value>", "b": "N/A",
+                                                                                           "c": "The second term."}}),
+                            phase="editor")
+    tool = ToyEnvironment(1).toolbox().toolset("t0")[0]
+    exchange = editor.describe(tool, ["worked: function_1(a=1, b=2) returned 3"], None)
+    assert "(none)" in exchange.prompt and exchange.updates == {}
+    assert exchange.parameter_updates == {}  # c is not one of the tool's parameters
