@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import cast
 
@@ -19,6 +20,8 @@ matplotlib.use("Agg")  # headless: commands run on servers and in CI
 
 import matplotlib.pyplot as plt  # after the backend is chosen
 from matplotlib.ticker import MaxNLocator
+
+_MARKERS = "osD^vP*X"  # one per row, so rows drawn over each other can still be told apart
 
 
 def plot_metric_by_iteration(histories: dict[str, list[tuple[int, float]]], metric: str, title: str,
@@ -54,7 +57,7 @@ def plot_metric_vs_tokens(points: dict[str, tuple[float, float]], metric: str, t
     """
     figure, axes = plt.subplots(figsize=(6, 4))
     for index, (label, (tokens, value)) in enumerate(points.items()):
-        axes.scatter([tokens], [value], label=label, marker="osD^vP*X"[index % 8], s=50)
+        axes.scatter([tokens], [value], label=label, marker=_MARKERS[index % len(_MARKERS)], s=50)
     costs = [tokens for tokens, _ in points.values() if tokens > 0]
     if costs and max(costs) > 10 * min(costs):
         axes.set_xscale("log")
@@ -70,14 +73,20 @@ def plot_metric_vs_tokens(points: dict[str, tuple[float, float]], metric: str, t
 
 def plot_metric_vs_fault_rate(lines: dict[str, list[tuple[float, float]]], metric: str, title: str,
                               path: Path) -> Path:
-    """Line per row of ``metric`` against the fault rate; ``lines`` maps a row label to (rate, value) pairs."""
+    """Line per row of ``metric`` against the fault rate; ``lines`` maps a row label to (rate, value) pairs.
+
+    Rows often score the same (several optimizers at the base docs' level), so each line has its own
+    marker and dash pattern and one drawn over another still shows; a long policy name wraps.
+    """
     figure, axes = plt.subplots(figsize=(6, 4))
-    for label, points in lines.items():
+    for index, (label, points) in enumerate(lines.items()):
         ordered = sorted(points)
-        axes.plot([rate for rate, _ in ordered], [value for _, value in ordered], marker="o", label=label)
+        axes.plot([rate for rate, _ in ordered], [value for _, value in ordered], label=label,
+                  marker=_MARKERS[index % len(_MARKERS)], markersize=9 - index % 4,
+                  linestyle=("-", "--", "-.", ":")[index % 4])
     axes.set_xlabel("fault rate (chance a tool call meets an injected fault)")
     axes.set_ylabel(metric)
-    axes.set_title(title)
+    axes.set_title(textwrap.fill(title, 60), fontsize="medium")
     axes.grid(alpha=0.3)
     _unit_scale(axes, [value for points in lines.values() for _, value in points])
     if lines:
