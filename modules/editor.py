@@ -215,7 +215,8 @@ class DocEditor(dspy.Module):
         description = reply_text(data.get("description"))
         meanings = data.get("parameters")
         meanings = meanings if isinstance(meanings, dict) else {}
-        cleaned = {name: reply_text(text) for name, text in meanings.items() if name in parameters and reply_text(text)}
+        texts = {name: reply_text(text) for name, text in meanings.items() if name in parameters}
+        cleaned = {name: text for name, text in texts.items() if text}
         return EditorExchange("describe", prompt, reply, {tool.name: description} if description else {},
                               {tool.name: cleaned} if cleaned else {})
 

@@ -201,11 +201,11 @@ def find_run(plan: RowPlan) -> Any | None:
     clauses.append("attributes.status = 'FINISHED'")
     runs = mlflow.MlflowClient().search_runs([experiment.experiment_id], " AND ".join(clauses),
                                              order_by=["attributes.start_time DESC"])
+    unlogged = {**_own_defaults(plan), **_UNLOGGED_BY_EVERY_RUN, **_UNLOGGED_MEANT.get(plan.optimizer, {})}
     for run in runs:
         if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
             continue
-        logged = {**_own_defaults(plan), **_UNLOGGED_BY_EVERY_RUN, **_UNLOGGED_MEANT.get(plan.optimizer, {}),
-                  **run.data.params}
+        logged = {**unlogged, **run.data.params}
         if all(logged[key] == value for key, value in plan.if_logged.items() if key in logged):
             return run
     return None
