@@ -44,8 +44,8 @@ every optimizer takes (``env`` among them, tracker, threads, progress, probe).""
 class OptimizerSpec:
     """One optimizer as the commands see it.
 
-    ``rows`` are ``compare``'s rows for it: a label suffix and the ``optimize`` options each sets, by
-    command-line name (``{"variant": "paper"}``).
+    ``rows`` are ``compare``'s rows for it: the ``optimize`` options each sets, by command-line name
+    (``{"variant": "paper"}``); each row is labelled by :meth:`row_label`.
     ``offers_probe`` says whether the shared ``--probe`` option reaches it (ToolObserver has its own).
     """
 
@@ -53,16 +53,21 @@ class OptimizerSpec:
     label: str
     build: Build
     knobs: type[knob_rules.Knobs] | None = None
-    rows: tuple[tuple[str, Mapping[str, Any]], ...] = (("", {}),)
+    rows: tuple[Mapping[str, Any], ...] = ({},)
     offers_probe: bool = True
 
-    def row_label(self, variant: str, probe: bool) -> str:
-        """The comparison row a run of this optimizer is, as ``compare`` labels it: ``+TO``, ``+TO (paper)`` for a
-        variant other than ToolObserver's default, ``+P2P (probe)`` with the shared probing."""
-        label = self.label
-        if self.name == "toolobserver" and variant != "improved":
-            label += f" ({variant})"
-        return label + (" (probe)" if self.offers_probe and probe else "")
+    def row_label(self, variant: str, switches: Mapping[str, bool | None]) -> str:
+        """The comparison row a run of this optimizer is, as ``compare`` labels it: ``+TO``; ``+TO (paper)`` for a
+        variant other than ToolObserver's default; ``+TO --no-facts`` for an improvement switched away from its
+        variant (an ablation); ``+P2P (probe)`` with the shared probing."""
+        if self.name != "toolobserver":
+            return self.label + (" (probe)" if self.offers_probe and switches.get("probe") else "")
+        label = self.label + (f" ({variant})" if variant != "improved" else "")
+        chosen = improvements_of(variant, switches)
+        for name in Improvements.names():
+            if getattr(chosen, name) != getattr(VARIANTS[variant], name):
+                label += f" --{'' if getattr(chosen, name) else 'no-'}{name.replace('_', '-')}"
+        return label
 
     def knob_values(self, values: Mapping[str, Any]) -> Any:
         """Its knobs as ``values`` set them by option name (declared defaults for those left out), checked;
@@ -121,7 +126,7 @@ def _easytool(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: Run
 
 OPTIMIZERS: dict[str, OptimizerSpec] = {
     "toolobserver": OptimizerSpec("toolobserver", "+TO", _toolobserver, ToolObserverKnobs,
-                                  rows=((" (paper)", {"variant": "paper"}), ("", {})), offers_probe=False),
+                                  rows=({"variant": "paper"}, {}), offers_probe=False),
     "play2prompt": OptimizerSpec("play2prompt", "+P2P", _play2prompt, Play2PromptKnobs),
     "easytool": OptimizerSpec("easytool", "+ET", _easytool),
     "gepa": OptimizerSpec("gepa", "+GEPA", _gepa, GEPAKnobs),

@@ -16,8 +16,8 @@ from optimizers.knobs import knob
 MODES = ("online", "offline")
 
 
-def _knob(help_text: str) -> Any:
-    return field(default=False, metadata={"help": help_text})
+def _knob(help_text: str, modes: tuple[str, ...] = MODES) -> Any:
+    return field(default=False, metadata={"help": help_text, "modes": modes})
 
 
 @dataclass(frozen=True)
@@ -32,21 +32,24 @@ class Improvements:
     """
 
     probe: bool = _knob("before the first attempt, call each tool whose parameters are not shown once with no "
-                        "arguments: the tool's error names its required parameters")
+                        "arguments: the tool's error names its required parameters", modes=("online",))
     facts: bool = _knob("give the editor facts read by code from the tools' answers (parameters, accepted types, "
                         "what worked and failed; offline: each tool's result sources and outcome per situation "
                         "against the other tools) instead of leaving it to infer them from transcripts")
     learned_schema: bool = _knob("where the setting shows no parameter schema, show the agent the one the facts "
-                                 "support")
+                                 "support", modes=("online",))
     per_tool: bool = _knob("one editor call per tool with only that tool's evidence, answered as a structured doc "
                            "(description and each parameter's meaning); asked again only on new evidence")
-    accept_check: bool = _knob("undo an edit when the attempt with it has more failed calls than the one before")
+    accept_check: bool = _knob("undo an edit when the attempt with it has more failed calls than the one before",
+                               modes=("online",))
     cite_facts: bool = _knob("offline: end each tool's learned description with the usage facts that tell it from "
                              "the others, stated by code (where its results come from; where it was the best or "
-                             "the worst tool), so they reach the agent even when the editor leaves them out")
+                             "the worst tool), so they reach the agent even when the editor leaves them out",
+                             modes=("offline",))
     spread_calls: bool = _knob("offline: while exploring, send each call the agent makes to a tool of the set to "
                                "the next tool in turn (with the agent's arguments), so the usage facts cover every "
-                               "tool in every situation instead of the one tool a small agent keeps calling")
+                               "tool in every situation instead of the one tool a small agent keeps calling",
+                               modes=("offline",))
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -55,6 +58,11 @@ class Improvements:
     @classmethod
     def help(cls, name: str) -> str:
         return next(str(f.metadata["help"]) for f in fields(cls) if f.name == name)
+
+    @classmethod
+    def acting_in(cls, mode: str) -> tuple[str, ...]:
+        """The improvements that change what a run in ``mode`` does: the ones an ablation of that mode switches off."""
+        return tuple(f.name for f in fields(cls) if mode in f.metadata["modes"])
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from typing import Any
 
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS
+from optimizers.settings import IMPROVED, Improvements
 from otbench import evaluate, optimize, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
@@ -71,6 +72,9 @@ class CompareOptions:
     """Optimizer name -> its knobs for its rows (the others run with their declared defaults)."""
     probe: bool = False
     """Also a ``(probe)`` row for each optimizer offered the shared probe."""
+    ablations: bool = False
+    """Also a ToolObserver row with each of its improvements that act in the environment's learning mode
+    switched off, one at a time (``+TO --no-facts``...)."""
     lm: LMOptions = field(default_factory=LMOptions)
     tracking: TrackingOptions = field(default_factory=TrackingOptions)
     num_threads: int = 1
@@ -170,10 +174,12 @@ def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
                                         seed=options.seed, test_limit=options.test_limit,
                                         knobs=options.knobs.get(name), lm=options.lm, tracking=options.tracking,
                                         num_threads=options.num_threads, progress=options.progress)
-        probed = ((" (probe)", {"probe": True}),) if options.probe and spec.offers_probe else ()
-        for suffix, changes in (*spec.rows, *probed):
+        probed = ({"probe": True},) if options.probe and spec.offers_probe else ()
+        ablated = tuple({improvement: False} for improvement in Improvements.acting_in(env.learning)
+                        if getattr(IMPROVED, improvement)) if options.ablations and name == "toolobserver" else ()
+        for changes in (*spec.rows, *probed, *ablated):
             row = optimize.options_from({**base.values(), **changes})
-            rows.append(_optimizer_row(spec.label + suffix, name, row, options, env))
+            rows.append(_optimizer_row(spec.row_label(row.variant, row.switches), name, row, options, env))
     return rows
 
 
@@ -434,6 +440,8 @@ def run(options: CompareOptions) -> CompareResult:
     unknown = [name for name in options.optimizers if name not in OPTIMIZERS]
     if unknown:
         raise ConfigError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(OPTIMIZERS)}")
+    if options.ablations and "toolobserver" not in options.optimizers:
+        raise ConfigError("--ablations switches off ToolObserver's improvements: add toolobserver to --optimizers")
     options = replace(options, environment=resolve(options.environment))
     check_models(options.lm)
     tracking.configure(options.tracking.uri, directory=options.tracking.directory)
@@ -480,6 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
             knob_rules.add_arguments(parser.add_argument_group(name), spec.knobs)
     parser.add_argument("--probe", action="store_true",
                         help="also a '(probe)' row for each optimizer offered the shared --probe (fair to ToolObserver's)")
+    parser.add_argument("--ablations", action="store_true",
+                        help="also a ToolObserver row with each improvement its learning mode uses switched off, one at "
+                             "a time ('+TO --no-facts'...): what each improvement buys")
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
     parser.add_argument("--plots", type=OUTPUT_DIRECTORY, default=Path("reports"), help="directory for the PNG plots (default reports/)")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
@@ -495,7 +506,7 @@ def options_from(values: Mapping[str, Any]) -> CompareOptions:
         environment=options_from_values(values), optimizers=chosen_optimizers(values["optimizers"]),
         limit=values["limit"], test_limit=values["test_limit"], seed=values["seed"],
         knobs={name: spec.knob_values(values) for name, spec in OPTIMIZERS.items() if spec.knobs is not None},
-        probe=values["probe"], lm=lm_from_values(values), tracking=tracking_from_values(values),
+        probe=values["probe"], ablations=values["ablations"], lm=lm_from_values(values), tracking=tracking_from_values(values),
         num_threads=values["num_threads"], plots=values["plots"], progress=not values["quiet"])
 
 

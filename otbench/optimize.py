@@ -254,7 +254,7 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
                            for model in (lm.lm, lm.editor_lm or lm.lm))
     variant = options.variant if options.optimizer == "toolobserver" and options.variant != "improved" else None
     name = tracking.run_name(options.optimizer, variant, env.name, env.setting, f"n{len(trainset)}", "+".join(models))
-    params = {"method": OPTIMIZERS[options.optimizer].row_label(options.variant, bool(options.switches.get("probe"))),
+    params = {"method": OPTIMIZERS[options.optimizer].row_label(options.variant, options.switches),
               **logged_params(options, learning=env.learning, trial=nested)}
     with _run(options.resume, name, tags, params, nested) as tracked:
         if not options.resume:

@@ -295,6 +295,29 @@ def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
     assert not plans[3].options.switches  # ToolObserver probes by its own variant
 
 
+def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses():
+    plans = _plans(["--ablations", "--optimizers", "toolobserver,easytool"])
+    assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+TO --no-probe", "+TO --no-facts",
+                                              "+TO --no-learned-schema", "+TO --no-per-tool", "+TO --no-accept-check",
+                                              "+ET"]
+    assert plans[5].options.switches == {"facts": False} and plans[5].if_logged["facts"] == "false"
+    assert plans[3].if_logged["facts"] != "false"  # the full method's row never takes an ablation's run
+
+    class Offline(BfclLike):
+        learning = "offline"
+
+    offline = [plan.label for plan in _plans(["--ablations", "--optimizers", "toolobserver"], Offline)]
+    assert offline[4:] == ["+TO --no-facts", "+TO --no-per-tool", "+TO --no-cite-facts", "+TO --no-spread-calls"]
+
+
+def test_a_run_is_labelled_with_the_improvements_switched_away_from_its_variant():
+    spec = OPTIMIZERS["toolobserver"]
+    assert spec.row_label("improved", {}) == "+TO" and spec.row_label("paper", {}) == "+TO (paper)"
+    assert spec.row_label("improved", {"facts": False, "probe": True}) == "+TO --no-facts"
+    assert spec.row_label("paper", {"probe": True}) == "+TO (paper) --probe"
+    assert OPTIMIZERS["easytool"].row_label("improved", {"probe": True}) == "+ET (probe)"
+
+
 def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
     plans = {p.optimizer: p for p in _plans(["--p2p-samples", "2"])}
     assert plans["play2prompt"].options.knobs.samples == 2 and plans["play2prompt"].if_logged["p2p_samples"] == "2"
@@ -308,6 +331,7 @@ def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
         (["--env", "atari"], "unknown environment 'atari'"),
         (["--setting", "names_everything"], "unknown setting 'names_everything'"),
         (["--limit", "0"], "expected a number >= 1"),
+        (["--ablations", "--optimizers", "easytool"], "add toolobserver to --optimizers"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
