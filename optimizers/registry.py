@@ -69,6 +69,13 @@ class OptimizerSpec:
                 label += f" --{'' if getattr(chosen, name) else 'no-'}{name.replace('_', '-')}"
         return label
 
+    def ablations(self, mode: str) -> tuple[dict[str, bool], ...]:
+        """``compare --ablations``' rows for it: each improvement of ToolObserver's default variant that acts in
+        ``mode``, switched off one at a time; none for an optimizer without improvements."""
+        if self.name != "toolobserver":
+            return ()
+        return tuple({name: False} for name in Improvements.acting_in(mode) if getattr(IMPROVED, name))
+
     def knob_values(self, values: Mapping[str, Any]) -> Any:
         """Its knobs as ``values`` set them by option name (declared defaults for those left out), checked;
         None for an optimizer without knobs."""

@@ -28,7 +28,6 @@ from typing import Any
 
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS
-from optimizers.settings import IMPROVED, Improvements
 from otbench import evaluate, optimize, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
@@ -175,8 +174,7 @@ def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
                                         knobs=options.knobs.get(name), lm=options.lm, tracking=options.tracking,
                                         num_threads=options.num_threads, progress=options.progress)
         probed = ({"probe": True},) if options.probe and spec.offers_probe else ()
-        ablated = tuple({improvement: False} for improvement in Improvements.acting_in(env.learning)
-                        if getattr(IMPROVED, improvement)) if options.ablations and name == "toolobserver" else ()
+        ablated = spec.ablations(env.learning) if options.ablations else ()
         for changes in (*spec.rows, *probed, *ablated):
             row = optimize.options_from({**base.values(), **changes})
             rows.append(_optimizer_row(spec.row_label(row.variant, row.switches), name, row, options, env))
