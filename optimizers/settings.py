@@ -16,8 +16,8 @@ from optimizers.knobs import knob
 MODES = ("online", "offline")
 
 
-def _knob(help_text: str, modes: tuple[str, ...] = MODES) -> Any:
-    return field(default=False, metadata={"help": help_text, "modes": modes})
+def _knob(help_text: str, modes: tuple[str, ...] = MODES, *, always_logged: bool = False) -> Any:
+    return field(default=False, metadata={"help": help_text, "modes": modes, "always_logged": always_logged})
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,9 @@ class Improvements:
 
     Offline mode (one toolset shared by all tasks) uses ``facts`` (per-tool usage counts: sources of
     results, outcome per situation, compared with the other tools), ``per_tool`` (one editor call
-    per tool from those counts instead of batch analyses and a merge), ``cite_facts`` and
-    ``spread_calls`` (exploration that calls every tool in turn); the other
+    per tool from those counts instead of batch analyses and a merge), ``cite_facts``,
+    ``spread_calls`` (exploration that calls every tool in turn) and ``replay_calls`` (each call
+    repeated on the other tools); the other
     knobs are about hidden parameter schemas and per-task edits, which only online mode has.
     """
 
@@ -50,6 +51,10 @@ class Improvements:
                                "the next tool in turn (with the agent's arguments), so the usage facts cover every "
                                "tool in every situation instead of the one tool a small agent keeps calling",
                                modes=("offline",))
+    replay_calls: bool = _knob("offline: after exploring, repeat each call that worked on every other tool of the "
+                               "set with the same arguments, so the usage facts compare the tools on the very "
+                               "positions or queries each met, not only on the few the agent sent each",
+                               modes=("offline",), always_logged=True)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -58,6 +63,12 @@ class Improvements:
     @classmethod
     def help(cls, name: str) -> str:
         return next(str(f.metadata["help"]) for f in fields(cls) if f.name == name)
+
+    @classmethod
+    def always_logged(cls) -> tuple[str, ...]:
+        """Improvements added to the improved variant after runs of it were logged: a run logs their value
+        wherever they act, so an older run, which lacks the parameter, reads as one without them."""
+        return tuple(f.name for f in fields(cls) if f.metadata["always_logged"])
 
     @classmethod
     def acting_in(cls, mode: str) -> tuple[str, ...]:
@@ -77,7 +88,7 @@ class ToolObserverKnobs:
 
 PAPER = Improvements()
 IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True, cite_facts=True,
-                        spread_calls=True)
+                        spread_calls=True, replay_calls=True)
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 

@@ -193,7 +193,7 @@ class ToolObserver(DocOptimizer):
             metrics = dict(self.env.summarise(trajectories))
             docs_explored = student.toolbox.deepcopy()
             exchanges: list[EditorExchange] = []
-            changed = 0
+            changed = replayed = 0
             by_toolset: dict[str, list[Trajectory]] = defaultdict(list)
             for trajectory in trajectories:
                 by_toolset[trajectory.toolset].append(trajectory)
@@ -204,6 +204,11 @@ class ToolObserver(DocOptimizer):
                 book.add(members, names)
                 for trajectory in members:
                     seen.add(toolset, trajectory.steps, names)
+                if knobs.replay_calls:
+                    repeats = book.replay(partial(self.env.execute, toolset),
+                                          (step for trajectory in members for step in trajectory.steps), names)
+                    seen.add(toolset, repeats, names)
+                    replayed += len(repeats)
                 if knobs.per_tool:
                     asked = self._describe_used(tools, book, seen.tools.get(toolset, {}), f"iteration {step + 1}")
                     exchanges.extend(asked)
@@ -226,6 +231,8 @@ class ToolObserver(DocOptimizer):
                     consensus = proposals[0] if proposals else {}
                 changed += apply_updates(student.toolbox, toolset, consensus)
             metrics["docs_changed"] = float(changed)
+            if knobs.replay_calls:
+                metrics["replayed_calls"] = float(replayed)
             checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json(),
                           "usage": {toolset: book.to_dict() for toolset, book in usage.items()},
                           "evidence": seen.to_dict()}

@@ -5,24 +5,28 @@ statistical: which sources a search tool's results come from, in which situation
 suggestions held the evaluation and in which they lost it. A 1.5B editor reading ten raw
 transcripts restates the generic description for every tool; given these counts as short fact
 lines it names each tool's domain or phase. Everything here is read from the calls the agent made
-and the environment's per-call outcome signal (:attr:`CallResult.value`), nothing else.
+(and, with :meth:`UsageBook.replay`, the same calls repeated on the set's other tools) and the
+environment's per-call outcome signal (:attr:`CallResult.value`), nothing else.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from otbench.calls import CallResult
+from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
 
 _HOST = re.compile(r"https?://(?:www\.)?([A-Za-z0-9.-]+\.[A-Za-z]{2,})")
 _TOP_SOURCES = 3       # sources named per tool: enough to name a domain, short enough for a small model
 _MIN_SITUATION_CALLS = 2  # a situation with fewer calls says nothing about a tool
 _MIN_CITED_CALLS = 4  # a claim the agent reads as fact ("best in the endgame") needs more calls on every side
+_CLEAR_MARGIN = 2.0  # standard errors by which "the best" / "the worst" must lead every other tool
 
 
 def _empty(output: Any) -> bool:
@@ -45,8 +49,10 @@ class ToolUsage:
     """Sum of the per-call outcome signal over calls that have one."""
     valued: int = 0
     """Calls that have an outcome signal."""
-    by_situation: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0.0, 0.0]))
-    """Situation -> [sum of values, calls with a value]."""
+    replayed: set[str] = field(default_factory=set)
+    """Arguments (as JSON) of the calls repeated on it from other tools' calls (:meth:`UsageBook.replay`)."""
+    by_situation: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0.0, 0.0, 0.0]))
+    """Situation -> [sum of values, calls with a value, sum of squared values]."""
 
     def add(self, step: CallResult) -> None:
         self.calls += 1
@@ -64,32 +70,75 @@ class ToolUsage:
                 totals = self.by_situation[step.situation]
                 totals[0] += step.value
                 totals[1] += 1
+                totals[2] += step.value ** 2
 
     @property
     def mean_value(self) -> float | None:
         return self.value_sum / self.valued if self.valued else None
 
-    def situation_means(self, minimum: int = _MIN_SITUATION_CALLS) -> dict[str, float]:
-        """Average outcome per situation where the tool has at least ``minimum`` calls."""
-        return {situation: total / count for situation, (total, count) in self.by_situation.items()
-                if count >= minimum}
+    def situation_outcomes(self, minimum: int = _MIN_SITUATION_CALLS) -> dict[str, Outcome]:
+        """Outcome per situation where the tool has at least ``minimum`` calls."""
+        return {situation: Outcome(*totals) for situation, totals in self.by_situation.items()
+                if totals[1] >= minimum}
 
     def to_dict(self) -> dict[str, Any]:
         return {"calls": self.calls, "failed": self.failed, "empty": self.empty, "sources": dict(self.sources),
                 "value_sum": self.value_sum, "valued": self.valued,
-                "by_situation": {situation: list(totals) for situation, totals in self.by_situation.items()}}
+                "by_situation": {situation: list(totals) for situation, totals in self.by_situation.items()},
+                "replayed": sorted(self.replayed)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolUsage:
         usage = cls(calls=data["calls"], failed=data["failed"], empty=data["empty"], sources=Counter(data["sources"]),
-                    value_sum=data["value_sum"], valued=data["valued"])
+                    value_sum=data["value_sum"], valued=data["valued"], replayed=set(data.get("replayed", ())))
         for situation, totals in data["by_situation"].items():
             usage.by_situation[situation] = list(totals)
         return usage
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """A tool's outcome signal in one situation, summed over its calls there."""
+
+    total: float
+    """Sum of the values."""
+    calls: float
+    """Calls with a value."""
+    squares: float
+    """Sum of the squared values."""
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.calls
+
+    @property
+    def variance_of_mean(self) -> float:
+        """The squared standard error of :attr:`mean` (sample variance over calls)."""
+        if self.calls < 2:
+            return math.inf
+        variance = max(0.0, (self.squares - self.total ** 2 / self.calls) / (self.calls - 1))
+        return variance / self.calls
+
+    def clearly_above(self, other: Outcome) -> bool:
+        """Ahead of ``other`` by more than ``_CLEAR_MARGIN`` standard errors of the difference: a lead that a
+        handful of lucky calls does not give (four random moves can average better than four strong ones)."""
+        return self.mean - other.mean > _CLEAR_MARGIN * math.sqrt(self.variance_of_mean + other.variance_of_mean)
+
+
 def _signed(value: float) -> str:
     return f"{value:+.2f}"
+
+
+def _arguments_key(call: ToolCall) -> str:
+    return json.dumps(call.arguments, sort_keys=True, default=str)
+
+
+def _leads(outcome: Outcome, rivals: list[Outcome]) -> bool:
+    return bool(rivals) and all(outcome.clearly_above(rival) for rival in rivals)
+
+
+def _trails(outcome: Outcome, rivals: list[Outcome]) -> bool:
+    return bool(rivals) and all(rival.clearly_above(outcome) for rival in rivals)
 
 
 class UsageBook:
@@ -100,10 +149,33 @@ class UsageBook:
 
     def add(self, trajectories: list[Trajectory], names: set[str]) -> None:
         """Count every call of these attempts to a tool in ``names`` (calls to unknown names say nothing)."""
-        for trajectory in trajectories:
-            for step in trajectory.steps:
-                if step.call.name in names:
-                    self.tools.setdefault(step.call.name, ToolUsage()).add(step)
+        self.add_calls((step for trajectory in trajectories for step in trajectory.steps), names)
+
+    def add_calls(self, steps: Iterable[CallResult], names: set[str]) -> None:
+        """Count each of these calls made to a tool in ``names``."""
+        for step in steps:
+            if step.call.name in names:
+                self.tools.setdefault(step.call.name, ToolUsage()).add(step)
+
+    def replay(self, execute: Callable[[ToolCall], CallResult], steps: Iterable[CallResult],
+               names: set[str]) -> list[CallResult]:
+        """Repeat each call in ``steps`` that worked on a tool in ``names`` once on every other tool of the set,
+        with the same arguments (``execute`` makes one call outside any task), count the repeats and return
+        them. Tools of one offline set take the same arguments, so every tool's outcome is counted in the very
+        positions or queries the others met, not only in the few the agent happened to send it. A call that
+        failed is not repeated (it would fail the same way), nor one already made or repeated: a repeat is
+        outside any task, so it answers the same every time, and counting it twice would shrink the margins."""
+        made = {(step.call.name, _arguments_key(step.call)): step.call
+                for step in steps if step.ok and step.call.name in names}
+        repeats: list[CallResult] = []
+        for (_, arguments), call in made.items():
+            for other in sorted(names):
+                usage = self.tools.setdefault(other, ToolUsage())
+                if (other, arguments) not in made and arguments not in usage.replayed:
+                    usage.replayed.add(arguments)
+                    repeats.append(execute(replace(call, name=other)))
+        self.add_calls(repeats, names)
+        return repeats
 
     def facts(self, name: str) -> list[str]:
         """Short fact lines about one tool, each compared with the other tools where that means something."""
@@ -121,29 +193,31 @@ class UsageBook:
             other_mean = (sum(u.value_sum for u in others) / sum(u.valued for u in others)) if others else None
             compared = f" (other tools: {_signed(other_mean)})" if other_mean is not None else ""
             lines.append(f"average outcome of its calls, higher is better: {_signed(mean)}{compared}")
-        for situation, value, calls, rivals in self._standings(name):
+        for situation, outcome, rivals in self._standings(name):
             rank = ""
             if rivals:
-                better = sum(rival > value for rival in rivals)
-                rank = ("; the best tool there" if better == 0 else
-                        "; the worst tool there" if better == len(rivals) else f"; {better} tools did better there")
-            lines.append(f"in the {situation}: {calls} calls, average outcome {_signed(value)}{rank}")
+                better = sum(rival.mean > outcome.mean for rival in rivals)
+                rank = ("; clearly the best tool there" if _leads(outcome, rivals) else
+                        "; clearly the worst tool there" if _trails(outcome, rivals) else
+                        "; the best tool there, not by a clear margin" if better == 0 else
+                        f"; {better} tools did better there")
+            lines.append(f"in the {situation}: {int(outcome.calls)} calls, average outcome "
+                         f"{_signed(outcome.mean)}{rank}")
         return lines
 
-    def _standings(self, name: str, minimum: int = _MIN_SITUATION_CALLS) -> list[tuple[str, float, int, list[float]]]:
-        """Each situation where the tool has at least ``minimum`` calls, in order: its average outcome there,
-        its calls there, and the other tools' averages in that situation (those with as many calls)."""
-        usage = self.tools[name]
-        rivals = [u.situation_means(minimum) for other, u in self.tools.items() if other != name]
-        return [(situation, value, int(usage.by_situation[situation][1]),
-                 [means[situation] for means in rivals if situation in means])
-                for situation, value in sorted(usage.situation_means(minimum).items())]
+    def _standings(self, name: str, minimum: int = _MIN_SITUATION_CALLS) -> list[tuple[str, Outcome, list[Outcome]]]:
+        """Each situation where the tool has at least ``minimum`` calls, in order: its outcome there and the
+        other tools' outcomes in that situation (those with as many calls)."""
+        rivals = [u.situation_outcomes(minimum) for other, u in self.tools.items() if other != name]
+        return [(situation, outcome, [outcomes[situation] for outcomes in rivals if situation in outcomes])
+                for situation, outcome in sorted(self.tools[name].situation_outcomes(minimum).items())]
 
     def summary(self, name: str) -> str:
         """The facts that tell this tool from the others, as one or two plain sentences for its doc:
-        where its results come from, and the situations where it was the best or the worst of the set, each
-        claim resting on at least ``_MIN_CITED_CALLS`` calls of every tool compared (the editor's facts show
-        thinner counts, with their numbers)."""
+        where its results come from, and the situations where it was clearly the best or the worst of the set,
+        each claim resting on at least ``_MIN_CITED_CALLS`` calls of every tool compared and a lead of
+        ``_CLEAR_MARGIN`` standard errors over each (the editor's facts show thinner counts, with their
+        numbers)."""
         usage = self.tools.get(name)
         if usage is None:
             return ""
@@ -152,10 +226,10 @@ class UsageBook:
             hosts = [host for host, _ in usage.sources.most_common(_TOP_SOURCES)]
             sentences.append(f"Results seen came from {', '.join(hosts)}.")
         best, worst = [], []
-        for situation, value, _, rivals in self._standings(name, _MIN_CITED_CALLS):
-            if rivals and all(value > rival for rival in rivals):
+        for situation, outcome, rivals in self._standings(name, _MIN_CITED_CALLS):
+            if _leads(outcome, rivals):
                 best.append(situation)
-            elif rivals and all(value < rival for rival in rivals):
+            elif _trails(outcome, rivals):
                 worst.append(situation)
         if best:
             sentences.append(f"Best of the tools in the {' and the '.join(best)}.")

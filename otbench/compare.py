@@ -28,6 +28,7 @@ from typing import Any
 
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS
+from optimizers.settings import Improvements
 from otbench import evaluate, optimize, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
@@ -50,9 +51,11 @@ _COMMANDS: dict[str, Callable[[Any], Any]] = {"evaluate": evaluate.run, "optimiz
 # editor model; evaluate logs no --docs as "".
 _COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
 # Options added after runs were logged without them, with the value those runs had in effect: a
-# ToolObserver run from before --variant existed ran the paper's protocol. (Other optimizers'
-# runs do not log ToolObserver's knobs at all.) Any run from before --faults existed ran without faults.
-_UNLOGGED_MEANT = {"toolobserver": {"variant": "paper"}}
+# ToolObserver run from before --variant existed ran the paper's protocol, and one from before an
+# always-logged improvement existed ran without it. (Other optimizers' runs do not log ToolObserver's
+# knobs at all.) Any run from before --faults existed ran without faults.
+_UNLOGGED_MEANT = {"toolobserver": {"variant": "paper",
+                                    **{name: as_logged(False) for name in Improvements.always_logged()}}}
 _UNLOGGED_BY_EVERY_RUN = {"faults": "null"}
 
 
@@ -189,8 +192,20 @@ def _optimizer_row(label: str, name: str, row: optimize.OptimizeOptions, options
               "setting": env.setting, "lm": options.lm.lm, "editor_lm": options.lm.editor_lm or options.lm.lm,
               "seed": str(options.seed)},
         params={"limit": str(options.limit)} | ({} if online else {"test_limit": str(options.test_limit)}),
-        if_logged=run_definition(row),
+        if_logged=_optimize_definition(row, env.learning),
     )
+
+
+def _optimize_definition(row: optimize.OptimizeOptions, learning: str) -> dict[str, str]:
+    """The row's definition as its optimize run logs it, ToolObserver's always-logged improvements included with
+    the value they take where they act, and left out where they do not (a run there never logs them)."""
+    defined = run_definition(row)
+    if row.optimizer != "toolobserver":
+        return defined
+    acting = optimize.always_logged_improvements(row, learning)
+    for name in Improvements.always_logged():
+        defined.pop(name, None)
+    return defined | {name: as_logged(value) for name, value in acting.items()}
 
 
 def find_run(plan: RowPlan) -> Any | None:

@@ -312,7 +312,16 @@ def logged_params(options: OptimizeOptions, *, learning: str, trial: bool = Fals
                   if saved.get(name) == defaults.get(name)}
     if options.mode == learning:
         at_default.add("mode")
-    return {name: value for name, value in saved.items() if name not in others | at_default and value is not None}
+    logged = {name: value for name, value in saved.items() if name not in others | at_default and value is not None}
+    return logged | always_logged_improvements(options, learning) if options.optimizer == "toolobserver" else logged
+
+
+def always_logged_improvements(options: OptimizeOptions, learning: str) -> dict[str, bool]:
+    """ToolObserver's :meth:`Improvements.always_logged` that act in the run's mode, each with the value the run
+    uses (its variant's, or the switch given)."""
+    mode = options.mode or learning
+    used = improvements_of(options.variant, options.switches)
+    return {name: getattr(used, name) for name in Improvements.always_logged() if name in Improvements.acting_in(mode)}
 
 
 def _build_optimizer(options: OptimizeOptions, env: Any, lms: Mapping[str, Any], tracker: Any) -> DocOptimizer:

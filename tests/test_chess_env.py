@@ -215,6 +215,11 @@ def test_a_tool_runs_alone_on_any_fen_for_optimizers_that_explore_tools_one_by_o
     played = phase_env.execute(TOOLSET_ID, ToolCall("engine_1", {"fen": FENS["middlegame"]}))
     assert played.ok and chess.Move.from_uci(played.output) in chess.Board(FENS["middlegame"]).legal_moves
     assert phase_env.execute(TOOLSET_ID, ToolCall("engine_1", {"fen": FENS["middlegame"]})) == played
+    # with the outcome signal a game move gets, so calls repeated outside a game count like the game's own
+    specialist, other = (phase_env.execute(TOOLSET_ID, ToolCall(name, {"fen": FENS["opening"]}))
+                         for name in ("engine_2", "engine_3"))
+    assert specialist.situation == other.situation == "opening (28 or more pieces)"
+    assert specialist.value is not None and other.value is not None and specialist.value > other.value
     failed = phase_env.execute(TOOLSET_ID, ToolCall("engine_1", {"position": FENS["middlegame"]}))
     assert not failed.ok and "unexpected argument 'position'" in failed.error
     assert phase_env.toolset_of(phase_env.tasks("train")[0]) == TOOLSET_ID
@@ -246,7 +251,9 @@ def test_improved_offline_toolobserver_writes_each_engine_from_its_results_by_ph
         f"engine_{n}" for n in range(1, 5) for _ in range(2)]  # one call per tool and iteration, no batches
     # counts are kept across iterations: the second has two calls per engine in the same phase
     assert all("Facts read by code" in p and "pieces on the board" not in p for p in prompts)
-    assert any(re.search(r"in the [a-z ]+ \(.*pieces\): 2 calls, average outcome", p) for p in prompts[4:])
+    # every move was repeated on the other engines: 8 moves of the first iteration give each engine 8 calls
+    called = [int(re.search(r"called (\d+) times", p).group(1)) for p in prompts if "Tool: engine_1" in p]
+    assert called[0] == 8 and called[1] > called[0]  # and counts are kept across iterations
     assert all("Current description" not in p for p in prompts)  # a generic text to copy is not shown
     assert program.toolbox.get(TOOLSET_ID, "engine_1").description.startswith("engine_1: see its phases.")
     assert program.toolbox.get(TOOLSET_ID, "engine_1").parameter_descriptions["fen"] == "the position"

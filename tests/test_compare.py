@@ -307,7 +307,24 @@ def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses
         learning = "offline"
 
     offline = [plan.label for plan in _plans(["--ablations", "--optimizers", "toolobserver"], Offline)]
-    assert offline[4:] == ["+TO --no-facts", "+TO --no-per-tool", "+TO --no-cite-facts", "+TO --no-spread-calls"]
+    assert offline[4:] == ["+TO --no-facts", "+TO --no-per-tool", "+TO --no-cite-facts", "+TO --no-spread-calls",
+                         "+TO --no-replay-calls"]
+
+
+def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_as_without_it():
+    class Offline(BfclLike):
+        learning = "offline"
+
+    plans = {plan.label: plan for plan in _plans(["--ablations", "--optimizers", "toolobserver"], Offline)}
+    paper, improved, no_replay = plans["+TO (paper)"], plans["+TO"], plans["+TO --no-replay-calls"]
+    assert (paper.if_logged["replay_calls"], improved.if_logged["replay_calls"]) == ("false", "true")
+    assert no_replay.if_logged["replay_calls"] == "false"
+    # an offline run logged before the improvement existed lacks the parameter: it ran without it
+    assert compare._UNLOGGED_MEANT["toolobserver"]["replay_calls"] == "false"
+    assert optimize.logged_params(improved.options, learning="offline")["replay_calls"] is True
+    online = _plans(["--optimizers", "toolobserver"])[3]  # online it does not act: neither logged nor matched on
+    assert "replay_calls" not in online.if_logged
+    assert "replay_calls" not in optimize.logged_params(online.options, learning="online")
 
 
 def test_a_run_is_labelled_with_the_improvements_switched_away_from_its_variant():

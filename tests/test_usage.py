@@ -37,17 +37,39 @@ def test_sources_name_the_hosts_a_tool_returns_and_outcomes_are_compared_with_th
     assert book.facts("search_3") == ["not called yet"]
 
 
-def test_situations_rank_each_tool_against_the_others_and_need_two_calls():
+def _moves(name, situation, values):
+    return [_move(name, situation, value) for value in values]
+
+
+def test_situations_rank_each_tool_against_the_others_by_a_clear_margin_and_need_two_calls():
     opening, endgame = "opening (28 or more pieces)", "endgame (10-15 pieces)"
-    steps = ([_move("engine_1", opening, 0.1)] * 3 + [_move("engine_1", endgame, -3.0)] * 2
-             + [_move("engine_2", opening, -2.0)] * 2 + [_move("engine_2", endgame, 0.0)] * 2
+    steps = (_moves("engine_1", opening, [0.1, 0.2, 0.0]) + _moves("engine_1", endgame, [-3.0, 1.0])
+             + _moves("engine_2", opening, [-2.0, -2.5]) + _moves("engine_2", endgame, [0.0, -0.5])
              + [_move("engine_3", endgame, -1.0)])  # one call: says nothing about engine_3 there
     book = _book(steps, {"engine_1", "engine_2", "engine_3"})
     facts = book.facts("engine_1")
-    assert f"in the {opening}: 3 calls, average outcome +0.10; the best tool there" in facts
-    assert f"in the {endgame}: 2 calls, average outcome -3.00; the worst tool there" in facts
-    assert f"in the {endgame}: 2 calls, average outcome +0.00; the best tool there" in book.facts("engine_2")
+    assert f"in the {opening}: 3 calls, average outcome +0.10; clearly the best tool there" in facts
+    assert f"in the {endgame}: 2 calls, average outcome -1.00; 1 tools did better there" in facts
+    assert f"in the {opening}: 2 calls, average outcome -2.25; clearly the worst tool there" in book.facts("engine_2")
+    assert (f"in the {endgame}: 2 calls, average outcome -0.25; the best tool there, not by a clear margin"
+            in book.facts("engine_2"))  # -1.00 and -0.25 on two scattered calls each: within noise
     assert not any("endgame" in line for line in book.facts("engine_3"))
+
+
+def test_replay_repeats_each_working_call_once_on_every_other_tool_with_the_same_arguments():
+    def execute(call):
+        return CallResult(call, True, output="move", situation="opening", value=-1.0)
+
+    made = [_move("engine_1", "opening", 0.5), _move("engine_2", "opening", 0.0),  # same arguments twice
+            CallResult(ToolCall("engine_1", {"fen": "bad"}), False, error="ValueError"),  # failed: not repeated
+            _move("ghost", "opening", 0.0)]  # not a tool of the set
+    names = {"engine_1", "engine_2", "engine_3"}
+    book = _book(made, names)
+    repeats = book.replay(execute, made, names)
+    assert [(r.call.name, r.call.arguments) for r in repeats] == [("engine_3", {"fen": "x"})]
+    assert book.facts("engine_3")[0] == "called 1 times: 0 failed, 0 returned nothing"
+    again = UsageBook.from_dict(json.loads(json.dumps(book.to_dict())))  # a resumed run: still repeated once
+    assert again.replay(execute, made, names) == [] and again.facts("engine_3") == book.facts("engine_3")
 
 
 def test_the_book_survives_a_checkpoint_and_ignores_unknown_tools():
@@ -56,13 +78,16 @@ def test_the_book_survives_a_checkpoint_and_ignores_unknown_tools():
     assert again.facts("engine_1") == book.facts("engine_1") and "ghost" not in again.tools
 
 
-def test_the_summary_names_sources_and_where_a_tool_was_best_or_worst_on_four_calls_of_each():
-    opening, endgame = "opening (28 or more pieces)", "endgame (10-15 pieces)"
-    steps = ([_move("engine_1", opening, 0.1)] * 4 + [_move("engine_1", endgame, -3.0)] * 4
-             + [_move("engine_2", opening, -2.0)] * 4 + [_move("engine_2", endgame, 0.0)] * 3)
+def test_the_summary_names_sources_and_where_a_tool_clearly_led_or_trailed_on_four_calls_of_each():
+    opening, endgame, middlegame = "opening (28 or more pieces)", "endgame (10-15 pieces)", "middlegame (16-27 pieces)"
+    steps = (_moves("engine_1", opening, [0.1, 0.2, 0.0, 0.1]) + _moves("engine_2", opening, [-2.0, -2.5, -1.5, -2.0])
+             + _moves("engine_1", endgame, [-3.0, -2.0, -3.5, -2.5]) + _moves("engine_2", endgame, [0.0, 0.1, -0.1])
+             + _moves("engine_1", middlegame, [0.5, -3.0, 0.0, -2.0])  # ahead on average, but by less than
+             + _moves("engine_2", middlegame, [-0.5, -2.5, -1.0, -3.0]))  # the calls' scatter: no claim
     book = _book(steps, {"engine_1", "engine_2"})
     assert book.summary("engine_1") == f"Best of the tools in the {opening}."  # three endgame calls of engine_2
-    assert f"in the {endgame}: 3 calls, average outcome +0.00; the best tool there" in book.facts("engine_2")  # shown
+    assert book.summary("engine_2") == f"Worst of the tools in the {opening}."
+    assert f"in the {endgame}: 3 calls, average outcome +0.00; clearly the best tool there" in book.facts("engine_2")
     searches = _book([_search("search_1", ["uspto.gov", "sec.gov", "uspto.gov"], 0.0)], {"search_1"})
     assert searches.summary("search_1") == "Results seen came from uspto.gov, sec.gov."
     assert searches.summary("search_9") == ""

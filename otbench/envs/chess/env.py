@@ -205,7 +205,8 @@ class ChessEnvironment:
         return TOOLSET_ID
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
-        """One call on the position its FEN names, outside any game: the move, in UCI notation."""
+        """One call on the position its FEN names, outside any game: the move, in UCI notation, with the
+        outcome signal a game move gets (the evaluation change it makes, in pawns) and the position's phase."""
         return episode(self.faults, toolset).run(call, lambda: self._suggestion(call, None, None))
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: ChessTask) -> Trajectory:
@@ -344,11 +345,16 @@ class ChessEnvironment:
         if isinstance(read, str):
             return CallResult(call, False, error=read)
         tool, given = read
-        if board is not None and decision is not None and position_key(given) == position_key(board):
+        if board is None:
+            outside = self.decision(given)
+            change = _clamp(outside.centipawns[call.name]) - _clamp(outside.position_cp)
+            return CallResult(call, True, output=outside.moves[call.name].uci(), situation=phase_label(given),
+                              value=change / 100)
+        if decision is not None and position_key(given) == position_key(board):
             return CallResult(call, True, output=decision.moves[call.name].uci())
         with self._pool.engine() as engine:
             move = tool.player.choose(given, engine)
-        if board is not None and move not in board.legal_moves:
+        if move not in board.legal_moves:
             return CallResult(call, False, error=f"{call.name} suggested {move.uci()}, which is illegal here: the "
                                                  f"FEN passed is not the current position")
         return CallResult(call, True, output=move.uci())
