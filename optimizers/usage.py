@@ -91,8 +91,8 @@ class ToolUsage:
     def from_dict(cls, data: dict[str, Any]) -> ToolUsage:
         usage = cls(calls=data["calls"], failed=data["failed"], empty=data["empty"], sources=Counter(data["sources"]),
                     value_sum=data["value_sum"], valued=data["valued"], replayed=set(data.get("replayed", ())))
-        for situation, totals in data["by_situation"].items():
-            usage.by_situation[situation] = list(totals)
+        for situation, totals in data["by_situation"].items():  # a checkpoint from before squares were kept:
+            usage.by_situation[situation] = [*totals, math.inf][:3]  # spread unknown, so no clear lead
         return usage
 
 

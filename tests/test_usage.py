@@ -76,6 +76,9 @@ def test_the_book_survives_a_checkpoint_and_ignores_unknown_tools():
     book = _book([_move("engine_1", "opening", 0.5)] * 2 + [_move("ghost", "opening", 9.0)], {"engine_1"})
     again = UsageBook.from_dict(json.loads(json.dumps(book.to_dict())))
     assert again.facts("engine_1") == book.facts("engine_1") and "ghost" not in again.tools
+    older = book.to_dict()  # a checkpoint written before the spread of outcomes was kept
+    older["engine_1"]["by_situation"] = {"opening": [1.0, 2]}
+    assert "in the opening: 2 calls, average outcome +0.50" in UsageBook.from_dict(older).facts("engine_1")
 
 
 def test_the_summary_names_sources_and_where_a_tool_clearly_led_or_trailed_on_four_calls_of_each():
