@@ -146,8 +146,8 @@ def test_toolobserver_learns_shared_docs_offline_from_multi_turn_attempts():
     assert {t.steps[0].call.name for t in optimizer.final_trajectories} == {"search_3"}
 
 
-@pytest.mark.parametrize("spread", [True, False])
-def test_improved_offline_toolobserver_tells_the_editor_where_each_tools_results_come_from(spread):
+@pytest.mark.parametrize("spread, replay", [(True, False), (False, False), (False, True)])
+def test_improved_offline_toolobserver_tells_the_editor_where_each_tools_results_come_from(spread, replay):
     env = tiny_env()
     prompts = []
 
@@ -160,12 +160,16 @@ def test_improved_offline_toolobserver_tells_the_editor_where_each_tools_results
     agent.lm = scripted_lm(agent_reply, ledger=ledger, phase="agent")
     editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
     program = ToolAgentProgram(env.toolbox(), agent)
-    knobs = replace(IMPROVED, spread_calls=spread)
+    knobs = replace(IMPROVED, spread_calls=spread, replay_calls=replay)
     program = ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, improvements=knobs,
                            progress=False).compile(program, trainset=env.tasks("train"))
     described = [re.search(r"Tool: (search_\d+)", prompt).group(1) for prompt in prompts]
     train = len(env.tasks("train"))  # the agent searches once per question, always with search_1
-    assert described == ([f"search_{n}" for n in range(1, train + 1)] if spread else ["search_1"])
-    assert all("its results came from: " in p and "average outcome of its calls" in p for p in prompts)
+    tools = len(env.toolbox().toolset("domains"))
+    # spread: the i-th search goes to search_i; replay: every search is repeated on every other tool
+    assert described == ([f"search_{n}" for n in range(1, tools + 1)] if replay else
+                         [f"search_{n}" for n in range(1, train + 1)] if spread else ["search_1"])
+    assert all("its results came from: " in p for p in prompts)
+    assert all("average outcome of its calls" in p for p in prompts[:1 if replay else None])  # repeats: no question
     learned = program.toolbox.get("domains", "search_1").description
     assert learned.startswith("Searches one domain. Results seen came from ")  # the sources, cited by code
