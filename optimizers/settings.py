@@ -43,9 +43,9 @@ class Improvements:
                            "(description and each parameter's meaning); asked again only on new evidence")
     accept_check: bool = _knob("undo an edit when the attempt with it has more failed calls than the one before",
                                modes=("online",))
-    cite_facts: bool = _knob("offline: end each tool's learned description with the usage facts that tell it from "
-                             "the others, stated by code (where its results come from; where it was the best or "
-                             "the worst tool), so they reach the agent even when the editor leaves them out",
+    cite_facts: bool = _knob("offline: open each tool's learned description with where it was clearly the best or "
+                             "the worst tool and close it with where its results come from, stated by code, so "
+                             "they reach the agent even when the editor leaves them out",
                              modes=("offline",))
     spread_calls: bool = _knob("offline: while exploring, send each call the agent makes to a tool of the set to "
                                "the next tool in turn (with the agent's arguments), so the usage facts cover every "

@@ -253,8 +253,11 @@ class ToolObserver(DocOptimizer):
 
 
 def _cite(exchange: EditorExchange, book: UsageBook) -> EditorExchange:
-    """The exchange with each proposed description followed by the usage facts that tell its tool apart."""
-    cited = {name: f"{text} {book.summary(name)}".strip() for name, text in exchange.updates.items()}
+    """The exchange with each proposed description opened by where its tool is the best or worst choice and
+    closed by where its results come from: what decides the agent's choice comes first, where a small model
+    reading a list of tools attends most, and the editor's prose cannot bury it."""
+    cited = {name: " ".join(part for part in (book.standing(name), text, book.sources(name)) if part)
+             for name, text in exchange.updates.items()}
     return replace(exchange, updates=cited)
 
 

@@ -212,30 +212,29 @@ class UsageBook:
         return [(situation, outcome, [outcomes[situation] for outcomes in rivals if situation in outcomes])
                 for situation, outcome in sorted(self.tools[name].situation_outcomes(minimum).items())]
 
-    def summary(self, name: str) -> str:
-        """The facts that tell this tool from the others, as one or two plain sentences for its doc:
-        where its results come from, and the situations where it was clearly the best or the worst of the set,
-        each claim resting on at least ``_MIN_CITED_CALLS`` calls of every tool compared and a lead of
-        ``_CLEAR_MARGIN`` standard errors over each (the editor's facts show thinner counts, with their
-        numbers)."""
+    def sources(self, name: str) -> str:
+        """Where this tool's results came from, as one plain sentence for its doc ("" when none were named)."""
         usage = self.tools.get(name)
-        if usage is None:
+        if usage is None or not usage.sources:
             return ""
-        sentences = []
-        if usage.sources:
-            hosts = [host for host, _ in usage.sources.most_common(_TOP_SOURCES)]
-            sentences.append(f"Results seen came from {', '.join(hosts)}.")
+        return f"Results seen came from {', '.join(host for host, _ in usage.sources.most_common(_TOP_SOURCES))}."
+
+    def standing(self, name: str) -> str:
+        """Where this tool was clearly the best or the worst of the set, as plain sentences for its doc: each
+        claim rests on at least ``_MIN_CITED_CALLS`` calls of every tool compared and a lead of
+        ``_CLEAR_MARGIN`` standard errors over each (the editor's facts show thinner counts, with their
+        numbers). "" when the counts support no claim."""
+        if name not in self.tools:
+            return ""
         best, worst = [], []
         for situation, outcome, rivals in self._standings(name, _MIN_CITED_CALLS):
             if _leads(outcome, rivals):
                 best.append(situation)
             elif _trails(outcome, rivals):
                 worst.append(situation)
-        if best:
-            sentences.append(f"Best of the tools in the {' and the '.join(best)}.")
-        if worst:
-            sentences.append(f"Worst of the tools in the {' and the '.join(worst)}.")
-        return " ".join(sentences)
+        sentences = [f"Best of the tools in the {' and the '.join(best)}." if best else "",
+                     f"Worst of the tools in the {' and the '.join(worst)}." if worst else ""]
+        return " ".join(sentence for sentence in sentences if sentence)
 
     def to_dict(self) -> dict[str, Any]:
         return {name: usage.to_dict() for name, usage in self.tools.items()}

@@ -81,16 +81,16 @@ def test_the_book_survives_a_checkpoint_and_ignores_unknown_tools():
     assert "in the opening: 2 calls, average outcome +0.50" in UsageBook.from_dict(older).facts("engine_1")
 
 
-def test_the_summary_names_sources_and_where_a_tool_clearly_led_or_trailed_on_four_calls_of_each():
+def test_the_cited_sentences_name_sources_and_where_a_tool_clearly_led_or_trailed_on_four_calls_of_each():
     opening, endgame, middlegame = "opening (28 or more pieces)", "endgame (10-15 pieces)", "middlegame (16-27 pieces)"
     steps = (_moves("engine_1", opening, [0.1, 0.2, 0.0, 0.1]) + _moves("engine_2", opening, [-2.0, -2.5, -1.5, -2.0])
              + _moves("engine_1", endgame, [-3.0, -2.0, -3.5, -2.5]) + _moves("engine_2", endgame, [0.0, 0.1, -0.1])
              + _moves("engine_1", middlegame, [0.5, -3.0, 0.0, -2.0])  # ahead on average, but by less than
              + _moves("engine_2", middlegame, [-0.5, -2.5, -1.0, -3.0]))  # the calls' scatter: no claim
     book = _book(steps, {"engine_1", "engine_2"})
-    assert book.summary("engine_1") == f"Best of the tools in the {opening}."  # three endgame calls of engine_2
-    assert book.summary("engine_2") == f"Worst of the tools in the {opening}."
+    assert book.standing("engine_1") == f"Best of the tools in the {opening}."  # three endgame calls of engine_2
+    assert book.standing("engine_2") == f"Worst of the tools in the {opening}." and book.sources("engine_2") == ""
     assert f"in the {endgame}: 3 calls, average outcome +0.00; clearly the best tool there" in book.facts("engine_2")
     searches = _book([_search("search_1", ["uspto.gov", "sec.gov", "uspto.gov"], 0.0)], {"search_1"})
-    assert searches.summary("search_1") == "Results seen came from uspto.gov, sec.gov."
-    assert searches.summary("search_9") == ""
+    assert searches.sources("search_1") == "Results seen came from uspto.gov, sec.gov."
+    assert searches.standing("search_1") == searches.sources("search_9") == searches.standing("search_9") == ""
