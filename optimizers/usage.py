@@ -200,7 +200,7 @@ class UsageBook:
                 rank = ("; clearly the best tool there" if _leads(outcome, rivals) else
                         "; clearly the worst tool there" if _trails(outcome, rivals) else
                         "; the best tool there, not by a clear margin" if better == 0 else
-                        f"; {better} tools did better there")
+                        f"; {better} {'tool' if better == 1 else 'tools'} did better there")
             lines.append(f"in the {situation}: {int(outcome.calls)} calls, average outcome "
                          f"{_signed(outcome.mean)}{rank}")
         return lines

@@ -49,7 +49,7 @@ def test_situations_rank_each_tool_against_the_others_by_a_clear_margin_and_need
     book = _book(steps, {"engine_1", "engine_2", "engine_3"})
     facts = book.facts("engine_1")
     assert f"in the {opening}: 3 calls, average outcome +0.10; clearly the best tool there" in facts
-    assert f"in the {endgame}: 2 calls, average outcome -1.00; 1 tools did better there" in facts
+    assert f"in the {endgame}: 2 calls, average outcome -1.00; 1 tool did better there" in facts
     assert f"in the {opening}: 2 calls, average outcome -2.25; clearly the worst tool there" in book.facts("engine_2")
     assert (f"in the {endgame}: 2 calls, average outcome -0.25; the best tool there, not by a clear margin"
             in book.facts("engine_2"))  # -1.00 and -0.25 on two scattered calls each: within noise
