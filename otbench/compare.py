@@ -199,12 +199,8 @@ def _optimizer_row(label: str, name: str, row: optimize.OptimizeOptions, options
 def _optimize_definition(row: optimize.OptimizeOptions, learning: str) -> dict[str, str]:
     """The row's definition as its optimize run logs it, ToolObserver's always-logged improvements included with
     the value they take where they act, and left out where they do not (a run there never logs them)."""
-    defined = run_definition(row)
-    if row.optimizer != "toolobserver":
-        return defined
+    defined = {name: value for name, value in run_definition(row).items() if name not in Improvements.always_logged()}
     acting = optimize.always_logged_improvements(row, learning)
-    for name in Improvements.always_logged():
-        defined.pop(name, None)
     return defined | {name: as_logged(value) for name, value in acting.items()}
 
 

@@ -313,12 +313,14 @@ def logged_params(options: OptimizeOptions, *, learning: str, trial: bool = Fals
     if options.mode == learning:
         at_default.add("mode")
     logged = {name: value for name, value in saved.items() if name not in others | at_default and value is not None}
-    return logged | always_logged_improvements(options, learning) if options.optimizer == "toolobserver" else logged
+    return logged | always_logged_improvements(options, learning)
 
 
 def always_logged_improvements(options: OptimizeOptions, learning: str) -> dict[str, bool]:
     """ToolObserver's :meth:`Improvements.always_logged` that act in the run's mode, each with the value the run
-    uses (its variant's, or the switch given)."""
+    uses (its variant's, or the switch given); none for another optimizer."""
+    if options.optimizer != "toolobserver":
+        return {}
     mode = options.mode or learning
     used = improvements_of(options.variant, options.switches)
     return {name: getattr(used, name) for name in Improvements.always_logged() if name in Improvements.acting_in(mode)}
