@@ -53,10 +53,11 @@ _COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
 # Options added after runs were logged without them, with the value those runs had in effect: a
 # ToolObserver run from before --variant existed ran the paper's protocol, and one from before an
 # always-logged improvement existed ran without it. (Other optimizers' runs do not log ToolObserver's
-# knobs at all.) Any run from before --faults existed ran without faults.
+# knobs at all.) Any run from before --faults existed ran without faults, and any Chess run from before
+# --board-diagram existed showed the diagram.
 _UNLOGGED_MEANT = {"toolobserver": {"variant": "paper",
                                     **{name: as_logged(False) for name in Improvements.always_logged()}}}
-_UNLOGGED_BY_EVERY_RUN = {"faults": "null"}
+_UNLOGGED_BY_EVERY_RUN = {"faults": "null", "board_diagram": as_logged(True)}
 
 
 @dataclass(frozen=True)

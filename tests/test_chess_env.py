@@ -114,11 +114,21 @@ def test_the_question_shows_the_board_and_recent_calls_with_outcomes(phase_env):
 
     trajectory = phase_env.rollout(recording_agent, phase_env.toolbox(), task)
     first, second = questions
-    assert f"FEN: {task.position.fen}" in first and "a b c d e f g h" in first and "to move" in first
+    assert f"FEN: {task.position.fen}" in first and "to move" in first
+    assert "a b c d e f g h" not in first  # no diagram by default: a small agent passes it as the FEN
     assert "Your recent tool calls:" not in first
     assert "Your recent tool calls:\n- engine_4: move 1" in second and "eval for the agent" in second
     assert re.search(r"^move 1, \d+ pieces: played .+ -> .+ \([+-]\d+ cp\); opponent replied", trajectory.steps[0].output)
     assert "moves used an optimal tool" in trajectory.feedback and "eval_change_cp" in trajectory.metrics
+
+
+def test_the_board_diagram_is_shown_under_the_fen_only_when_asked_for():
+    with ChessEnvironment(setting="phase", positions=_positions(), board_diagram=True) as env:
+        task = env.tasks("test")[0]
+        question = env.move_question(task, chess.Board(task.position.fen), [])
+    fen_line, diagram_title = question.index("FEN: "), question.index("Board (uppercase = White")
+    assert fen_line < diagram_title and question.rstrip().endswith("the move it suggests is played for you.")
+    assert "    a b c d e f g h" in question
 
 
 def test_games_are_capped_and_scored_as_draws_against_rated_opponents(phase_env):

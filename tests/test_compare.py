@@ -327,6 +327,18 @@ def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_a
     assert "replay_calls" not in optimize.logged_params(online.options, learning="online")
 
 
+def test_chess_rows_are_defined_by_whether_the_board_diagram_is_shown_and_older_runs_showed_it():
+    class ChessLike:
+        name, setting, learning = "chess", "phase", "offline"
+
+    base = _plans(["--env", "chess", "--optimizers", "toolobserver"], ChessLike)[0]
+    assert base.if_logged["board_diagram"] == "false"
+    assert _plans(["--env", "chess", "--board-diagram"], ChessLike)[0].if_logged["board_diagram"] == "true"
+    # a Chess run logged before the option existed lacks the parameter: its agent was shown the diagram
+    assert compare._UNLOGGED_BY_EVERY_RUN["board_diagram"] == "true"
+    assert "board_diagram" not in _plans([])[0].if_logged  # not a BFCL option
+
+
 def test_a_run_is_labelled_with_the_improvements_switched_away_from_its_variant():
     spec = OPTIMIZERS["toolobserver"]
     assert spec.row_label("improved", {}) == "+TO" and spec.row_label("paper", {}) == "+TO (paper)"

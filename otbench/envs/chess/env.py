@@ -1,8 +1,8 @@
 """Chess: every move, pick one of several opaque engines; its suggestion is played for you.
 
 The environment drives the game. At each of the agent's moves it asks the agent once, with the
-board (FEN, a diagram, the side to move) and its recent tool calls with their outcomes; the
-agent makes one tool call with the position's FEN and the tool's move is played. Then the
+board (the side to move, the piece count, the FEN) and its recent tool calls with their outcomes;
+the agent makes one tool call with the position's FEN and the tool's move is played. Then the
 opponent replies. Only the first call of a reply is used.
 
 A reply without a usable call (no call, a call whose shape did not fit, an unknown tool, a bad or
@@ -156,6 +156,8 @@ class ChessEnvironment:
     """Chess under one setting (``phase``, ``skill`` or ``elo``: which engines). Close it (or use ``with``) to stop the engines.
 
     ``engine_cache`` is a file that keeps engine results across runs (in memory only when None).
+    ``board_diagram`` also shows the board as text under the FEN. It is off by default: the embedded agent
+    copied the diagram into the FEN argument in 94 of 339 test moves, and each such move failed.
     """
 
     name = "chess"
@@ -170,13 +172,14 @@ class ChessEnvironment:
     def __init__(
         self, *, setting: str = DEFAULT_SETTING, positions: list[Position] | None = None,
         max_moves: int = DEFAULT_MAX_MOVES, exploration_moves: int = EXPLORATION_MOVES, stockfish: str | None = None,
-        workers: int = 1, cache_size: int = 50_000, engine_cache: Path | None = None,
+        workers: int = 1, cache_size: int = 50_000, engine_cache: Path | None = None, board_diagram: bool = False,
     ) -> None:
         if setting not in SETTINGS:
             raise ConfigError(f"unknown chess setting {setting!r}; choose from {', '.join(SETTINGS)}")
         self.setting = setting
         self.max_moves = max_moves
         self.exploration_moves = exploration_moves
+        self.board_diagram = board_diagram
         self._positions = positions if positions is not None else load_positions()
         self._tools: dict[str, ChessTool] = {tool.name: tool for tool in chess_tools(setting)}
         self._pool = EnginePool(find_stockfish(stockfish), size=workers, cache_path=engine_cache)
@@ -283,9 +286,9 @@ class ChessEnvironment:
              f"{task.max_moves}; {side} to move; {piece_count(board)} pieces on the board (kings and pawns "
              "included)."),
             f"FEN: {board.fen()}",
-            "Board (uppercase = White, White at the bottom):",
-            diagram(board),
         ]
+        if self.board_diagram:
+            lines += ["Board (uppercase = White, White at the bottom):", diagram(board)]
         if history:
             lines.append("Your recent tool calls:")
             lines.extend(f"- {record.tool}: {record.describe()}" for record in history[-RECENT_CALLS:])

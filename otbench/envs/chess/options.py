@@ -25,6 +25,9 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help="chess: agent moves per test game before it is scored a draw (default 120)")
     group.add_argument("--exploration-moves", type=positive_int, default=10,
                        help="chess: agent moves per exploration (train) game (default 10)")
+    group.add_argument("--board-diagram", action="store_true",
+                       help="chess: also show the agent the board as a text diagram under the FEN (default: FEN "
+                            "only, as a small agent tends to pass the diagram as the FEN)")
     group.add_argument("--stockfish", default=None,
                        help="chess: Stockfish binary (default: $OTBENCH_STOCKFISH, PATH, then /usr/games/stockfish)")
     group.add_argument("--engine-cache", type=OutputType("file", off="none"), default=None,
@@ -55,4 +58,4 @@ def build(options: EnvironmentOptions, *, workers: int = 1):  # a ChessEnvironme
     engine_cache = None if choice == "none" else Path(choice) if choice else default
     return ChessEnvironment(setting=str(options.setting), max_moves=own["max_moves"],
                             exploration_moves=own["exploration_moves"], stockfish=own["stockfish"], workers=workers,
-                            engine_cache=engine_cache)
+                            engine_cache=engine_cache, board_diagram=own["board_diagram"])
