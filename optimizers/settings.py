@@ -26,7 +26,7 @@ class Improvements:
 
     Offline mode (one toolset shared by all tasks) uses ``facts`` (per-tool usage counts: sources of
     results, outcome per situation, compared with the other tools), ``per_tool`` (one editor call
-    per tool from those counts instead of batch analyses and a merge), ``cite_facts``,
+    per tool from those counts instead of batch analyses and a merge), ``cite_facts``, ``drop_contradicted``,
     ``spread_calls`` (exploration that calls every tool in turn) and ``replay_calls`` (each call
     repeated on the other tools); the other
     knobs are about hidden parameter schemas and per-task edits, which only online mode has.
@@ -47,6 +47,10 @@ class Improvements:
                              "the worst tool and close it with where its results come from, stated by code, so "
                              "they reach the agent even when the editor leaves them out",
                              modes=("offline",))
+    drop_contradicted: bool = _knob("offline: drop each sentence of the editor's description that ties its tool to "
+                                    "a situation where another tool did better in the usage counts, so the agent "
+                                    "does not read prose that contradicts the facts",
+                                    modes=("offline",), always_logged=True)
     spread_calls: bool = _knob("offline: while exploring, send each call the agent makes to a tool of the set to "
                                "the next tool in turn (with the agent's arguments), so the usage facts cover every "
                                "tool in every situation instead of the one tool a small agent keeps calling",
@@ -88,7 +92,7 @@ class ToolObserverKnobs:
 
 PAPER = Improvements()
 IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True, cite_facts=True,
-                        spread_calls=True, replay_calls=True)
+                        drop_contradicted=True, spread_calls=True, replay_calls=True)
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 

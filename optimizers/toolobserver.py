@@ -212,8 +212,8 @@ class ToolObserver(DocOptimizer):
                 if knobs.per_tool:
                     asked = self._describe_used(tools, book, seen.tools.get(toolset, {}), f"iteration {step + 1}")
                     exchanges.extend(asked)
-                    if knobs.cite_facts:
-                        asked = [_cite(exchange, book) for exchange in asked]
+                    if knobs.drop_contradicted or knobs.cite_facts:
+                        asked = [_checked_against_counts(exchange, book, knobs) for exchange in asked]
                     changed += sum(apply_exchange(student.toolbox, toolset, exchange) for exchange in asked)
                     continue
                 facts = {tool.name: book.facts(tool.name) for tool in tools} if knobs.facts else None
@@ -252,13 +252,21 @@ class ToolObserver(DocOptimizer):
                             num_threads=self.num_threads, description=f"{label}: editor", progress=self.progress)
 
 
-def _cite(exchange: EditorExchange, book: UsageBook) -> EditorExchange:
-    """The exchange with each proposed description opened by where its tool is the best or worst choice and
-    closed by where its results come from: what decides the agent's choice comes first, where a small model
-    reading a list of tools attends most, and the editor's prose cannot bury it."""
-    cited = {name: " ".join(part for part in (book.standing(name), text, book.sources(name)) if part)
-             for name, text in exchange.updates.items()}
-    return replace(exchange, updates=cited)
+def _checked_against_counts(exchange: EditorExchange, book: UsageBook, knobs: Improvements) -> EditorExchange:
+    """The exchange with each proposed description checked against the usage counts. With ``drop_contradicted``
+    the sentences the counts contradict go; with ``cite_facts`` the description opens with where its tool is
+    the best or worst choice and closes with where its results come from: what decides the agent's choice
+    comes first, where a small model reading a list of tools attends most, and the editor's prose cannot
+    bury it. A description left empty is not proposed (the tool keeps its current one)."""
+    updates = {}
+    for name, text in exchange.updates.items():
+        if knobs.drop_contradicted:
+            text = book.without_contradictions(name, text)
+        if knobs.cite_facts:
+            text = " ".join(part for part in (book.standing(name), text, book.sources(name)) if part)
+        if text:
+            updates[name] = text
+    return replace(exchange, updates=updates)
 
 
 def _restore(toolbox: Toolbox, toolset: str, docs: list[dict[str, Any]]) -> None:

@@ -133,6 +133,27 @@ def _arguments_key(call: ToolCall) -> str:
     return json.dumps(call.arguments, sort_keys=True, default=str)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _situation_name(situation: str) -> str:
+    """The words a text would use for a situation: ``"endgame (10-15 pieces)"`` -> ``"endgame"``."""
+    return situation.split(" (")[0].lower()
+
+
+def _named_in(sentence: str, names: list[str]) -> set[str]:
+    """The situation names ``sentence`` uses, the longer matched first so that "late endgame" is not also
+    read as "endgame" (hyphens and underscores read as spaces)."""
+    text = re.sub(r"[-_]", " ", sentence.lower())
+    found = set()
+    for name in sorted(names, key=len, reverse=True):
+        pattern = rf"\b{re.escape(name)}\b"
+        if re.search(pattern, text):
+            found.add(name)
+            text = re.sub(pattern, " ", text)
+    return found
+
+
 def _leads(outcome: Outcome, rivals: list[Outcome]) -> bool:
     return bool(rivals) and all(outcome.clearly_above(rival) for rival in rivals)
 
@@ -235,6 +256,21 @@ class UsageBook:
         sentences = [f"Best of the tools in the {' and the '.join(best)}." if best else "",
                      f"Worst of the tools in the {' and the '.join(worst)}." if worst else ""]
         return " ".join(sentence for sentence in sentences if sentence)
+
+    def without_contradictions(self, name: str, text: str) -> str:
+        """``text`` without the sentences that tie the tool to a situation where another tool did better in the
+        counts. A 1.5B editor given "in the opening: clearly the best tool there" still wrote "designed to
+        play at the endgame stage"; beside the code-stated standing, such a sentence sends a small agent to
+        the wrong tool. A sentence about a situation the counts do not cover is kept."""
+        if name not in self.tools:
+            return text
+        beaten = {_situation_name(situation) for situation, outcome, rivals in self._standings(name)
+                  if any(rival.mean > outcome.mean for rival in rivals)}
+        if not beaten:
+            return text
+        names = list({_situation_name(situation) for usage in self.tools.values() for situation in usage.by_situation})
+        return " ".join(sentence for sentence in _SENTENCE_END.split(text.strip())
+                        if not beaten & _named_in(sentence, names))
 
     def to_dict(self) -> dict[str, Any]:
         return {name: usage.to_dict() for name, usage in self.tools.items()}

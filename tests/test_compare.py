@@ -307,8 +307,8 @@ def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses
         learning = "offline"
 
     offline = [plan.label for plan in _plans(["--ablations", "--optimizers", "toolobserver"], Offline)]
-    assert offline[4:] == ["+TO --no-facts", "+TO --no-per-tool", "+TO --no-cite-facts", "+TO --no-spread-calls",
-                         "+TO --no-replay-calls"]
+    assert offline[4:] == ["+TO --no-facts", "+TO --no-per-tool", "+TO --no-cite-facts", "+TO --no-drop-contradicted",
+                           "+TO --no-spread-calls", "+TO --no-replay-calls"]
 
 
 def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_as_without_it():

@@ -94,3 +94,36 @@ def test_the_cited_sentences_name_sources_and_where_a_tool_clearly_led_or_traile
     searches = _book([_search("search_1", ["uspto.gov", "sec.gov", "uspto.gov"], 0.0)], {"search_1"})
     assert searches.sources("search_1") == "Results seen came from uspto.gov, sec.gov."
     assert searches.standing("search_1") == searches.sources("search_9") == searches.standing("search_9") == ""
+
+
+def test_prose_that_ties_a_tool_to_a_situation_where_another_did_better_is_dropped():
+    opening, endgame, late = "opening (28 or more pieces)", "endgame (10-15 pieces)", "late endgame (9 or fewer pieces)"
+    steps = (_moves("engine_1", opening, [0.1, 0.2]) + _moves("engine_2", opening, [-2.0, -2.5])
+             + _moves("engine_1", endgame, [-3.0, -2.0]) + _moves("engine_2", endgame, [0.0, 0.1])
+             + _moves("engine_1", late, [0.0, 0.1]))  # engine_2 never met a late endgame: no rival there
+    book = _book(steps, {"engine_1", "engine_2"})
+    prose = ("A chess engine. It is designed for the endgame stage. It shines in the opening! "
+             "It handles late-endgame positions well.")
+    assert book.without_contradictions("engine_1", prose) == (
+        "A chess engine. It shines in the opening! It handles late-endgame positions well.")
+    assert book.without_contradictions("engine_2", prose) == (
+        "A chess engine. It is designed for the endgame stage. It handles late-endgame positions well.")
+    assert book.without_contradictions("engine_9", prose) == prose  # a tool without counts: nothing to check
+
+
+def test_the_editors_descriptions_are_cut_to_what_the_counts_allow_then_open_with_the_standing():
+    from modules.editor import EditorExchange
+    from optimizers.settings import IMPROVED, Improvements
+    from optimizers.toolobserver import _checked_against_counts
+
+    opening, endgame = "opening (28 or more pieces)", "endgame (10-15 pieces)"
+    steps = (_moves("engine_1", opening, [0.1, 0.2, 0.0, 0.1]) + _moves("engine_2", opening, [-2.0, -2.5, -1.5, -2.0])
+             + _moves("engine_1", endgame, [-3.0, -2.0]) + _moves("engine_2", endgame, [0.0, 0.1]))
+    book = _book(steps, {"engine_1", "engine_2"})
+    proposed = EditorExchange("describe", "prompt", "reply", {"engine_1": "Built for the endgame.",
+                                                               "engine_2": "Built for the opening."})
+    checked = _checked_against_counts(proposed, book, IMPROVED).updates
+    assert checked == {"engine_1": f"Best of the tools in the {opening}.",
+                       "engine_2": f"Worst of the tools in the {opening}."}
+    dropped_only = Improvements(drop_contradicted=True)  # nothing left and nothing cited: not proposed
+    assert _checked_against_counts(proposed, book, dropped_only).updates == {}
