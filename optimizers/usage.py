@@ -154,6 +154,11 @@ def _named_in(sentence: str, names: list[str]) -> set[str]:
     return found
 
 
+def _ahead_of(outcome: Outcome, rivals: list[Outcome]) -> int:
+    """How many of the other tools averaged better in the situation (by any margin)."""
+    return sum(rival.mean > outcome.mean for rival in rivals)
+
+
 def _leads(outcome: Outcome, rivals: list[Outcome]) -> bool:
     return bool(rivals) and all(outcome.clearly_above(rival) for rival in rivals)
 
@@ -217,7 +222,7 @@ class UsageBook:
         for situation, outcome, rivals in self._standings(name):
             rank = ""
             if rivals:
-                better = sum(rival.mean > outcome.mean for rival in rivals)
+                better = _ahead_of(outcome, rivals)
                 rank = ("; clearly the best tool there" if _leads(outcome, rivals) else
                         "; clearly the worst tool there" if _trails(outcome, rivals) else
                         "; the best tool there, not by a clear margin" if better == 0 else
@@ -265,7 +270,7 @@ class UsageBook:
         if name not in self.tools:
             return text
         beaten = {_situation_name(situation) for situation, outcome, rivals in self._standings(name)
-                  if any(rival.mean > outcome.mean for rival in rivals)}
+                  if _ahead_of(outcome, rivals)}
         if not beaten:
             return text
         names = list({_situation_name(situation) for usage in self.tools.values() for situation in usage.by_situation})

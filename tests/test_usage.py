@@ -2,6 +2,9 @@
 
 import json
 
+from modules.editor import EditorExchange
+from optimizers.settings import IMPROVED, Improvements
+from optimizers.toolobserver import _checked_against_counts
 from optimizers.usage import UsageBook
 from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
@@ -112,10 +115,6 @@ def test_prose_that_ties_a_tool_to_a_situation_where_another_did_better_is_dropp
 
 
 def test_the_editors_descriptions_are_cut_to_what_the_counts_allow_then_open_with_the_standing():
-    from modules.editor import EditorExchange
-    from optimizers.settings import IMPROVED, Improvements
-    from optimizers.toolobserver import _checked_against_counts
-
     opening, endgame = "opening (28 or more pieces)", "endgame (10-15 pieces)"
     steps = (_moves("engine_1", opening, [0.1, 0.2, 0.0, 0.1]) + _moves("engine_2", opening, [-2.0, -2.5, -1.5, -2.0])
              + _moves("engine_1", endgame, [-3.0, -2.0]) + _moves("engine_2", endgame, [0.0, 0.1]))
