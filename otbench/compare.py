@@ -54,10 +54,10 @@ _COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
 # ToolObserver run from before --variant existed ran the paper's protocol, and one from before an
 # always-logged improvement existed ran without it. (Other optimizers' runs do not log ToolObserver's
 # knobs at all.) Any run from before --faults existed ran without faults, and any Chess run from before
-# --board-diagram existed showed the diagram.
+# --board-diagram (--phase-name) existed showed the diagram (did not name the phase).
 _UNLOGGED_MEANT = {"toolobserver": {"variant": "paper",
                                     **{name: as_logged(False) for name in Improvements.always_logged()}}}
-_UNLOGGED_BY_EVERY_RUN = {"faults": "null", "board_diagram": as_logged(True)}
+_UNLOGGED_BY_EVERY_RUN = {"faults": "null", "board_diagram": as_logged(True), "phase_name": as_logged(False)}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from otbench import evaluate
 from otbench.calls import ToolCall
 from otbench.cli import run_main
 from otbench.envs.chess.env import TOOLSET_ID, ChessEnvironment
-from otbench.envs.chess.positions import Position
+from otbench.envs.chess.positions import Position, phase_label
 from otbench.errors import ConfigError
 from otbench.llm.metering import TokenLedger
 
@@ -129,6 +129,17 @@ def test_the_board_diagram_is_shown_under_the_fen_only_when_asked_for():
     fen_line, diagram_title = question.index("FEN: "), question.index("Board (uppercase = White")
     assert fen_line < diagram_title and question.rstrip().endswith("the move it suggests is played for you.")
     assert "    a b c d e f g h" in question
+
+
+def test_the_phase_is_named_from_the_piece_count_unless_switched_off():
+    with ChessEnvironment(setting="phase", positions=_positions()) as env:
+        task = env.tasks("test")[0]
+        board = chess.Board(task.position.fen)
+        named = env.move_question(task, board, [])
+        env.phase_named = False
+        plain = env.move_question(task, board, [])
+    assert f"pieces on the board (kings and pawns included), so the game is in the {phase_label(board)}." in named
+    assert "so the game is in" not in plain and "pieces on the board (kings and pawns included)." in plain
 
 
 def test_games_are_capped_and_scored_as_draws_against_rated_opponents(phase_env):

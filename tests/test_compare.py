@@ -327,15 +327,17 @@ def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_a
     assert "replay_calls" not in optimize.logged_params(online.options, learning="online")
 
 
-def test_chess_rows_are_defined_by_whether_the_board_diagram_is_shown_and_older_runs_showed_it():
+def test_chess_rows_are_defined_by_the_move_question_and_older_runs_showed_the_diagram_but_no_phase():
     class ChessLike:
         name, setting, learning = "chess", "phase", "offline"
 
     base = _plans(["--env", "chess", "--optimizers", "toolobserver"], ChessLike)[0]
-    assert base.if_logged["board_diagram"] == "false"
+    assert (base.if_logged["board_diagram"], base.if_logged["phase_name"]) == ("false", "true")
     assert _plans(["--env", "chess", "--board-diagram"], ChessLike)[0].if_logged["board_diagram"] == "true"
-    # a Chess run logged before the option existed lacks the parameter: its agent was shown the diagram
-    assert compare._UNLOGGED_BY_EVERY_RUN["board_diagram"] == "true"
+    assert _plans(["--env", "chess", "--no-phase-name"], ChessLike)[0].if_logged["phase_name"] == "false"
+    # a Chess run logged before an option existed lacks its parameter: its agent saw the diagram, no phase name
+    assert (compare._UNLOGGED_BY_EVERY_RUN["board_diagram"], compare._UNLOGGED_BY_EVERY_RUN["phase_name"]) == (
+        "true", "false")
     assert "board_diagram" not in _plans([])[0].if_logged  # not a BFCL option
 
 

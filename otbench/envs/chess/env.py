@@ -50,7 +50,7 @@ from otbench.envs.base import Agent
 from otbench.envs.chess.engine import EnginePool, find_stockfish, position_key, seeded_random_move
 from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Opponent
 from otbench.envs.chess.positions import Position, load_positions, phase_label, piece_count
-from otbench.envs.chess.settings import DEFAULT_SETTING, SETTINGS
+from otbench.envs.chess.settings import DEFAULT_SETTING, PHASE_NAMED, SETTINGS
 from otbench.envs.chess.tools import FEN_PARAMETER, ChessTool, chess_tools, documented_tools
 from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
@@ -158,6 +158,10 @@ class ChessEnvironment:
     ``engine_cache`` is a file that keeps engine results across runs (in memory only when None).
     ``board_diagram`` also shows the board as text under the FEN. It is off by default: the embedded agent
     copied the diagram into the FEN argument in 94 of 339 test moves, and each such move failed.
+    ``phase_named`` also says which game phase the piece count puts the position in ("so the game is in the
+    middlegame (16-27 pieces)"), under the benchmark's own phase definition. A 1.5B agent does not place a
+    count within the ranges its docs give; it does match a phase's name. Every tool set sees it, and it says
+    nothing about which tool suits which phase.
     """
 
     name = "chess"
@@ -173,6 +177,7 @@ class ChessEnvironment:
         self, *, setting: str = DEFAULT_SETTING, positions: list[Position] | None = None,
         max_moves: int = DEFAULT_MAX_MOVES, exploration_moves: int = EXPLORATION_MOVES, stockfish: str | None = None,
         workers: int = 1, cache_size: int = 50_000, engine_cache: Path | None = None, board_diagram: bool = False,
+        phase_named: bool = PHASE_NAMED,
     ) -> None:
         if setting not in SETTINGS:
             raise ConfigError(f"unknown chess setting {setting!r}; choose from {', '.join(SETTINGS)}")
@@ -180,6 +185,7 @@ class ChessEnvironment:
         self.max_moves = max_moves
         self.exploration_moves = exploration_moves
         self.board_diagram = board_diagram
+        self.phase_named = phase_named
         self._positions = positions if positions is not None else load_positions()
         self._tools: dict[str, ChessTool] = {tool.name: tool for tool in chess_tools(setting)}
         self._pool = EnginePool(find_stockfish(stockfish), size=workers, cache_path=engine_cache)
@@ -281,10 +287,11 @@ class ChessEnvironment:
     # -- chess specifics -------------------------------------------------------------------------
     def move_question(self, task: ChessTask, board: chess.Board, history: list[MoveRecord]) -> str:
         side = "White" if board.turn == chess.WHITE else "Black"
+        phase = f", so the game is in the {phase_label(board)}" if self.phase_named else ""
         lines = [
             (f"You play {side} against {task.opponent.name}. Your move {len(history) + 1} of at most "
              f"{task.max_moves}; {side} to move; {piece_count(board)} pieces on the board (kings and pawns "
-             "included)."),
+             f"included){phase}."),
             f"FEN: {board.fen()}",
         ]
         if self.board_diagram:

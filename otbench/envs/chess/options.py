@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from otbench.cli import positive_int
-from otbench.envs.chess.settings import DEFAULT_SETTING, SETTINGS
+from otbench.envs.chess.settings import DEFAULT_SETTING, PHASE_NAMED, SETTINGS
 from otbench.errors import ConfigError
 from otbench.outputs import OutputType
 
@@ -28,6 +28,10 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--board-diagram", action="store_true",
                        help="chess: also show the agent the board as a text diagram under the FEN (default: FEN "
                             "only, as a small agent tends to pass the diagram as the FEN)")
+    group.add_argument("--phase-name", action=argparse.BooleanOptionalAction, default=PHASE_NAMED,
+                       help="chess: also tell the agent which game phase the piece count puts the position in "
+                            f"(default {'on' if PHASE_NAMED else 'off'}; a small agent matches a phase's name, "
+                            "not a count against ranges)")
     group.add_argument("--stockfish", default=None,
                        help="chess: Stockfish binary (default: $OTBENCH_STOCKFISH, PATH, then /usr/games/stockfish)")
     group.add_argument("--engine-cache", type=OutputType("file", off="none"), default=None,
@@ -58,4 +62,5 @@ def build(options: EnvironmentOptions, *, workers: int = 1):  # a ChessEnvironme
     engine_cache = None if choice == "none" else Path(choice) if choice else default
     return ChessEnvironment(setting=str(options.setting), max_moves=own["max_moves"],
                             exploration_moves=own["exploration_moves"], stockfish=own["stockfish"], workers=workers,
-                            engine_cache=engine_cache, board_diagram=own["board_diagram"])
+                            engine_cache=engine_cache, board_diagram=own["board_diagram"],
+                            phase_named=own["phase_name"])
