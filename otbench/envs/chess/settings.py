@@ -1,4 +1,5 @@
-"""What Chess's ``--setting`` chooses from and the move question's defaults, in a module of its own so ``--help`` lists it without importing DSPy."""
+"""What Chess's ``--setting`` chooses from and the move question's defaults, in a module of its own so
+``--help`` lists them without importing DSPy."""
 
 SETTINGS = ("phase", "skill", "elo")
 """Which engines the agent picks from: phase specialists, fixed search depths, or nominal ratings
