@@ -342,6 +342,12 @@ def _tool_task(task: ExpectedTask, made: list[_Made], ending: str) -> tuple[bool
     return False, _call_error(task, unmatched, left), matched
 
 
+def _in_order(task: ExpectedTask, matched: dict[int, _Made]) -> bool:
+    """Every call that reads another's output came in a later reply than that call."""
+    return all(matched[j].step > matched[i].step for j, call in enumerate(task.calls)
+               for i in ref_indexes(dict(call.arguments)) if i in matched and j in matched)
+
+
 def score_dialogue(tasks: Sequence[ExpectedTask], turns: Sequence[TurnRecord], switches: int) -> DialogueScore:
     """Score every task and turn of one dialogue from what happened in each turn (``turns[i]`` is user turn i)."""
     outcomes: list[TaskOutcome] = []
@@ -371,7 +377,7 @@ def score_dialogue(tasks: Sequence[ExpectedTask], turns: Sequence[TurnRecord], s
         optimal = None
         if task.calls:
             replies = sum(any(m.counted and m.step == step for m in made) for step in range(len(turns[act].steps)))
-            optimal = correct and replies == depth([c.arguments for c in task.calls])
+            optimal = correct and replies == depth([c.arguments for c in task.calls]) and _in_order(task, matched)
         outcomes.append(TaskOutcome(task.kind, task.intention, correct, None if correct else error, optimal))
         for turn in task.turns:
             here = _made(turn, turns[turn])

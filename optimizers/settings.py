@@ -29,7 +29,9 @@ class Improvements:
     per tool from those counts instead of batch analyses and a merge), ``cite_facts``, ``drop_contradicted``,
     ``spread_calls`` (exploration that calls every tool in turn) and ``replay_calls`` (each call
     repeated on the other tools); the other
-    knobs are about hidden parameter schemas and per-task edits, which only online mode has.
+    knobs are about hidden parameter schemas and per-task edits, which only online mode has. An offline
+    environment whose tools take arguments of their own (Wild) spreads and replays no call, and probes and
+    shows learned schemas as online mode does.
     """
 
     probe: bool = _knob("before the first attempt, call each tool whose parameters are not shown once with no "

@@ -8,7 +8,11 @@ is not run again: its last result stands.
 Offline mode (one toolset shared by all tasks): run the agent on the whole train set, have the
 editor analyse mini-batches of attempts with their outcome signal, merge the batch proposals by
 consensus, and repeat ``max_iterations`` (K) times. Improved, the editor instead writes each
-tool's doc from usage counts that code kept over all attempts so far.
+tool's doc from usage counts that code kept over all attempts so far. Where the shared tools take
+arguments of their own (the environment's ``interchangeable_tools`` is False: Wild's BFCL functions,
+unlike Chess's engines or BrowseComp's searches), a call cannot be sent to another tool, so calls are
+neither spread nor replayed; tools are probed and their learned schemas shown as online, and the
+editor reads each tool's own calls (what they took and returned) beside its usage counts.
 
 The paper's method is :data:`~optimizers.settings.PAPER`. What makes it work with a small editor
 is a set of named knobs, each an ablation of its own (:class:`~optimizers.settings.Improvements`),
@@ -184,8 +188,11 @@ class ToolObserver(DocOptimizer):
         knobs = self.improvements
         usage = {toolset: UsageBook.from_dict(data) for toolset, data in resume.get("usage", {}).items()}
         seen = EvidenceBook.from_dict(resume.get("evidence", {}))
+        shared = getattr(self.env, "interchangeable_tools", True)
+        if knobs.probe and not shared and not resume:
+            self._learn_interfaces(student.toolbox, tasks, seen, teach=knobs.learned_schema)
         explorer = student.agent
-        if knobs.spread_calls:
+        if knobs.spread_calls and shared:
             explorer = SpreadCalls(student.agent, {tool.name for toolset in self._toolsets(tasks)
                                                    for tool in student.toolbox.toolset(toolset)})
         for step in range(resume.get("next_step", 0), self.max_iterations):
@@ -204,17 +211,20 @@ class ToolObserver(DocOptimizer):
                 book.add(members, names)
                 for trajectory in members:
                     seen.add(toolset, trajectory.steps, names)
-                if knobs.replay_calls:
+                if knobs.replay_calls and shared:
                     repeats = book.replay(partial(self.env.execute, toolset),
                                           (step for trajectory in members for step in trajectory.steps), names)
                     seen.add(toolset, repeats, names)
                     replayed += len(repeats)
                 if knobs.per_tool:
-                    asked = self._describe_used(tools, book, seen.tools.get(toolset, {}), f"iteration {step + 1}")
+                    asked = self._describe_used(tools, book, seen.tools.get(toolset, {}), f"iteration {step + 1}",
+                                                own_arguments=not shared)
                     exchanges.extend(asked)
                     if knobs.drop_contradicted or knobs.cite_facts:
                         asked = [_checked_against_counts(exchange, book, knobs) for exchange in asked]
                     changed += sum(apply_exchange(student.toolbox, toolset, exchange) for exchange in asked)
+                    if knobs.learned_schema and not shared:
+                        changed += seen.teach(student.toolbox, toolset)
                     continue
                 facts = {tool.name: book.facts(tool.name) for tool in tools} if knobs.facts else None
                 batches = [members[i : i + self.batch_size] for i in range(0, len(members), self.batch_size)]
@@ -231,7 +241,7 @@ class ToolObserver(DocOptimizer):
                     consensus = proposals[0] if proposals else {}
                 changed += apply_updates(student.toolbox, toolset, consensus)
             metrics["docs_changed"] = float(changed)
-            if knobs.replay_calls:
+            if knobs.replay_calls and shared:
                 metrics["replayed_calls"] = float(replayed)
             checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json(),
                           "usage": {toolset: book.to_dict() for toolset, book in usage.items()},
@@ -241,10 +251,16 @@ class ToolObserver(DocOptimizer):
 
 
     def _describe_used(self, tools: list[DocumentedTool], book: UsageBook, calls: dict[str, ToolEvidence],
-                       label: str) -> list[EditorExchange]:
+                       label: str, *, own_arguments: bool = False) -> list[EditorExchange]:
         """One editor call per tool the agent used: from its usage counts, or (without the facts knob)
-        from its calls as they happened."""
+        from its calls as they happened. Tools that take ``own_arguments`` are described as one tool
+        (what its calls showed of its interface and results, then its usage counts), not among similar ones."""
         def describe(tool: DocumentedTool) -> EditorExchange:
+            if own_arguments:
+                evidence = calls[tool.name]
+                lines = [*(evidence.facts() if self.improvements.facts else evidence.call_lines()),
+                         *book.facts(tool.name)]
+                return self.editor.describe(tool, lines, None)
             lines = book.facts(tool.name) if self.improvements.facts else calls[tool.name].call_lines()
             return self.editor.describe(tool, lines, None, task=COMPARE_TASK, show_current=False)
 

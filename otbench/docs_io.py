@@ -8,6 +8,7 @@ Accepted: an otbench docs file (``Toolbox.write``), a DSPy state file (``Toolbox
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +55,16 @@ def load_docs(spec: str) -> Toolbox:
     return Toolbox.from_json(data)
 
 
-def apply_docs(toolbox: Toolbox, spec: str) -> int:
-    """Copy the learned descriptions in ``spec`` onto ``toolbox``; returns the number of tools matched."""
+def apply_docs(toolbox: Toolbox, spec: str, *, translate: Callable[[Toolbox], Toolbox | None] | None = None) -> int:
+    """Copy the learned descriptions in ``spec`` onto ``toolbox``; returns the number of tools matched.
+
+    ``translate`` (an environment's ``docs_from``) turns docs learned in another environment into docs of this
+    one's tools (None: they are this environment's own and apply as they are).
+    """
     data = _read_spec(spec)
     if data.get("format") == DOCS_FORMAT:
-        matched = toolbox.adopt_docs(Toolbox.from_json(data))
+        learned = Toolbox.from_json(data)
+        matched = toolbox.adopt_docs((translate(learned) if translate else None) or learned)
     else:  # DSPy state: {"tools['toolset::name']": {"signature": ...}}
         matched = 0
         for key, tool in toolbox.tools.items():

@@ -88,10 +88,13 @@ class EvaluateResult:
     tokens_by_phase: dict[str, Any]
     server: dict[str, Any]
     """The LM server's own figures by phase (empty for hosted models)."""
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """The environment's own tables by name (Wild: accuracy and errors by hidden intention and switches)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as ``--json`` prints it."""
-        return {**self.summary, "run_id": self.run_id, "tokens_by_phase": self.tokens_by_phase}
+        return {**self.summary, "run_id": self.run_id, "tokens_by_phase": self.tokens_by_phase,
+                **({"tables": self.tables} if self.tables else {})}
 
 
 def docs_kind(docs: str | None) -> str:
@@ -151,7 +154,8 @@ def run(options: EvaluateOptions) -> EvaluateResult:
         tracking.share_view(env.name, env.metric_names, env.primary_metric)
         tasks = sample_tasks(env.tasks(), options.limit, options.seed)
         toolbox = env.toolbox("gold" if options.docs == "gold" else None)
-        docs_matched = apply_docs(toolbox, options.docs) if options.docs not in (None, "gold") else 0
+        docs_matched = (apply_docs(toolbox, options.docs, translate=getattr(env, "docs_from", None))
+                        if options.docs not in (None, "gold") else 0)
         agent = _agent(options.agent, env, tasks)
         if uses_lm:
             lm = dataclasses.replace(options.lm, slots=options.num_threads)
@@ -176,12 +180,13 @@ def run(options: EvaluateOptions) -> EvaluateResult:
                     raise stop.cause from None
                 raise RunError(f"evaluation stopped after {len(finished)} tasks: {stop}") from stop.cause
             summary = _log_results(env, trajectories, ledger, time.perf_counter() - started)
+            tables = tracking.log_environment_tables(env, trajectories)
             mlflow.log_metric("docs_matched", docs_matched)  # how many tools the given docs documented
             total = ledger.snapshot()["all"]
             tracking.log_result({metric: summary[metric] for metric in env.metric_names if metric in summary},
                                 int(total["total_tokens"] + total["cached_tokens"]))
     return EvaluateResult(tracked.info.run_id, summary, tuple(env.metric_names), ledger.snapshot(),
-                          ledger.server_figures())
+                          ledger.server_figures(), tables)
 
 
 def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float) -> dict[str, Any]:
@@ -235,11 +240,18 @@ def _print(result: EvaluateResult) -> None:
     summary = result.summary
     metrics = {k: summary[k] for k in (*result.metric_names, "n") if k in summary}
     print(format_table([metrics]), file=sys.stdout)
+    intervals = [f"{name} [{summary[name + '_low']:.3f}, {summary[name + '_high']:.3f}]"
+                 for name in result.metric_names if f"{name}_low" in summary]
+    if intervals:
+        print("95% intervals: " + ", ".join(intervals))
     robust = {k: summary[k] for k in ROBUSTNESS_METRICS if k in summary}
     print(format_table([robust]), file=sys.stdout)
     rows = [{"phase": phase, **row} for phase, row in result.tokens_by_phase.items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
                               "cached_tokens"]))
+    for name, rows in result.tables.items():
+        print(f"{name}:")
+        print(format_table(rows))
     server = server_table(result.server)
     if server:
         print(server)

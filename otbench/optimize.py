@@ -357,6 +357,7 @@ def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProg
                                     description="test: learned docs", progress=options.progress)
     metrics = {**robustness(trajectories), **env.summarise(trajectories)}
     mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
+    tracking.log_environment_tables(env, trajectories, prefix="test_")
     mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), "test_trajectories.jsonl")
     return metrics
 

@@ -344,6 +344,16 @@ def log_table(rows: list[dict[str, Any]], artifact_file: str) -> None:
     mlflow.log_table(pd.DataFrame(rows), artifact_file=artifact_file)
 
 
+def log_environment_tables(env: Any, trajectories: list[Any], prefix: str = "") -> dict[str, list[dict[str, Any]]]:
+    """An environment's own tables of these trajectories (its ``breakdown``, where it has one: Wild's accuracy and
+    errors by hidden intention and switches), each logged to the active run as a table ``PREFIX+NAME.json``."""
+    breakdown = getattr(env, "breakdown", None)
+    tables: dict[str, list[dict[str, Any]]] = breakdown(trajectories) if breakdown is not None and trajectories else {}
+    for name, rows in tables.items():
+        log_table(rows, f"{prefix}{name}.json")
+    return tables
+
+
 class MlflowIterationTracker:
     """Logs every optimizer iteration to the active MLflow run.
 

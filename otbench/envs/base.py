@@ -10,6 +10,15 @@ the optimizers never import an environment's own modules:
 - ``rollout`` runs an agent on one task (one turn or many: the environment drives the loop)
   and returns a scored :class:`~otbench.trajectory.Trajectory`.
 - ``agent_instructions`` is the system prompt of the LLM agent in this environment.
+
+Three members are optional (read with ``getattr``; an environment without them behaves as noted):
+
+- ``interchangeable_tools``: whether the tools of a shared toolset take the same arguments (a query, a
+  position), so an explorer may send a call to any of them (default True; Wild's functions do not);
+- ``breakdown(trajectories)``: tables of the environment's own (name -> rows) that commands log and print
+  beside the metrics (none);
+- ``docs_from(learned)``: docs learned in another environment, as docs of this one's tools (Wild takes a
+  BFCL run's docs function by function); None when they are this environment's own (they apply as they are).
 """
 
 from __future__ import annotations
