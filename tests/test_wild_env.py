@@ -2,8 +2,11 @@
 
 import argparse
 import json
+import re
+import runpy
 from dataclasses import replace
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 from gbnf_matcher import Grammar
@@ -274,3 +277,12 @@ def test_wild_options_are_checked_before_anything_loads():
     with pytest.raises(ConfigError, match="unknown setting 'domains'"):
         resolve(options_from_values(vars(parser.parse_args(["--env", "wild", "--setting", "domains"]))))
     assert resolve(EnvironmentOptions("wild")).setting == "names_only"
+
+
+def test_the_python_example_of_the_docs_runs_as_printed(tmp_path, capsys):
+    page = Path(__file__).resolve().parents[1] / "docs" / "environments" / "wild.md"
+    (code,) = re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)
+    (tmp_path / "example.py").write_text(code)
+    runpy.run_path(str(tmp_path / "example.py"), run_name="__main__")
+    printed = capsys.readouterr().out
+    assert "1.0 task 1 (" in printed and "Raw replies:" in printed
