@@ -286,3 +286,48 @@ def test_the_python_example_of_the_docs_runs_as_printed(tmp_path, capsys):
     runpy.run_path(str(tmp_path / "example.py"), run_name="__main__")
     printed = capsys.readouterr().out
     assert "1.0 task 1 (" in printed and "Raw replies:" in printed
+
+
+def _every_role(env):
+    """Scripted replies for every prompt an optimize run makes: the agent answers as the oracle."""
+    oracle = env.oracle_agent(env.tasks("train") + env.tasks("test"))
+
+    def reply(messages):
+        content = prompt_text(messages)
+        if "Conversation so far:" in content:
+            return oracle(question=content.split("Request: ", 1)[1]).raw
+        for marker, answer in (('{"updates"', {"updates": []}), ('{"purpose"', {"purpose": "Does something."}),
+                               ('{"scenario"', {"scenario": "when asked", "example_arguments": {}}),
+                               ('{"arguments"', {"arguments": {}}), ('{"query"', {"query": "do it"}),
+                               ('{"score"', {"score": 5})):
+            if marker in content:
+                return json.dumps(answer)
+        return json.dumps({"description": "Refined doc."})
+
+    return reply
+
+
+@pytest.mark.parametrize("optimizer, switches", [("toolobserver", {}), ("easytool", {"probe": True}),
+                                                 ("gepa", {"probe": True}), ("play2prompt", {})])
+def test_every_optimizer_learns_offline_on_train_dialogues_and_is_scored_on_test_ones(env, optimizer, switches,
+                                                                                      monkeypatch, tmp_path):
+    from contextlib import contextmanager
+
+    from otbench import optimize
+
+    reply = _every_role(env)
+
+    @contextmanager
+    def scripted(options, ledger, phases=("agent",)):
+        yield {phase: scripted_lm(reply, ledger=ledger, phase=phase) for phase in phases}
+
+    monkeypatch.setattr(optimize, "open_lms", scripted)
+    values = {"optimizer": optimizer, "env": "wild", "limit": 2, "test_limit": 3, "iterations": 1, "p2p_samples": 1,
+              "gepa_budget": 2, "quiet": True, "out": str(tmp_path), **switches}
+    result = optimize.run(optimize.options_from(values))
+    import mlflow
+
+    run = mlflow.get_run(result.run_id)
+    assert run.data.metrics["test_task_accuracy"] == 1.0 and run.data.metrics["test_n"] == 3
+    artefacts = {a.path for a in mlflow.MlflowClient().list_artifacts(result.run_id)}
+    assert "test_wild_breakdown.json" in artefacts
