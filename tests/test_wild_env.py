@@ -331,3 +331,28 @@ def test_every_optimizer_learns_offline_on_train_dialogues_and_is_scored_on_test
     assert run.data.metrics["test_task_accuracy"] == 1.0 and run.data.metrics["test_n"] == 3
     artefacts = {a.path for a in mlflow.MlflowClient().list_artifacts(result.run_id)}
     assert "test_wild_breakdown.json" in artefacts
+
+
+def test_compare_scores_every_row_of_wild_on_the_same_test_dialogues(env, monkeypatch, tmp_path, capsys):
+    from contextlib import contextmanager
+
+    from otbench import compare, optimize
+    from otbench.cli import run_main
+
+    reply = _every_role(env)
+
+    @contextmanager
+    def scripted(options, ledger, phases=("agent",)):
+        yield {phase: scripted_lm(reply, ledger=ledger, phase=phase) for phase in phases}
+
+    monkeypatch.setattr(evaluate, "open_lms", scripted)
+    monkeypatch.setattr(optimize, "open_lms", scripted)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        run_main(compare.main, ["--env", "wild", "--limit", "2", "--test-limit", "3", "--optimizers", "easytool",
+                                "--plots", str(tmp_path), "--json", "--quiet"])
+    result = json.loads(capsys.readouterr().out)
+    assert stop.value.code == 0 and result["learning"] == "offline"
+    rows = {row["row"]: row for row in result["rows"]}
+    assert list(rows) == ["base", "gold", "+ET"]
+    assert all(row["task_accuracy"] == 1.0 and row["session_accuracy"] == 1.0 for row in rows.values())
