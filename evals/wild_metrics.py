@@ -288,12 +288,14 @@ def _made(turn: int, record: TurnRecord) -> list[_Made]:
 
 
 def _matches(made: _Made, expected: ExpectedCall, arguments: Mapping[str, Any]) -> bool:
+    """The same tool, called successfully, with equal arguments or giving the same output. A call that failed never
+    matches, even with values that compare equal (a zip code sent as a number loses its leading zero)."""
     call, result = made.result.call, made.result
-    if call.name != expected.name or call.problem is not None:
+    if call.name != expected.name or call.problem is not None or not result.ok:
         return False
     if arguments_equal(arguments, call.arguments, expected.defaults):
         return True
-    return result.ok and result.injected is None and values_equal(expected.output, result.output)
+    return result.injected is None and values_equal(expected.output, result.output)
 
 
 def _match(task: ExpectedTask, made: list[_Made]) -> tuple[dict[int, _Made], list[int], list[_Made]]:

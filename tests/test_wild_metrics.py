@@ -92,6 +92,8 @@ def test_paths_that_take_more_replies_than_needed_or_guess_a_result_are_not_opti
     (single(), turn([result("function_9", 1, a=12, b=18)]), "wrong_tool"),
     (single(), turn([result("function_1", ok=False, a=12)]), "missing_argument"),
     (single(), turn([result("function_1", 3, a=12, b=21)]), "wrong_value"),
+    (single(ExpectedCall("function_5", {"zipcode": "02108"}, "Boston")),  # equal as numbers, but the call failed
+     turn([result("function_5", ok=False, zipcode=2108)]), "wrong_value"),
     (series(), turn([result("function_2", COORDS.output, city="Paris")]), "incomplete"),
     (single(), turn([result("function_1", 6, a=12, b=18)], [result("function_1", 6, a=12, b=18)]), "redundant_call"),
     (single(), turn([result("function_1", 6, a=12, b=18), result("function_4", [1], array=[1])]), "redundant_call"),

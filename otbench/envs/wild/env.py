@@ -170,7 +170,6 @@ class WildEnvironment:
         self.to_shown = {real: shown for shown, real in self.to_real.items()}
         self.defaults = {real: _defaults(real) for real in self.to_shown}
         self.control = control_tools()
-        self._by_first_message = {dialogue.messages[0]: dialogue for dialogue in self.data.dialogues}
         self.sandbox = CallSandbox(FUNCTION_REGISTRY, timeout=call_timeout, workers=workers,
                                    max_output_bytes=max_output_bytes)
 
