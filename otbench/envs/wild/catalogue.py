@@ -234,7 +234,8 @@ class Chain:
     """A request whose calls feed each other, asked about a seed (a city, a stock, a pair of numbers)."""
 
     ask: str
-    """The request, with ``{subject}`` for the seed and ``{name}`` slots for the extra values."""
+    """The request, with ``{subject}`` for the seed and ``{name}`` slots for the extra values; ``{subject}`` reads
+    as well when it is the seed (``the IP address 10.0.0.1``) as when it refers to it (``that IP address``)."""
     subject: str
     """The seed as the user writes it, with the seed function's parameter slots."""
     seed_function: str
@@ -248,6 +249,8 @@ class Chain:
     """Extra value -> choices when BFCL has none for it."""
     kind: str = ""
     """What the seed is, for references (``city``); blank: not referred to."""
+    plural: bool = False
+    """The seed is several things (``those points``)."""
     family: str = ""
     """The seed's family: a turn that named a seed of this family can be followed by this chain about it."""
     pairable: bool = True
@@ -259,7 +262,7 @@ class Chain:
 
     @property
     def ref(self) -> str:
-        return f"that {self.kind}"
+        return f"{'those' if self.plural else 'that'} {self.kind}"
 
 
 _CURRENCIES = ("EUR", "GBP", "JPY", "AUD", "CHF", "CAD")
@@ -283,17 +286,17 @@ CHAINS: dict[str, Chain] = {
          Step("get_time_zone_by_coord", {"long": Read(0, ("lon",), "text"), "lat": Read(0, ("lat",), "text")})),
         "the weather and the time zone", kind="city", family="city", pairable=False),
     "ip_weather": Chain(
-        "What's the weather where the IP address {subject} is?", "{ip_address}", "get_coordinate_by_ip_address",
+        "What's the weather where {subject} is?", "the IP address {ip_address}", "get_coordinate_by_ip_address",
         (Step("get_coordinate_by_ip_address", {"ip_address": Given("ip_address")}),
          Step("get_weather_data", {"coordinates": [Read(0, ("lat",)), Read(0, ("lon",))]})),
         "the weather", kind="IP address", family="ip"),
     "ip_city": Chain(
-        "Which city is the IP address {subject} in?", "{ip_address}", "get_zipcode_by_ip_address",
+        "Which city is {subject} in?", "the IP address {ip_address}", "get_zipcode_by_ip_address",
         (Step("get_zipcode_by_ip_address", {"ip_address": Given("ip_address")}),
          Step("retrieve_city_based_on_zipcode", {"zipcode": Read(0)})),
         "the city", kind="IP address", family="ip"),
     "zipcode_weather": Chain(
-        "What's the weather like in the city with zip code {subject}?", "{zipcode}", "retrieve_city_based_on_zipcode",
+        "What's the weather like at {subject}?", "zip code {zipcode}", "retrieve_city_based_on_zipcode",
         (Step("retrieve_city_based_on_zipcode", {"zipcode": Given("zipcode")}),
          Step("get_coordinates_from_city", {"city_name": Read(0)}),
          Step("get_weather_data", {"coordinates": [Read(1, ("lat",)), Read(1, ("lon",))]})),
@@ -305,7 +308,7 @@ CHAINS: dict[str, Chain] = {
          Step("convert_currency", {"amount": Read(0), "from_currency": "USD", "to_currency": Given("to_currency")})),
         "the share price", constants={"to_currency": _CURRENCIES}, kind="stock", family="stock"),
     "product_in_currency": Chain(
-        "How much does the product with ASIN {subject} cost in {to_currency}?", "{ASIN}", "get_price_by_amazon_ASIN",
+        "How much does {subject} cost in {to_currency}?", "the product with ASIN {ASIN}", "get_price_by_amazon_ASIN",
         (Step("get_price_by_amazon_ASIN", {"ASIN": Given("ASIN")}),
          Step("convert_currency", {"amount": Read(0, (), "number"), "from_currency": "USD",
                                    "to_currency": Given("to_currency")})),
@@ -316,22 +319,22 @@ CHAINS: dict[str, Chain] = {
          Step("get_prime_factors", {"number": Read(0)})),
         "the Fibonacci factors"),
     "binary_sum_in_decimal": Chain(
-        "Add the binary numbers {subject} and tell me the sum in decimal.", "{a} and {b}", "add_binary_numbers",
+        "Add {subject} and tell me the sum in decimal.", "the binary numbers {a} and {b}", "add_binary_numbers",
         (Step("add_binary_numbers", {"a": Given("a"), "b": Given("b")}),
          Step("convert_binary_to_decimal", {"binary": Read(0)})),
-        "the binary sum", kind="binary numbers", family="binary", pairable=False),
+        "the binary sum", kind="binary numbers", plural=True, family="binary", pairable=False),
     "binary_sum_in_hex": Chain(
-        "Add the binary numbers {subject} and give me the sum in hexadecimal.", "{a} and {b}", "add_binary_numbers",
+        "Add {subject} and give me the sum in hexadecimal.", "the binary numbers {a} and {b}", "add_binary_numbers",
         (Step("add_binary_numbers", {"a": Given("a"), "b": Given("b")}),
          Step("convert_binary_to_decimal", {"binary": Read(0)}),
          Step("convert_decimal_to_hex", {"decimal": Read(1)})),
-        "the binary sum", kind="binary numbers", family="binary", pairable=False),
+        "the binary sum", kind="binary numbers", plural=True, family="binary", pairable=False),
     "regression_intercept": Chain(
         "Where does the regression line through {subject} cross the y-axis?", "x = {x} and y = {y}",
         "linear_regression",
         (Step("calculate_slope", {"x": Given("x"), "y": Given("y")}),
          Step("calculate_intercept", {"x": Given("x"), "y": Given("y"), "slope": Read(0)})),
-        "the regression line", kind="points", family="points", pairable=False),
+        "the regression line", kind="points", plural=True, family="points", pairable=False),
     "daily_energy": Chain(
         "How much energy does {subject} with activity level {activity_level} burn in a day?",
         "a {age}-year-old {gender} weighing {weight} kg at {height} cm", "calculate_nutritional_needs",

@@ -17,7 +17,7 @@ from otbench.envs.wild.generate import DATA_DIRECTORY, DIALOGUES_FILE, TOOLSET_F
 from otbench.envs.wild.scenario import Dialogue
 from otbench.errors import DataError
 
-REFERENCE_FINGERPRINT = "d3f1607fafebc1c0b7a01facf47e80d5decbbe4106cf5ad27130b47ed9eeac93"
+REFERENCE_FINGERPRINT = "c1e0ff38854b5d28fa63fbff806d673922534bfe93ab24c0a9f14ab959c46662"
 """sha256 of the committed files (:func:`~otbench.envs.wild.generate.fingerprint_of`)."""
 SPLITS = ("train", "test")
 
