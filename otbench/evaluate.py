@@ -249,9 +249,9 @@ def _print(result: EvaluateResult) -> None:
     rows = [{"phase": phase, **row} for phase, row in result.tokens_by_phase.items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
                               "cached_tokens"]))
-    for name, rows in result.tables.items():
+    for name, table in result.tables.items():
         print(f"{name}:")
-        print(format_table(rows))
+        print(format_table(table))
     server = server_table(result.server)
     if server:
         print(server)
