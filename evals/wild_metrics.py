@@ -30,8 +30,10 @@ task that needed one, or no usable reply), ``asked_instead`` (asked when it shou
 ``acted_instead`` (called a tool or answered when it should have asked), ``wrong_tool`` (a call to a
 tool the task does not need while a needed call is missing), ``missing_argument`` and ``wrong_value``
 (a needed tool called without a needed argument, or with a wrong value), ``incomplete`` (every call
-made was right but a needed one never came), ``redundant_call`` (every needed call made, plus others;
-or any call in chitchat).
+made was right but a needed one never came), ``redundant_call`` (every needed call made, plus others
+that worked; or any call in chitchat). When every needed call came but one that failed came first (a
+guess the tool's error corrected), the failed call is what is classed: wrong tool, missing argument or
+wrong value.
 """
 
 from __future__ import annotations
@@ -340,7 +342,11 @@ def _tool_task(task: ExpectedTask, made: list[_Made], ending: str) -> tuple[bool
         return False, "asked_instead" if ending == "ask" else "refused", {}
     matched, unmatched, left = _match(task, made)
     if not unmatched:
-        return (True, None, matched) if not left else (False, "redundant_call", matched)
+        failed = [m for m in left if not m.result.ok]
+        if not left:
+            return True, None, matched
+        # every needed call came; a call that failed on the way (then made right) says what went wrong first
+        return False, _call_error(task, list(range(len(task.calls))), failed) if failed else "redundant_call", matched
     return False, _call_error(task, unmatched, left), matched
 
 

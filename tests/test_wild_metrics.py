@@ -96,6 +96,8 @@ def test_paths_that_take_more_replies_than_needed_or_guess_a_result_are_not_opti
      turn([result("function_5", ok=False, zipcode=2108)]), "wrong_value"),
     (series(), turn([result("function_2", COORDS.output, city="Paris")]), "incomplete"),
     (single(), turn([result("function_1", 6, a=12, b=18)], [result("function_1", 6, a=12, b=18)]), "redundant_call"),
+    (single(), turn([result("function_1", ok=False)], [result("function_1", 6, a=12, b=18)]), "missing_argument"),
+    (single(), turn([result("function_8", ok=False, a=12)], [result("function_1", 6, a=12, b=18)]), "wrong_tool"),
     (single(), turn([result("function_1", 6, a=12, b=18), result("function_4", [1], array=[1])]), "redundant_call"),
     (ExpectedTask("chitchat", "none", (0,)), turn([result("function_1", 6, a=12, b=18)]), "redundant_call"),
 ])
