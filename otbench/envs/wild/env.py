@@ -285,8 +285,9 @@ class WildEnvironment:
 
     def docs_from(self, learned: Toolbox) -> Toolbox | None:
         """Docs learned in a BFCL optimize run as docs of this environment's tools: each BFCL function's doc
-        (from the first toolset the run optimized that has a non-blank one) goes to the tool that is that
-        function here. None for docs of this environment (they apply as they are)."""
+        (from the first toolset the run optimized where it has one: a description, parameter meanings or a
+        learned schema) goes to the tool that is that function here; a function the run left blank keeps this
+        setting's docs. None for docs of this environment (they apply as they are)."""
         source = learned.meta.get("env")
         if source in (None, self.name):
             return None
@@ -303,7 +304,7 @@ class WildEnvironment:
             real_names = shown_names(test.functions, str(learned.meta.get("setting", "names_only")))
             for tool in learned.toolset(toolset):
                 real = real_names.get(tool.name)
-                if real in self.to_shown and (real not in chosen or not chosen[real].description):
+                if real in self.to_shown and real not in chosen and _documented(tool):
                     chosen[real] = tool
         docs = [DocumentedTool.from_dict({**tool.to_dict(), "name": self.to_shown[real]}) for real, tool in
                 sorted(chosen.items())]
@@ -339,6 +340,11 @@ class WildEnvironment:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _documented(tool: DocumentedTool) -> bool:
+    """Whether a tool's docs say anything: a description, a parameter's meaning, or a learned schema."""
+    return bool(tool.description or tool.parameters_learned or any(tool.parameter_descriptions.values()))
 
 
 def _defaults(function: str) -> dict[str, Any]:
