@@ -75,7 +75,7 @@ def test_the_agent_sees_the_dialogue_its_calls_and_their_results_and_each_turn_e
     assert read_position(later) == (dialogue.messages[0], 0, 2)
     assert agent.seen[4][0].count("User: ") == 2  # the answer ended the turn; the next user message came
     outcome = trajectory.metrics
-    assert outcome["task1.error"] == ERROR_CLASSES.index("redundant_call")  # a call it did not need, besides the right ones
+    assert outcome["task1.error"] == ERROR_CLASSES.index("wrong_tool")  # a failed call to no tool, then the right ones
     assert trajectory.parse_error == "no JSON" and "Raw replies:" in trajectory.reply
     assert [step.value for step in trajectory.steps][:3] == [0.0, 1.0, 1.0]
 
