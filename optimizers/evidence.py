@@ -18,7 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evals.invented import Observed, value_kind
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+from optimizers.rivals import JudgedCall
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Environment
 from otbench.trajectory import preview
@@ -66,12 +68,31 @@ class ToolEvidence:
     """``f(x=1) failed: ...`` lines, the first few."""
     calls: int = 0
     """Calls seen: a tool whose count grew has new evidence."""
+    working: int = 0
+    """Calls that worked (a fault injected into a call says nothing of the tool: not counted)."""
+    input_kinds: dict[str, list[str]] = field(default_factory=dict)
+    """Parameter name -> the kinds of value (``number``, ``string``...) working calls gave it."""
+    output_kinds: list[str] = field(default_factory=list)
+    """The kinds of what working calls returned."""
+    answered: list[str] = field(default_factory=list)
+    """``"request" -> f(a=1) returned 2`` lines of attempts that answered their request with this call, the first few."""
+    unanswered: list[str] = field(default_factory=list)
+    """The same, for attempts that did not answer their request."""
+    requests_tried: int = 0
+    """Requests an attempt (or a judged repeat) called this tool for, with a known outcome."""
+    requests_answered: int = 0
+    """Of those, the ones answered."""
 
     def add(self, result: CallResult) -> None:
         self.calls += 1
         arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
         line = render_call(result.call)
         if result.ok:
+            if result.injected is None:
+                self.working += 1
+                for name, value in arguments.items():
+                    _note(self.input_kinds.setdefault(name, []), value_kind(value))
+                _note(self.output_kinds, value_kind(result.output))
             if not arguments and self.required is None:
                 self.required = []  # a call with no arguments worked: nothing is required
             for name, value in arguments.items():
@@ -87,6 +108,32 @@ class ToolEvidence:
             self.rejected.append(unexpected)
         if len(self.failed) < _MAX_EXAMPLES:
             self.failed.append(f"{line} failed: {(result.error or '')[:160]}")
+
+    def add_outcome(self, request: str, result: CallResult, answered: bool) -> None:
+        """A working call made (or repeated) for ``request``, and whether the attempt then answered it."""
+        self.requests_tried += 1
+        self.requests_answered += answered
+        lines = self.answered if answered else self.unanswered
+        if len(lines) < _MAX_EXAMPLES:
+            lines.append(f"{json.dumps(request[:200], ensure_ascii=False)} -> {render_call(result.call)} returned "
+                         f"{preview(result.output, 120)}")
+
+    def outcome_lines(self) -> list[str]:
+        """What the judged calls showed: which requests this tool answered and which it did not."""
+        if not self.requests_tried:
+            return []
+        lines = [f"answered {self.requests_answered} of the {self.requests_tried} requests it was tried on"]
+        lines += [f"answered the request {line}" for line in self.answered]
+        lines += [f"did not answer the request {line}" for line in self.unanswered]
+        return lines
+
+    def observed(self, tool: DocumentedTool) -> Observed:
+        """This evidence as the claims judge reads it (:mod:`evals.invented`), with the interface ``tool`` shows."""
+        known = {p.name for p in tool.parameters} if tool.parameters is not None else None
+        if known is not None:
+            known |= set(self.accepted)
+        return Observed(known, {name: set(kinds) for name, kinds in self.input_kinds.items()},
+                        set(self.output_kinds), self.working)
 
     def parameters(self) -> list[ParameterSpec] | None:
         """The schema these facts support: required names first, then other accepted names; None if unknown.
@@ -129,6 +176,11 @@ class ToolEvidence:
         return cls(**data)
 
 
+def _note(kinds: list[str], kind: str) -> None:
+    if kind not in kinds:
+        kinds.append(kind)
+
+
 class EvidenceBook:
     """Evidence for every tool of a run, keyed by toolset and tool name."""
 
@@ -143,6 +195,15 @@ class EvidenceBook:
         for result in results:
             if result.call.name in known:
                 self.of(toolset, result.call.name).add(result)
+
+    def add_judged(self, toolset: str, judged: Iterable[JudgedCall], known: set[str]) -> None:
+        """Record judged calls: the call itself where it is new evidence (a repeat on a rival), and its outcome."""
+        for item in judged:
+            if item.result.call.name in known:
+                evidence = self.of(toolset, item.result.call.name)
+                if item.repeat:
+                    evidence.add(item.result)
+                evidence.add_outcome(item.request, item.result, item.answered)
 
     def teach(self, toolbox: Toolbox, toolset: str) -> int:
         """Show each tool of ``toolset`` the schema its evidence supports, where the setting shows none;

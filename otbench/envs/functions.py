@@ -16,9 +16,7 @@ train examples, then scored on the test ones.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, Self
@@ -29,7 +27,7 @@ from modules.agent import FUNCTION_CALLING_INSTRUCTIONS, FunctionCallingAgent
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
-from otbench.envs.base import Agent
+from otbench.envs.base import Agent, task_key
 from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
 from otbench.trajectory import Trajectory
@@ -46,10 +44,7 @@ _JSON_TYPES: dict[object, str] = {int: "integer", float: "number", str: "string"
 
 def task_id(example: dspy.Example) -> str:
     """The example's ``id`` field, else a digest of its fields: equal examples are the same task."""
-    if example.get("id") is not None:
-        return str(example.get("id"))
-    fields = json.dumps(example.toDict(), sort_keys=True, default=repr)
-    return hashlib.sha256(fields.encode()).hexdigest()[:12]
+    return task_key(example)
 
 
 def shown_parameters(function: Callable[..., Any]) -> list[ParameterSpec]:
@@ -81,6 +76,7 @@ class FunctionEnvironment:
     primary_metric = SCORE
     metric_names = (SCORE,)
     learning = "offline"
+    one_reply = True
     faults: StateController | None = None
     """Injects failures into the functions' calls when set (:mod:`otbench.faults`)."""
 

@@ -84,6 +84,7 @@ class BrowseCompEnvironment:
     primary_metric = "accuracy"
     metric_names = METRIC_NAMES
     learning = "offline"
+    one_reply = False
     agent_instructions = BROWSECOMP_INSTRUCTIONS
     faults: StateController | None = None
     """Injects failures into searches when set (:mod:`otbench.faults`); ``final_answer`` is never faulted."""

@@ -168,6 +168,7 @@ class ChessEnvironment:
     primary_metric = "optimal_pct"
     metric_names = ("optimal_pct", "elo", "game_score", "eval_change_cp", "failed_move_pct")
     learning = "offline"
+    one_reply = False
     agent_instructions = CHESS_INSTRUCTIONS
     faults: StateController | None = None
     """Injects failures into the tools' suggestions when set (:mod:`otbench.faults`); a faulted call is a
