@@ -37,7 +37,7 @@ import types
 from collections.abc import Callable
 from typing import IO, Any, Self
 
-from otbench.renaming import renamed
+from otbench.opaque import renamed
 
 _HEADER = struct.Struct("!Q")
 _READY = "ready"

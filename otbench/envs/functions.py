@@ -52,7 +52,7 @@ from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent
 from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
-from otbench.renaming import renamed
+from otbench.opaque import PRESENTATIONS, renamed
 from otbench.trajectory import Trajectory
 
 Metric = Callable[[dspy.Example, Trajectory], Any]
@@ -64,9 +64,6 @@ None, the state of one call made outside any task."""
 
 TOOLSET = "tools"
 SCORE = "score"
-PRESENTATIONS = ("names_only", "names_params", "gold")
-"""How :meth:`FunctionEnvironment.opaque` shows functions under opaque names: no description and no
-parameters, parameters without a description, or the true docstring and parameters."""
 
 _JSON_TYPES: dict[object, str] = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", tuple: "array",
                dict: "object"}

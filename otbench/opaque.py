@@ -1,4 +1,4 @@
-"""A function under another name, as Python itself knows it.
+"""Opaque tools: the ways they are shown, and a function under another name, as Python itself knows it.
 
 An opaque tool must not give its real name away, and the most telling place a name appears is
 Python's own error for a call that does not fit: ``function_3() missing 1 required positional
@@ -11,6 +11,10 @@ otherwise the same function (globals, defaults, closure, annotations).
 from __future__ import annotations
 
 import types
+
+PRESENTATIONS = ("names_only", "names_params", "gold")
+"""How functions are shown under opaque names: no description and no parameters, parameters without a
+description, or the true docstring and parameters."""
 
 
 def renamed(function: types.FunctionType, name: str, *, doc: str | None) -> types.FunctionType:
