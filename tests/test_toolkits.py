@@ -1,11 +1,14 @@
 """The toolkit families: generated data, oracle, opaque errors, gold docs, per-task state, and the command line."""
 
+import ast
 import inspect
 import json
 import re
 import typing
 from contextlib import contextmanager
+from pathlib import Path
 
+import dspy
 import pytest
 from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
@@ -269,3 +272,33 @@ def test_compare_on_a_toolkit_runs_every_row_and_no_prompt_names_a_real_tool(rec
                                                       "+ET", "+ET (probe)", "+GEPA", "+GEPA (probe)"]
     assert result["rows"][1]["docs_sem"] == pytest.approx(1.0)
     assert recorded_prompts and not [prompt for prompt in recorded_prompts if _names_in(prompt)]
+
+
+# -- the documentation page ------------------------------------------------------------------------------------
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "toolkits.md"
+
+
+def _python_blocks():
+    return [block.split("```", 1)[0] for block in DOCS.read_text().split("```python\n")[1:]]
+
+
+def test_the_documentation_examples_run_as_printed(capsys):
+    """The family from Python, your own functions with a state and an oracle, then ToolObserver on them (with a
+    scripted model standing in for the configured LM)."""
+    family, own, learning = _python_blocks()
+    exec(compile(family, str(DOCS), "exec"), {"__name__": "docs"})  # noqa: S102 - the page as printed
+    assert capsys.readouterr().out.splitlines() == ["10 24 60 True", "{'score': 1.0, 'n': 60.0}"]
+    namespace = {"__name__": "docs"}
+    exec(compile(own, str(DOCS), "exec"), namespace)  # noqa: S102
+    real_names, error, oracle = capsys.readouterr().out.splitlines()
+    assert set(ast.literal_eval(real_names).values()) == {"deposit", "withdraw", "balance"}
+    assert re.fullmatch(r"TypeError: function_1\(\) missing \d required positional arguments?: .*", error)
+    assert oracle == "{'score': 1.0, 'n': 2.0}"
+    with dspy.context(lm=scripted_lm(any_role_reply)):
+        exec(compile(learning, str(DOCS), "exec"), namespace)  # noqa: S102
+    rows = capsys.readouterr().out.splitlines()
+    assert [row.split()[0] for row in rows] == ["base", "gold", "learned"]
+
+
+def test_the_readme_points_at_the_toolkits_page():
+    assert "docs/toolkits.md" in (DOCS.parents[1] / "README.md").read_text()
