@@ -40,6 +40,7 @@ def test_each_family_is_typed_documented_functions_with_enough_generated_request
         assert inspect.getdoc(tool) and set(inspect.signature(tool).parameters) | {"return"} == set(hints), tool
         assert not _names_in(inspect.getdoc(tool)), f"{tool.__name__}'s docstring names a tool"
     assert len(kit.train) >= 12 and len(kit.test) >= 40
+    assert all(example.answer not in ([], {}, "") for example in [*kit.train, *kit.test])  # nothing found is no answer
     assert kit.fingerprint == kit.expected_fingerprint, f"{family}: the generated data changed"
     assert load(family).fingerprint == kit.fingerprint  # generated alike every time
     used = {split: {call["name"] for example in examples for call in example.calls}

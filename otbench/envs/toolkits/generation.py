@@ -3,8 +3,8 @@
 A :class:`Template` is one kind of request: its phrasings for each split (train and test never
 share one) and a draw of values that returns the slots of the phrasing and the gold calls. A split
 cycles through the templates and their phrasings with its own seeded generator; a draw whose question
-was already asked, or whose gold calls the other split already has, is drawn again, so train and test
-differ in phrasing and in values. Each example's ``answer`` (and whatever else the family records, such
+was already asked, whose gold calls the other split already has, or whose answer is empty, is drawn
+again, so train and test differ in phrasing and in values. Each example's ``answer`` (and whatever else the family records, such
 as the state a request leaves) is what the gold calls return when run, so the oracle scores 1.0 by
 construction and the tests check it through the environment. The data is fingerprinted: equal code
 gives equal tasks on every machine.
@@ -66,17 +66,19 @@ def generate(family: str, templates: Sequence[Template], sizes: dict[str, int], 
     splits: dict[str, list[dspy.Example]] = {}
     taken: set[str] = set()  # gold calls of the splits generated so far
     for split in SPLITS:
-        drafts = list(_drafts(family, split, templates, sizes[split], taken))
-        taken |= {_canonical(draft.calls) for _, draft in drafts}
+        drafts = list(_drafts(family, split, templates, sizes[split], taken, answer))
+        taken |= {_canonical(draft.calls) for _, draft, _ in drafts}
         splits[split] = [
             dspy.Example(id=f"{family}-{split}-{index:03d}", question=question, calls=draft.calls, **draft.fields,
-                         **answer(draft))
-            for index, (question, draft) in enumerate(drafts)]
+                         **answered)
+            for index, (question, draft, answered) in enumerate(drafts)]
     return splits
 
 
-def _drafts(family: str, split: str, templates: Sequence[Template], count: int,
-            taken: set[str]) -> Iterator[tuple[str, Draft]]:
+def _drafts(family: str, split: str, templates: Sequence[Template], count: int, taken: set[str],
+            answer: Answer) -> Iterator[tuple[str, Draft, dict[str, Any]]]:
+    """Drafts with their question and answered fields; one whose answer is empty is drawn again, as any reply that
+    finds nothing would answer it."""
     rng = random.Random(f"{family}:{split}")
     questions: set[str] = set()
     for index in range(count):
@@ -86,12 +88,15 @@ def _drafts(family: str, split: str, templates: Sequence[Template], count: int,
         for _ in range(_ATTEMPTS):
             draft = template.draw(rng)
             question = phrasing.format(**draft.slots)
-            if question not in questions and _canonical(draft.calls) not in taken:
+            if question in questions or _canonical(draft.calls) in taken:
+                continue
+            answered = answer(draft)
+            if answered["answer"] not in ([], {}, ""):
                 break
         else:
             raise RuntimeError(f"{family}: no new {split} request from {phrasing!r} in {_ATTEMPTS} draws")
         questions.add(question)
-        yield question, draft
+        yield question, draft, answered
 
 
 def _canonical(value: Any) -> str:

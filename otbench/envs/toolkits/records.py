@@ -21,7 +21,7 @@ from otbench.envs.toolkits.generation import Draft, Template, call, generate
 from otbench.envs.toolkits.scoring import answer_metric
 from otbench.trajectory import Trajectory
 
-FINGERPRINT = "d5799b15fe1f8b9a"
+FINGERPRINT = "660845ad103617bf"
 """The digest of the generated requests (:func:`~otbench.envs.toolkits.generation.fingerprint`)."""
 SIZES = {"train": 20, "test": 60}
 
