@@ -31,6 +31,7 @@ _OPTION_MODULES = {
     "bfcl": "otbench.envs.bfcl.options",
     "chess": "otbench.envs.chess.options",
     "browsecomp": "otbench.envs.browsecomp.options",
+    "toolkit": "otbench.envs.toolkits.options",
 }
 ENVIRONMENTS = tuple(_OPTION_MODULES)
 
