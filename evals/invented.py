@@ -48,6 +48,43 @@ _PARAMETER_REFERENCES = (re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`"),
                          re.compile(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]\s+(?:parameter|argument)"))
 
 
+# A rule a tool's own error states for one parameter: "'interval' must be one of 5m|1d, got 'weekly'",
+# "'vertices[0]' must be a list, got dict", "quantity must be a whole number of at least 1, got 0".
+_RULE = re.compile(r"(?:^|[\s:(])(?P<quote>'?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<item>\[\d+\])?'? must "
+                   r"(?P<rule>(?:not )?(?:be|have) .+?)(?:, got .*)?$")
+_UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
+_NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
+_RULE_TYPES = (("integer", r"an? (?:positive |non-negative )?(?:integer|whole number)"),
+               ("number", r"an? (?:positive |non-negative )?(?:number|float)|real number"),
+               ("string", r"an? (?:string|date|text)"), ("array", r"an? (?:list|array|point)"),
+               ("boolean", r"an? (?:boolean|bool)"), ("object", r"an? (?:dict|dictionary|object|mapping)"))
+
+
+def error_rules(error: str, parameters: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    """(parameter, rule) pairs a tool's error states ("must be a number") about one of ``parameters`` (None: any
+    name the error quotes); the rule is said of each item where the error names an item (``'vertices[0]'``)."""
+    known = None if parameters is None else set(parameters)
+    found = []
+    for line in error.splitlines():
+        match = _RULE.search(line)
+        if match and (match.group("name") in known if known is not None else bool(match.group("quote"))):
+            rule = f"must {match.group('rule').strip().rstrip('.')}"
+            found.append((match.group("name"), f"each item {rule}" if match.group("item") else rule))
+    return found
+
+
+def rule_type(rule: str) -> str | None:
+    """The JSON-schema type a rule names ("must be an integer" -> integer), None when it names none."""
+    if rule.startswith(("each item", "must not")):
+        return None
+    return next((kind for kind, pattern in _RULE_TYPES if re.match(rf"must be (?:{pattern})\b", rule)), None)
+
+
+def rule_sentence(parameter: str, rule: str) -> str:
+    """How learned docs state a rule a tool's error gave: the sentence the judge recognises as evidence."""
+    return f"{rule[0].upper()}{rule[1:]} (its own error for {parameter})."
+
+
 def value_kind(value: Any) -> str:
     """The JSON kind of a value (numbers as one kind: an integer is a number, a number may be whole)."""
     if isinstance(value, bool):
@@ -75,9 +112,20 @@ class Observed:
     """Kinds of what working calls returned."""
     worked: int = 0
     """Calls that worked."""
+    stated: set[str] = field(default_factory=set)
+    """Sentences the tool's own errors support (:func:`rule_sentence`)."""
+    rejected: set[str] = field(default_factory=set)
+    """Argument names the tool refused as unexpected."""
 
     def add(self, result: CallResult) -> None:
-        if not result.ok or result.injected is not None:
+        if result.injected is not None:
+            return
+        if not result.ok:
+            error = result.error or ""
+            arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
+            known = (self.parameters or set()) | set(arguments)
+            self.stated.update(rule_sentence(name, rule) for name, rule in error_rules(error, known))
+            self.rejected.update(_UNEXPECTED.findall(error))
             return
         self.worked += 1
         arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
@@ -113,6 +161,11 @@ def _named_parameters(sentence: str) -> set[str]:
 def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None = None) -> str | None:
     """Why the observed calls contradict ``sentence`` (about a tool, or about one of its parameters' meaning
     when ``parameter`` is given), None when code finds nothing against it."""
+    if sentence in observed.stated:
+        return None
+    refused = _NOT_PARAMETERS.fullmatch(sentence)
+    if refused and set(refused.group(1).split(", ")) <= observed.rejected:
+        return None
     if observed.worked == 0:
         return "no call to the tool has worked"
     lowered = sentence.lower()
@@ -138,6 +191,11 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
         return f"says it takes {', '.join(sorted(claimed_input))}, but working calls gave it " \
                f"{', '.join(sorted(given))}"
     return None
+
+
+def not_parameters_sentence(names: Iterable[str]) -> str:
+    """How learned docs state the argument names a tool refused as unexpected."""
+    return f"Not parameters: {', '.join(names)} (the tool refused them)."
 
 
 def unsupported(text: str, observed: Observed, *, parameter: str | None = None) -> list[tuple[str, str]]:

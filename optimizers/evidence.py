@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.invented import Observed, value_kind
+from evals.invented import Observed, error_rules, not_parameters_sentence, rule_sentence, rule_type, value_kind
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from optimizers.rivals import JudgedCall
 from otbench.calls import CallResult, ToolCall
@@ -82,6 +82,8 @@ class ToolEvidence:
     """Requests an attempt (or a judged repeat) called this tool for, with a known outcome."""
     requests_answered: int = 0
     """Of those, the ones answered."""
+    rules: dict[str, list[str]] = field(default_factory=dict)
+    """Parameter name -> rules the tool's own errors stated for it ("must be one of 1d|1wk")."""
 
     def add(self, result: CallResult) -> None:
         self.calls += 1
@@ -100,6 +102,9 @@ class ToolEvidence:
             if len(self.worked) < _MAX_EXAMPLES and line not in (w.split(" returned ")[0] for w in self.worked):
                 self.worked.append(f"{line} returned {preview(result.output, 160)}")
             return
+        if result.injected is None:
+            for name, rule in error_rules(result.error or "", {*(self.required or []), *self.accepted, *arguments}):
+                _note(self.rules.setdefault(name, []), rule)
         missing, unexpected = read_error(result.error or "")
         if missing:  # Python names every missing required parameter; with no arguments given, that is all of them
             known = [] if not arguments else list(self.required or [])
@@ -132,8 +137,9 @@ class ToolEvidence:
         known = {p.name for p in tool.parameters} if tool.parameters is not None else None
         if known is not None:
             known |= set(self.accepted)
+        stated = {rule_sentence(name, rule) for name, rules in self.rules.items() for rule in rules}
         return Observed(known, {name: set(kinds) for name, kinds in self.input_kinds.items()},
-                        set(self.output_kinds), self.working)
+                        set(self.output_kinds), self.working, stated, set(self.rejected))
 
     def parameters(self) -> list[ParameterSpec] | None:
         """The schema these facts support: required names first, then other accepted names; None if unknown.
@@ -145,8 +151,14 @@ class ToolEvidence:
             return None
         required = list(self.required or [])
         optional = [name for name in self.accepted if name not in required and name not in self.rejected]
-        return ([ParameterSpec(name, self.accepted.get(name, "any"), True) for name in required]
-                + [ParameterSpec(name, self.accepted[name], False) for name in optional])
+        return ([ParameterSpec(name, self._type(name), True) for name in required]
+                + [ParameterSpec(name, self._type(name), False) for name in optional])
+
+    def _type(self, name: str) -> str:
+        """A parameter's type: what working calls gave it, else what the tool's errors said it must be."""
+        if name in self.accepted:
+            return self.accepted[name]
+        return next((kind for rule in self.rules.get(name, []) if (kind := rule_type(rule))), "any")
 
     def facts(self) -> list[str]:
         """Short statements for the editor, each backed by a call the tool answered."""
@@ -162,6 +174,7 @@ class ToolEvidence:
             lines.append("value types that worked: " + ", ".join(typed))
         if self.rejected:
             lines.append("not parameters (rejected as unexpected): " + ", ".join(self.rejected))
+        lines += [f"its errors said {name} {rule}" for name, rules in self.rules.items() for rule in rules]
         return lines + self.call_lines()
 
     def call_lines(self) -> list[str]:
@@ -214,6 +227,31 @@ class EvidenceBook:
             learned = evidence.parameters() if evidence else None
             if learned is not None and tool.learn_parameters(learned):
                 changed += 1
+        return changed
+
+    def state_rules(self, toolbox: Toolbox, toolset: str) -> int:
+        """Write what the tools' own errors said into their docs: each rule in its parameter's description (where
+        the schema shows that parameter and the description lacks it), and, for a tool with a learned schema and a
+        blank description, the argument names it refused. Returns how many tools' docs changed."""
+        changed = 0
+        for tool in toolbox.toolset(toolset):
+            evidence = self.tools.get(toolset, {}).get(tool.name)
+            if evidence is None:
+                continue
+            before = tool.to_dict()
+            shown = {p.name for p in tool.parameters or ()}
+            current = tool.parameter_descriptions
+            additions = {}
+            for name, rules in evidence.rules.items():
+                missing = [rule_sentence(name, rule) for rule in rules if rule_sentence(name, rule) not in current[name]] \
+                    if name in shown else []
+                if missing:
+                    additions[name] = " ".join([current[name], *missing]).strip()
+            refused = [name for name in evidence.rejected if name not in shown]
+            description = not_parameters_sentence(refused) if refused and tool.parameters_learned and not \
+                tool.description else None
+            tool.with_docs(description=description, parameter_descriptions=additions)
+            changed += tool.to_dict() != before
         return changed
 
     def to_dict(self) -> dict[str, Any]:

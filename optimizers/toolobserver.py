@@ -195,6 +195,8 @@ class ToolObserver(DocOptimizer):
                 changed = sum(apply_exchange(student.toolbox, trajectory.toolset, exchange) for exchange in asked)
                 if knobs.learned_schema:
                     changed += book.teach(student.toolbox, trajectory.toolset)
+                if knobs.error_rules:
+                    changed += book.state_rules(student.toolbox, trajectory.toolset)
                 if changed:
                     to_run.append(trajectory.task_id)
                     undo[trajectory.task_id] = before
@@ -290,6 +292,8 @@ class ToolObserver(DocOptimizer):
                     applied = sum(apply_exchange(student.toolbox, toolset, exchange) for exchange in asked)
                     if knobs.learned_schema:
                         applied += seen.teach(student.toolbox, toolset)
+                    if knobs.error_rules:
+                        applied += seen.state_rules(student.toolbox, toolset)
                     changed += applied
                     pending.update(_edits(student.toolbox, toolset, before, members))
                     continue
