@@ -18,7 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evals.invented import Observed, error_rules, not_parameters_sentence, rule_sentence, rule_type, value_kind
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+from optimizers.rivals import JudgedCall
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Environment
 from otbench.trajectory import preview
@@ -66,12 +68,33 @@ class ToolEvidence:
     """``f(x=1) failed: ...`` lines, the first few."""
     calls: int = 0
     """Calls seen: a tool whose count grew has new evidence."""
+    working: int = 0
+    """Calls that worked (a fault injected into a call says nothing of the tool: not counted)."""
+    input_kinds: dict[str, list[str]] = field(default_factory=dict)
+    """Parameter name -> the kinds of value (``number``, ``string``...) working calls gave it."""
+    output_kinds: list[str] = field(default_factory=list)
+    """The kinds of what working calls returned."""
+    answered: list[str] = field(default_factory=list)
+    """``"request" -> f(a=1) returned 2`` lines of attempts that answered their request with this call, the first few."""
+    unanswered: list[str] = field(default_factory=list)
+    """The same, for attempts that did not answer their request."""
+    requests_tried: int = 0
+    """Requests an attempt (or a judged repeat) called this tool for, with a known outcome."""
+    requests_answered: int = 0
+    """Of those, the ones answered."""
+    rules: dict[str, list[str]] = field(default_factory=dict)
+    """Parameter name -> rules the tool's own errors stated for it ("must be one of 1d|1wk")."""
 
     def add(self, result: CallResult) -> None:
         self.calls += 1
         arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
         line = render_call(result.call)
         if result.ok:
+            if result.injected is None:
+                self.working += 1
+                for name, value in arguments.items():
+                    _note(self.input_kinds.setdefault(name, []), value_kind(value))
+                _note(self.output_kinds, value_kind(result.output))
             if not arguments and self.required is None:
                 self.required = []  # a call with no arguments worked: nothing is required
             for name, value in arguments.items():
@@ -79,6 +102,9 @@ class ToolEvidence:
             if len(self.worked) < _MAX_EXAMPLES and line not in (w.split(" returned ")[0] for w in self.worked):
                 self.worked.append(f"{line} returned {preview(result.output, 160)}")
             return
+        if result.injected is None:
+            for name, rule in error_rules(result.error or "", {*(self.required or []), *self.accepted, *arguments}):
+                _note(self.rules.setdefault(name, []), rule)
         missing, unexpected = read_error(result.error or "")
         if missing:  # Python names every missing required parameter; with no arguments given, that is all of them
             known = [] if not arguments else list(self.required or [])
@@ -87,6 +113,33 @@ class ToolEvidence:
             self.rejected.append(unexpected)
         if len(self.failed) < _MAX_EXAMPLES:
             self.failed.append(f"{line} failed: {(result.error or '')[:160]}")
+
+    def add_outcome(self, request: str, result: CallResult, answered: bool) -> None:
+        """A working call made (or repeated) for ``request``, and whether the attempt then answered it."""
+        self.requests_tried += 1
+        self.requests_answered += answered
+        lines = self.answered if answered else self.unanswered
+        if len(lines) < _MAX_EXAMPLES:
+            lines.append(f"{json.dumps(request[:200], ensure_ascii=False)} -> {render_call(result.call)} returned "
+                         f"{preview(result.output, 120)}")
+
+    def outcome_lines(self) -> list[str]:
+        """What the judged calls showed: which requests this tool answered and which it did not."""
+        if not self.requests_tried:
+            return []
+        lines = [f"answered {self.requests_answered} of the {self.requests_tried} requests it was tried on"]
+        lines += [f"answered the request {line}" for line in self.answered]
+        lines += [f"did not answer the request {line}" for line in self.unanswered]
+        return lines
+
+    def observed(self, tool: DocumentedTool) -> Observed:
+        """This evidence as the claims judge reads it (:mod:`evals.invented`), with the interface ``tool`` shows."""
+        known = {p.name for p in tool.parameters} if tool.parameters is not None else None
+        if known is not None:
+            known |= set(self.accepted)
+        stated = {rule_sentence(name, rule) for name, rules in self.rules.items() for rule in rules}
+        return Observed(known, {name: set(kinds) for name, kinds in self.input_kinds.items()},
+                        set(self.output_kinds), self.working, stated, set(self.rejected))
 
     def parameters(self) -> list[ParameterSpec] | None:
         """The schema these facts support: required names first, then other accepted names; None if unknown.
@@ -98,8 +151,14 @@ class ToolEvidence:
             return None
         required = list(self.required or [])
         optional = [name for name in self.accepted if name not in required and name not in self.rejected]
-        return ([ParameterSpec(name, self.accepted.get(name, "any"), True) for name in required]
-                + [ParameterSpec(name, self.accepted[name], False) for name in optional])
+        return ([ParameterSpec(name, self._type(name), True) for name in required]
+                + [ParameterSpec(name, self._type(name), False) for name in optional])
+
+    def _type(self, name: str) -> str:
+        """A parameter's type: what working calls gave it, else what the tool's errors said it must be."""
+        if name in self.accepted:
+            return self.accepted[name]
+        return next((kind for rule in self.rules.get(name, []) if (kind := rule_type(rule))), "any")
 
     def facts(self) -> list[str]:
         """Short statements for the editor, each backed by a call the tool answered."""
@@ -115,6 +174,7 @@ class ToolEvidence:
             lines.append("value types that worked: " + ", ".join(typed))
         if self.rejected:
             lines.append("not parameters (rejected as unexpected): " + ", ".join(self.rejected))
+        lines += [f"its errors said {name} {rule}" for name, rules in self.rules.items() for rule in rules]
         return lines + self.call_lines()
 
     def call_lines(self) -> list[str]:
@@ -127,6 +187,11 @@ class ToolEvidence:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolEvidence:
         return cls(**data)
+
+
+def _note(kinds: list[str], kind: str) -> None:
+    if kind not in kinds:
+        kinds.append(kind)
 
 
 class EvidenceBook:
@@ -144,6 +209,15 @@ class EvidenceBook:
             if result.call.name in known:
                 self.of(toolset, result.call.name).add(result)
 
+    def add_judged(self, toolset: str, judged: Iterable[JudgedCall], known: set[str]) -> None:
+        """Record judged calls: the call itself where it is new evidence (a repeat on a rival), and its outcome."""
+        for item in judged:
+            if item.result.call.name in known:
+                evidence = self.of(toolset, item.result.call.name)
+                if item.repeat:
+                    evidence.add(item.result)
+                evidence.add_outcome(item.request, item.result, item.answered)
+
     def teach(self, toolbox: Toolbox, toolset: str) -> int:
         """Show each tool of ``toolset`` the schema its evidence supports, where the setting shows none;
         returns how many tools' schemas changed."""
@@ -153,6 +227,31 @@ class EvidenceBook:
             learned = evidence.parameters() if evidence else None
             if learned is not None and tool.learn_parameters(learned):
                 changed += 1
+        return changed
+
+    def state_rules(self, toolbox: Toolbox, toolset: str) -> int:
+        """Write what the tools' own errors said into their docs: each rule in its parameter's description (where
+        the schema shows that parameter and the description lacks it), and, for a tool with a learned schema and a
+        blank description, the argument names it refused. Returns how many tools' docs changed."""
+        changed = 0
+        for tool in toolbox.toolset(toolset):
+            evidence = self.tools.get(toolset, {}).get(tool.name)
+            if evidence is None:
+                continue
+            before = tool.to_dict()
+            shown = {p.name for p in tool.parameters or ()}
+            current = tool.parameter_descriptions
+            additions = {}
+            for name, rules in evidence.rules.items():
+                missing = [rule_sentence(name, rule) for rule in rules if rule_sentence(name, rule) not in current[name]] \
+                    if name in shown else []
+                if missing:
+                    additions[name] = " ".join([current[name], *missing]).strip()
+            refused = [name for name in evidence.rejected if name not in shown]
+            description = not_parameters_sentence(refused) if refused and tool.parameters_learned and not \
+                tool.description else None
+            tool.with_docs(description=description, parameter_descriptions=additions)
+            changed += tool.to_dict() != before
         return changed
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ MODES = ("online", "offline")
 
 
 def _knob(help_text: str, modes: tuple[str, ...] = MODES, *, always_logged: bool = False) -> Any:
+    """An improvement: off by default (the paper's protocol), with its help and the modes it acts in."""
     return field(default=False, metadata={"help": help_text, "modes": modes, "always_logged": always_logged})
 
 
@@ -24,43 +25,57 @@ def _knob(help_text: str, modes: tuple[str, ...] = MODES, *, always_logged: bool
 class Improvements:
     """What ToolObserver adds to the paper's protocol; each field is one ablation.
 
-    Offline mode (one toolset shared by all tasks) uses ``facts`` (per-tool usage counts: sources of
-    results, outcome per situation, compared with the other tools), ``per_tool`` (one editor call
-    per tool from those counts instead of batch analyses and a merge), ``cite_facts``, ``drop_contradicted``,
-    ``spread_calls`` (exploration that calls every tool in turn) and ``replay_calls`` (each call
-    repeated on the other tools); the other
-    knobs are about hidden parameter schemas and per-task edits, which only online mode has. An offline
-    environment whose tools take arguments of their own (Wild) spreads and replays no call, and probes and
-    shows learned schemas as online mode does.
+    Every improvement acts in both modes: what is hidden decides what is learned, not whether docs are
+    learned per task (online) or across a batch of tasks sharing their tools (offline). Where a tool's
+    parameters are not shown it is probed and its schema learned (``probe``, ``learned_schema``); where
+    several tools take the same parameters their calls are spread and repeated over each other, and the
+    usage facts that tell them apart are kept (``spread_calls``, ``replay_calls``, ``judge_replays``,
+    ``cite_facts``, ``drop_contradicted``); the editor writes one tool at a time from facts read by code
+    (``facts``, ``per_tool``), states what the tools' errors said (``error_rules``) and nothing the observed calls
+    do not support (``grounded``); an edit
+    that makes the next attempt worse is undone (``accept_check``); a toolset that already works is left
+    alone (``settle``). An improvement with nothing to act on (no hidden schema, no tools sharing an
+    interface) changes nothing.
     """
 
     probe: bool = _knob("before the first attempt, call each tool whose parameters are not shown once with no "
-                        "arguments: the tool's error names its required parameters", modes=("online",))
+                        "arguments: the tool's error names its required parameters")
     facts: bool = _knob("give the editor facts read by code from the tools' answers (parameters, accepted types, "
-                        "what worked and failed; offline: each tool's result sources and outcome per situation "
-                        "against the other tools) instead of leaving it to infer them from transcripts")
+                        "what worked and failed, which requests each tool answered; where tools share an interface, "
+                        "each one's result sources and outcome per situation against the others) instead of "
+                        "leaving it to infer them from transcripts")
     learned_schema: bool = _knob("where the setting shows no parameter schema, show the agent the one the facts "
-                                 "support", modes=("online",))
+                                 "support")
     per_tool: bool = _knob("one editor call per tool with only that tool's evidence, answered as a structured doc "
                            "(description and each parameter's meaning); asked again only on new evidence")
-    accept_check: bool = _knob("undo an edit when the attempt with it has more failed calls than the one before",
-                               modes=("online",))
-    cite_facts: bool = _knob("offline: open each tool's learned description with where it was clearly the best or "
-                             "the worst tool and close it with where its results come from, stated by code, so "
-                             "they reach the agent even when the editor leaves them out",
-                             modes=("offline",))
-    drop_contradicted: bool = _knob("offline: drop each sentence of the editor's description that ties its tool to "
-                                    "a situation where another tool did better in the usage counts, so the agent "
-                                    "does not read prose that contradicts the facts",
-                                    modes=("offline",), always_logged=True)
-    spread_calls: bool = _knob("offline: while exploring, send each call the agent makes to a tool of the set to "
-                               "the next tool in turn (with the agent's arguments), so the usage facts cover every "
-                               "tool in every situation instead of the one tool a small agent keeps calling",
-                               modes=("offline",))
-    replay_calls: bool = _knob("offline: after exploring, repeat each call that worked on every other tool of the "
-                               "set with the same arguments, so the usage facts compare the tools on the very "
-                               "positions or queries each met, not only on the few the agent sent each",
-                               modes=("offline",), always_logged=True)
+    accept_check: bool = _knob("undo an edit when the attempts with it fail more calls (or, where the outcome is "
+                               "known, answer fewer requests) than the ones before it")
+    cite_facts: bool = _knob("open each tool's learned description with where it was clearly the best or the worst "
+                             "of the tools sharing its interface and close it with where its results come from, "
+                             "stated by code, so they reach the agent even when the editor leaves them out")
+    drop_contradicted: bool = _knob("drop each sentence of the editor's description that ties its tool to a situation "
+                                    "where another tool of its interface did better in the usage counts, so the "
+                                    "agent does not read prose that contradicts the facts", always_logged=True)
+    spread_calls: bool = _knob("while exploring a shared toolset, send each call the agent makes to the next tool "
+                               "sharing its interface in turn (with the agent's arguments), so the usage facts "
+                               "cover every such tool in every situation instead of the one tool a small agent "
+                               "keeps calling; not where judged repeats already cover them")
+    replay_calls: bool = _knob("after each attempt, repeat each call that worked on every other tool sharing its "
+                               "interface with the same arguments, so the facts compare those tools on the very "
+                               "inputs each met, not only on the few the agent sent each", always_logged=True)
+    judge_replays: bool = _knob("where an attempt is one reply and its outcome may be known (train tasks, or "
+                                "--oracle-feedback), play each repeat as the attempt's call and let the task's "
+                                "metric say whether that tool answered the request", always_logged=True)
+    grounded: bool = _knob("state only what the observed calls support: a tool no call has worked on gets no "
+                           "editor prose (it keeps the schema its errors taught), and the editor's sentences that "
+                           "the observed calls contradict are dropped", always_logged=True)
+    error_rules: bool = _knob("write what the tools' own errors said into the docs: each rule an error stated for a "
+                              "parameter (a type, allowed values, a format) in that parameter's description and, where "
+                              "the schema is learned, its type; the argument names a tool refused, where nothing else "
+                              "is known of it", always_logged=True)
+    settle: bool = _knob("leave alone what already works: an attempt in which every call worked (or that succeeded, "
+                         "where the outcome is known) gets no editor call, and an offline run stops once every "
+                         "train attempt succeeded", always_logged=True)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -93,8 +108,7 @@ class ToolObserverKnobs:
 
 
 PAPER = Improvements()
-IMPROVED = Improvements(probe=True, facts=True, learned_schema=True, per_tool=True, accept_check=True, cite_facts=True,
-                        drop_contradicted=True, spread_calls=True, replay_calls=True)
+IMPROVED = Improvements(**{name: True for name in Improvements.names()})
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 

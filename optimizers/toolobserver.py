@@ -8,11 +8,7 @@ is not run again: its last result stands.
 Offline mode (one toolset shared by all tasks): run the agent on the whole train set, have the
 editor analyse mini-batches of attempts with their outcome signal, merge the batch proposals by
 consensus, and repeat ``max_iterations`` (K) times. Improved, the editor instead writes each
-tool's doc from usage counts that code kept over all attempts so far. Where the shared tools take
-arguments of their own (the environment's ``interchangeable_tools`` is False: Wild's BFCL functions,
-unlike Chess's engines or BrowseComp's searches), a call cannot be sent to another tool, so calls are
-neither spread nor replayed; tools are probed and their learned schemas shown as online, and the
-editor reads each tool's own calls (what they took and returned) beside its usage counts.
+tool's doc from usage counts that code kept over all attempts so far.
 
 The paper's method is :data:`~optimizers.settings.PAPER`. What makes it work with a small editor
 is a set of named knobs, each an ablation of its own (:class:`~optimizers.settings.Improvements`),
@@ -25,12 +21,13 @@ the next attempt fail more often is undone.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
 
 import dspy
 
+from evals.invented import supported_text
 from modules.editor import COMPARE_TASK, DocEditor, EditorExchange
 from modules.program import ToolAgentProgram
 from modules.tool_docs import DocumentedTool, Toolbox, tool_key
@@ -45,10 +42,11 @@ from optimizers.base import (
 )
 from optimizers.evidence import EvidenceBook, ToolEvidence
 from optimizers.knobs import check
+from optimizers.rivals import Replays, rivals
 from optimizers.settings import IMPROVED, MODES, Improvements, ToolObserverKnobs
 from optimizers.spread import SpreadCalls
 from optimizers.usage import UsageBook
-from otbench.envs.base import Environment
+from otbench.envs.base import Environment, task_key
 from otbench.errors import ConfigError
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
@@ -102,15 +100,65 @@ class ToolObserver(DocOptimizer):
     def _lms(self, program: ToolAgentProgram) -> dict[str, Any]:
         return {**super()._lms(program), "editor": self.editor.lm or dspy.settings.lm}
 
+    # -- what the run may know ------------------------------------------------------------------------
+    @property
+    def _outcome_known(self) -> bool:
+        """Whether attempts' outcomes may be read: offline on train tasks (their metric is the learning signal),
+        online only with ``oracle_feedback`` (test-time learning has no gold)."""
+        return self.mode == "offline" or self.oracle_feedback
+
+    @property
+    def _judges(self) -> bool:
+        """Whether repeats on rivals are played as attempts and judged by the task's metric."""
+        return self.improvements.judge_replays and bool(getattr(self.env, "one_reply", False)) and self._outcome_known
+
+    def _settled(self, trajectory: Trajectory, toolbox: Toolbox, replays: Replays) -> bool:
+        """Nothing to learn from this attempt: it succeeded (outcome known); or every call it made worked and no
+        tool sharing a called tool's interface answered the same arguments otherwise (the choice was not open)."""
+        if self._outcome_known:
+            return trajectory.success
+        worked = bool(trajectory.steps) and all(step.ok for step in trajectory.steps)
+        return worked and not replays.ambiguous(trajectory.toolset, toolbox, trajectory.steps)
+
+    def _repeat(self, toolbox: Toolbox, trajectory: Trajectory, task: Any, book: EvidenceBook, replays: Replays) -> int:
+        """Repeat the attempt's working calls on their tools' rivals (judged where possible); returns how many."""
+        names = {tool.name for tool in toolbox.toolset(trajectory.toolset)}
+        if self._judges:
+            judged = replays.judged(self.env, toolbox, task, trajectory)
+            book.add_judged(trajectory.toolset, judged, names)
+            return sum(item.repeat for item in judged)
+        repeats = replays.outside(self.env, trajectory.toolset, toolbox, trajectory.steps)
+        book.add(trajectory.toolset, repeats, names)
+        return len(repeats)
+
+    def _facts(self, evidence: ToolEvidence) -> list[str]:
+        """What the editor is told of one tool from its calls: read by code (``facts``), or the calls as made."""
+        if not self.improvements.facts:
+            return evidence.call_lines()
+        return evidence.facts() + evidence.outcome_lines()
+
+    def _grounded(self, exchange: EditorExchange, tool: DocumentedTool, evidence: ToolEvidence) -> EditorExchange:
+        """The exchange without the sentences the tool's observed calls contradict (``grounded``)."""
+        if not self.improvements.grounded:
+            return exchange
+        observed = evidence.observed(tool)
+        updates = {name: supported_text(text, observed) for name, text in exchange.updates.items()}
+        meanings = {name: {parameter: kept for parameter, text in texts.items()
+                           if (kept := supported_text(text, observed, parameter=parameter))}
+                    for name, texts in exchange.parameter_updates.items()}
+        return replace(exchange, updates={name: text for name, text in updates.items() if text},
+                       parameter_updates={name: texts for name, texts in meanings.items() if texts})
+
     # -- online ----------------------------------------------------------------------------------
     def _online(self, student: ToolAgentProgram, tasks: list[Any], resume: dict[str, Any]) -> None:
         knobs = self.improvements
-        by_id = {task.id: task for task in tasks}
+        by_id = {task_key(task): task for task in tasks}
         latest: dict[str, Trajectory] = {t["task_id"]: restore_trajectory(t) for t in resume.get("latest", [])}
         converged: set[str] = set(resume.get("converged", []))
         self.editor_rounds = dict(resume.get("editor_rounds", {}))
         to_run = list(resume.get("to_run", by_id))
         book = EvidenceBook.from_dict(resume.get("evidence", {}))
+        replays = Replays.from_dict(resume.get("replays", {}))
         described: dict[str, str] = dict(resume.get("described", {}))  # tool key -> the facts its doc was written from
         undo: dict[str, list[dict[str, Any]]] = dict(resume.get("undo", {}))  # task -> toolset docs before its edit
         if knobs.probe and not resume:
@@ -118,6 +166,7 @@ class ToolObserver(DocOptimizer):
         for step in range(resume.get("next_step", 0), self.max_iterations + 1):
             ran = self._rollouts(student, [by_id[i] for i in to_run], f"step {step}: agent")
             docs_evaluated = student.toolbox.deepcopy()
+            repeated = 0
             for trajectory in ran:
                 names = {tool.name for tool in student.toolbox.toolset(trajectory.toolset)}
                 book.add(trajectory.toolset, trajectory.steps, names)
@@ -128,8 +177,13 @@ class ToolObserver(DocOptimizer):
                     converged.add(trajectory.task_id)  # the edit made things worse: the earlier docs and result stand
                     continue
                 latest[trajectory.task_id] = trajectory
+                if knobs.replay_calls:
+                    repeated += self._repeat(student.toolbox, trajectory, by_id[trajectory.task_id], book, replays)
             metrics = dict(self.env.summarise([latest[i] for i in by_id]))
             editable = [latest[i] for i in by_id if i not in converged] if step < self.max_iterations else []
+            if knobs.settle:
+                converged.update(t.task_id for t in editable if self._settled(t, student.toolbox, replays))
+                editable = [t for t in editable if t.task_id not in converged]
             exchanges = parallel_map(
                 lambda trajectory: self._edit(student.toolbox, trajectory, book, described),
                 editable, num_threads=self.num_threads, description=f"step {step}: editor", progress=self.progress,
@@ -141,6 +195,8 @@ class ToolObserver(DocOptimizer):
                 changed = sum(apply_exchange(student.toolbox, trajectory.toolset, exchange) for exchange in asked)
                 if knobs.learned_schema:
                     changed += book.teach(student.toolbox, trajectory.toolset)
+                if knobs.error_rules:
+                    changed += book.state_rules(student.toolbox, trajectory.toolset)
                 if changed:
                     to_run.append(trajectory.task_id)
                     undo[trajectory.task_id] = before
@@ -148,10 +204,13 @@ class ToolObserver(DocOptimizer):
                     converged.add(trajectory.task_id)
             metrics.update({"docs_changed": float(len(to_run)), "converged": float(len(converged)),
                             "tasks_run": float(len(ran))})
+            if knobs.replay_calls:
+                metrics["replayed_calls"] = float(repeated)
             checkpoint = {"mode": "online", "next_step": step + 1, "to_run": to_run, "converged": sorted(converged),
                           "editor_rounds": self.editor_rounds, "docs": student.toolbox.to_json(),
                           "latest": [checkpoint_trajectory(latest[i]) for i in by_id],
-                          "evidence": book.to_dict(), "described": described, "undo": undo}
+                          "evidence": book.to_dict(), "described": described, "undo": undo,
+                          "replays": replays.to_dict()}
             flat = [exchange for asked in exchanges for exchange in asked]
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_evaluated, ran, flat, checkpoint))
             if not to_run:
@@ -171,16 +230,16 @@ class ToolObserver(DocOptimizer):
         exchanges = []
         for tool in tools:
             evidence, key = book.of(trajectory.toolset, tool.name), tool_key(trajectory.toolset, tool.name)
-            facts = evidence.facts()
+            facts = self._facts(evidence)
             first = tool.name in called and key not in described
             news = tool.name in failed and described.get(key) != "\n".join(facts)
             if not (not tool.description or first or news):
                 continue  # a doc is rewritten only when blank, first used, or when it failed on new evidence
+            if self.improvements.grounded and not evidence.working:
+                continue  # no call has worked: nothing is known of what it does, and the learned schema says the rest
             described[key] = "\n".join(facts)
             requests = [trajectory.question] if tool.name in called else []
-            # without the facts knob the editor gets the calls as they happened, not what code read from them
-            lines = facts if self.improvements.facts else evidence.call_lines()
-            exchanges.append(self.editor.describe(tool, lines, requests))
+            exchanges.append(self._grounded(self.editor.describe(tool, facts, requests), tool, evidence))
         return exchanges
 
     # -- offline ---------------------------------------------------------------------------------
@@ -188,43 +247,55 @@ class ToolObserver(DocOptimizer):
         knobs = self.improvements
         usage = {toolset: UsageBook.from_dict(data) for toolset, data in resume.get("usage", {}).items()}
         seen = EvidenceBook.from_dict(resume.get("evidence", {}))
-        shared = getattr(self.env, "interchangeable_tools", True)
-        if knobs.probe and not shared and not resume:
+        replays = Replays.from_dict(resume.get("replays", {}))
+        described: dict[str, str] = dict(resume.get("described", {}))
+        pending = {key: _Edit.from_dict(data) for key, data in resume.get("edits", {}).items()}
+        rejected: dict[str, list[str]] = dict(resume.get("rejected", {}))  # tool key -> descriptions undone
+        if knobs.probe and not resume:
             self._learn_interfaces(student.toolbox, tasks, seen, teach=knobs.learned_schema)
         explorer = student.agent
-        if knobs.spread_calls and shared:
-            explorer = SpreadCalls(student.agent, {tool.name for toolset in self._toolsets(tasks)
-                                                   for tool in student.toolbox.toolset(toolset)})
+        if knobs.spread_calls and not self._judges:  # judged repeats already give every rival the agent's calls
+            explorer = SpreadCalls(student.agent)
         for step in range(resume.get("next_step", 0), self.max_iterations):
             trajectories = self._rollouts(student, tasks, f"iteration {step + 1}: explore", agent=explorer)
             metrics = dict(self.env.summarise(trajectories))
             docs_explored = student.toolbox.deepcopy()
             exchanges: list[EditorExchange] = []
             changed = replayed = 0
-            by_toolset: dict[str, list[Trajectory]] = defaultdict(list)
-            for trajectory in trajectories:
-                by_toolset[trajectory.toolset].append(trajectory)
-            for toolset, members in by_toolset.items():
+            if knobs.accept_check:  # while calls are spread, the agent's own choices (and so its outcomes) are not seen
+                answers = self._outcome_known and explorer is student.agent
+                undone = _undo_worse(student.toolbox, pending, trajectories, answers)
+                for key, edit in undone.items():
+                    rejected.setdefault(key, []).append(edit)
+                metrics["edits_undone"] = float(len(undone))
+            pending = {}
+            # the docs at hand are judged by the agent's own attempts: not while its calls are spread
+            settled = knobs.settle and explorer is student.agent and all(t.success for t in trajectories)
+            by_toolset: dict[str, list[tuple[Any, Trajectory]]] = defaultdict(list)
+            for task, trajectory in zip(tasks, trajectories, strict=True):
+                by_toolset[trajectory.toolset].append((task, trajectory))
+            for toolset, pairs in ([] if settled else by_toolset.items()):
+                members = [trajectory for _, trajectory in pairs]
                 tools = student.toolbox.toolset(toolset)
                 names = {tool.name for tool in tools}
                 book = usage.setdefault(toolset, UsageBook())
                 book.add(members, names)
                 for trajectory in members:
                     seen.add(toolset, trajectory.steps, names)
-                if knobs.replay_calls and shared:
-                    repeats = book.replay(partial(self.env.execute, toolset),
-                                          (step for trajectory in members for step in trajectory.steps), names)
-                    seen.add(toolset, repeats, names)
-                    replayed += len(repeats)
+                if knobs.replay_calls:
+                    replayed += self._replay_offline(student.toolbox, toolset, pairs, book, seen, replays)
                 if knobs.per_tool:
-                    asked = self._describe_used(tools, book, seen.tools.get(toolset, {}), f"iteration {step + 1}",
-                                                own_arguments=not shared)
+                    before = {tool.name: tool.to_dict() for tool in tools}
+                    asked = self._describe_offline(toolset, tools, book, seen, described, f"iteration {step + 1}")
                     exchanges.extend(asked)
-                    if knobs.drop_contradicted or knobs.cite_facts:
-                        asked = [_checked_against_counts(exchange, book, knobs) for exchange in asked]
-                    changed += sum(apply_exchange(student.toolbox, toolset, exchange) for exchange in asked)
-                    if knobs.learned_schema and not shared:
-                        changed += seen.teach(student.toolbox, toolset)
+                    asked = [_without_rejected(exchange, toolset, rejected) for exchange in asked]
+                    applied = sum(apply_exchange(student.toolbox, toolset, exchange) for exchange in asked)
+                    if knobs.learned_schema:
+                        applied += seen.teach(student.toolbox, toolset)
+                    if knobs.error_rules:
+                        applied += seen.state_rules(student.toolbox, toolset)
+                    changed += applied
+                    pending.update(_edits(student.toolbox, toolset, before, members))
                     continue
                 facts = {tool.name: book.facts(tool.name) for tool in tools} if knobs.facts else None
                 batches = [members[i : i + self.batch_size] for i in range(0, len(members), self.batch_size)]
@@ -241,31 +312,162 @@ class ToolObserver(DocOptimizer):
                     consensus = proposals[0] if proposals else {}
                 changed += apply_updates(student.toolbox, toolset, consensus)
             metrics["docs_changed"] = float(changed)
-            if knobs.replay_calls and shared:
+            if knobs.replay_calls:
                 metrics["replayed_calls"] = float(replayed)
             checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json(),
                           "usage": {toolset: book.to_dict() for toolset, book in usage.items()},
-                          "evidence": seen.to_dict()}
+                          "evidence": seen.to_dict(), "replays": replays.to_dict(), "described": described,
+                          "edits": {key: edit.to_dict() for key, edit in pending.items()}, "rejected": rejected}
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_explored, trajectories, exchanges, checkpoint))
             self.final_trajectories = trajectories
+            if settled:
+                break  # every train attempt succeeded with the docs at hand: nothing to learn, nothing more to spend
+
+    def _replay_offline(self, toolbox: Toolbox, toolset: str, pairs: list[tuple[Any, Trajectory]], book: UsageBook,
+                        seen: EvidenceBook, replays: Replays) -> int:
+        """Repeat the attempts' working calls on their tools' rivals: judged where attempts are one reply, else
+        outside any task, counted per interface so every rival is compared on the very inputs the others met."""
+        names = {tool.name for tool in toolbox.toolset(toolset)}
+        if self._judges:
+            repeated = 0
+            for task, trajectory in pairs:
+                judged = replays.judged(self.env, toolbox, task, trajectory)
+                seen.add_judged(toolset, judged, names)
+                book.add_calls([item.result for item in judged if item.repeat], names)
+                repeated += sum(item.repeat for item in judged)
+            return repeated
+        steps = [step for _, trajectory in pairs for step in trajectory.steps]
+        repeats: list[Any] = []
+        for group in _interface_groups(toolbox.toolset(toolset)):
+            repeats += book.replay(partial(self.env.execute, toolset), (s for s in steps if s.call.name in group), group)
+        seen.add(toolset, repeats, names)
+        return len(repeats)
+
+    def _describe_offline(self, toolset: str, tools: list[DocumentedTool], book: UsageBook, seen: EvidenceBook,
+                          described: dict[str, str], label: str) -> list[EditorExchange]:
+        """One editor call per tool with new evidence. What it is told follows what is hidden and what is judged:
+        where its parameters are not shown, what its calls showed of its interface; where the environment judges
+        single calls (an outcome value: engines, searches), its usage counts; where it does not, its calls and the
+        requests they answered. A tool that shares its interface with others is written as one of a set of
+        similar tools (from its counts, its current description not shown: a small editor copies it)."""
+        knobs = self.improvements
+        valued = any(usage.valued for usage in book.tools.values())
+        shared = rivals(tools)
+        jobs = []
+        for tool in tools:
+            usage, evidence = book.tools.get(tool.name), seen.of(toolset, tool.name)
+            if usage is None and not evidence.calls:
+                continue
+            if knobs.grounded and not evidence.working:
+                continue  # no call has worked: nothing is known of what it does
+            hidden = tool.parameters is None or tool.parameters_learned
+            if not knobs.facts:
+                facts = evidence.call_lines()
+            else:
+                facts = self._facts(evidence) if hidden or not valued else []
+                facts += book.facts(tool.name) if valued else []
+            key = tool_key(toolset, tool.name)
+            if described.get(key) == "\n".join(facts):
+                continue  # nothing new since its doc was written
+            described[key] = "\n".join(facts)
+            jobs.append((tool, facts, valued and tool.name in shared))
+
+        def describe(job: tuple[DocumentedTool, list[str], bool]) -> EditorExchange:
+            tool, facts, among_similar = job
+            if among_similar:
+                asked = self.editor.describe(tool, facts, None, task=COMPARE_TASK, show_current=False)
+            else:
+                asked = self.editor.describe(tool, facts, None)
+            asked = self._grounded(asked, tool, seen.of(toolset, tool.name))
+            if knobs.drop_contradicted or knobs.cite_facts:
+                asked = _checked_against_counts(asked, book, knobs)
+            return asked
+
+        return parallel_map(describe, jobs, num_threads=self.num_threads, description=f"{label}: editor",
+                            progress=self.progress)
 
 
-    def _describe_used(self, tools: list[DocumentedTool], book: UsageBook, calls: dict[str, ToolEvidence],
-                       label: str, *, own_arguments: bool = False) -> list[EditorExchange]:
-        """One editor call per tool the agent used: from its usage counts, or (without the facts knob)
-        from its calls as they happened. Tools that take ``own_arguments`` are described as one tool
-        (what its calls showed of its interface and results, then its usage counts), not among similar ones."""
-        def describe(tool: DocumentedTool) -> EditorExchange:
-            if own_arguments:
-                evidence = calls[tool.name]
-                lines = [*(evidence.facts() if self.improvements.facts else evidence.call_lines()),
-                         *book.facts(tool.name)]
-                return self.editor.describe(tool, lines, None)
-            lines = book.facts(tool.name) if self.improvements.facts else calls[tool.name].call_lines()
-            return self.editor.describe(tool, lines, None, task=COMPARE_TASK, show_current=False)
+def _interface_groups(tools: list[DocumentedTool]) -> list[set[str]]:
+    """The sets of tools sharing an interface (each with at least two tools)."""
+    groups: list[set[str]] = []
+    for name, others in rivals(tools).items():
+        group = {name, *others}
+        if group not in groups:
+            groups.append(group)
+    return groups
 
-        return parallel_map(describe, [tool for tool in tools if tool.name in book.tools],
-                            num_threads=self.num_threads, description=f"{label}: editor", progress=self.progress)
+
+@dataclass(frozen=True)
+class _Edit:
+    """One tool's doc changed in an offline iteration, kept until the next exploration checks it."""
+
+    toolset: str
+    before: dict[str, Any]
+    """The tool's docs before the edit (``DocumentedTool.to_dict``)."""
+    calls: int
+    failed: int
+    attempts: int
+    """Attempts that called the tool, in the exploration the edit was written from."""
+    answered: int
+    """Of those, the ones that succeeded."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> _Edit:
+        return cls(**data)
+
+
+def _usage_of(trajectories: list[Trajectory]) -> dict[str, list[int]]:
+    """Per tool name: [calls, failed calls, attempts calling it, of those the successful ones]."""
+    stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for trajectory in trajectories:
+        for name in {step.call.name for step in trajectory.steps}:
+            stats[name][2] += 1
+            stats[name][3] += trajectory.success
+        for step in trajectory.steps:
+            stats[step.call.name][0] += 1
+            stats[step.call.name][1] += not step.ok
+    return stats
+
+
+def _edits(toolbox: Toolbox, toolset: str, before: dict[str, dict[str, Any]],
+           trajectories: list[Trajectory]) -> dict[str, _Edit]:
+    """The tools of ``toolset`` whose docs differ from ``before``, with how their calls fared until then."""
+    stats = _usage_of(trajectories)
+    edits = {}
+    for tool in toolbox.toolset(toolset):
+        if tool.to_dict() != before.get(tool.name, tool.to_dict()):
+            calls, failed, attempts, answered = stats.get(tool.name, [0, 0, 0, 0])
+            edits[tool_key(toolset, tool.name)] = _Edit(toolset, before[tool.name], calls, failed, attempts, answered)
+    return edits
+
+
+def _undo_worse(toolbox: Toolbox, edits: dict[str, _Edit], trajectories: list[Trajectory],
+                answers: bool) -> dict[str, str]:
+    """Put back each edited doc whose tool fared worse in the exploration that followed the edit: a higher share
+    of failed calls, or (with ``answers``: outcomes known, and the agent's own choices) a lower share of answered
+    attempts. Returns the descriptions undone, by tool key."""
+    stats = _usage_of(trajectories)
+    undone = {}
+    for key, edit in edits.items():
+        name = edit.before["name"]
+        calls, failed, attempts, answered = stats.get(name, [0, 0, 0, 0])
+        more_failures = calls and edit.calls and failed / calls > edit.failed / edit.calls
+        fewer_answers = answers and attempts and edit.attempts and answered / attempts < edit.answered / edit.attempts
+        if more_failures or fewer_answers:
+            undone[key] = toolbox.tools[key].description
+            toolbox.tools[key] = DocumentedTool.from_dict(edit.before)
+    return undone
+
+
+def _without_rejected(exchange: EditorExchange, toolset: str, rejected: dict[str, list[str]]) -> EditorExchange:
+    """The exchange without descriptions that were undone before: the editor, reading much the same facts, often
+    proposes the very text that made its tool's calls worse."""
+    updates = {name: text for name, text in exchange.updates.items()
+               if text not in rejected.get(tool_key(toolset, name), [])}
+    return replace(exchange, updates=updates)
 
 
 def _checked_against_counts(exchange: EditorExchange, book: UsageBook, knobs: Improvements) -> EditorExchange:

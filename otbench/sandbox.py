@@ -37,6 +37,8 @@ import types
 from collections.abc import Callable
 from typing import IO, Any, Self
 
+from otbench.opaque import renamed
+
 _HEADER = struct.Struct("!Q")
 _READY = "ready"
 _STARTUP_SECONDS = 300.0  # a worker importing its functions on a starved machine; not a call's time
@@ -47,10 +49,7 @@ DEFAULT_MAX_OUTPUT_BYTES = 65_536
 def _renamed(function: Callable[..., Any], name: str) -> Callable[..., Any]:
     if not isinstance(function, types.FunctionType):
         return function
-    code = function.__code__.replace(co_name=name, co_qualname=name)
-    twin = types.FunctionType(code, function.__globals__, name, function.__defaults__, function.__closure__)
-    twin.__kwdefaults__ = function.__kwdefaults__
-    return twin
+    return renamed(function, name, doc=function.__doc__)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ from modules.agent import AgentReply, FunctionCallingAgent, call_schema
 from modules.editor import DocEditor
 from modules.program import ToolAgentProgram
 from modules.tool_docs import OPTIMIZED_TOOLSETS, Toolbox
+from optimizers.rivals import rivals
 from optimizers.settings import IMPROVED
 from optimizers.toolobserver import ToolObserver
 from otbench import evaluate, export
@@ -241,7 +242,7 @@ def test_export_writes_the_shared_toolset_for_other_agents(env, tmp_path, capsys
     assert len(tools) == 71 and tools[0]["function"]["name"] == "function_1"
 
 
-def test_offline_toolobserver_learns_each_functions_doc_from_its_own_calls_without_spreading_them(env):
+def test_offline_toolobserver_learns_each_functions_doc_from_its_own_calls_spread_only_among_its_rivals(env):
     train = env.tasks("train")[:3]
     oracle = env.oracle_agent(train)
     prompts = []
@@ -262,12 +263,14 @@ def test_offline_toolobserver_learns_each_functions_doc_from_its_own_calls_witho
     program = optimizer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=train)
     used = {env.to_shown[c.function] for d in train for t in d.tasks for c in t.calls}
     trajectories = optimizer.final_trajectories
-    assert {step.call.name for t in trajectories for step in t.steps} == used  # no call went to another tool
-    assert all(t.success for t in trajectories)
-    assert len(prompts) == len(used)
+    others = rivals(program.toolbox.toolset(TOOLSET))  # tools that require the same parameters
+    sent = {step.call.name for t in trajectories for step in t.steps}
+    assert sent - used and all(name in used or set(others.get(name, ())) & used for name in sent)
+    # each tool's learned schema and its usage counts beside what its calls showed
     assert all("worked: function_" in p and "called " in p and "Requests it was called for" not in p for p in prompts)
-    learned = [program.toolbox.get(TOOLSET, name) for name in used]
-    assert all(tool.description == "Learned from its calls." and tool.parameters_learned for tool in learned)
+    learned = [program.toolbox.get(TOOLSET, name) for name in sent]
+    assert all(tool.parameters_learned for tool in learned)
+    assert all(tool.description == "Learned from its calls." for tool in learned if tool.name in used)
 
 
 def test_wild_options_are_checked_before_anything_loads():

@@ -10,11 +10,13 @@ the optimizers never import an environment's own modules:
 - ``rollout`` runs an agent on one task (one turn or many: the environment drives the loop)
   and returns a scored :class:`~otbench.trajectory.Trajectory`.
 - ``agent_instructions`` is the system prompt of the LLM agent in this environment.
+- ``one_reply`` says whether an attempt is one agent reply whose calls run in order (BFCL, your own
+  functions) rather than a dialogue of turns (Chess, BrowseComp): then another reply to the same task
+  can be scored by rolling it out with an agent that gives that reply, which optimizers use to judge
+  what a different call would have done.
 
-Three members are optional (read with ``getattr``; an environment without them behaves as noted):
+Two members are optional (read with ``getattr``; an environment without them behaves as noted):
 
-- ``interchangeable_tools``: whether the tools of a shared toolset take the same arguments (a query, a
-  position), so an explorer may send a call to any of them (default True; Wild's functions do not);
 - ``breakdown(trajectories)``: tables of the environment's own (name -> rows) that commands log and print
   beside the metrics (none);
 - ``docs_from(learned)``: docs learned in another environment, as docs of this one's tools (Wild takes a
@@ -59,6 +61,7 @@ class Environment(Protocol):
     metric_names: tuple[str, ...]
     learning: str
     agent_instructions: str
+    one_reply: bool
 
     def tasks(self, split: str = "test") -> list[Any]:
         """Tasks of a split: ``test`` always; ``train`` too when ``learning`` is offline."""
@@ -87,6 +90,20 @@ class Environment(Protocol):
     def __enter__(self) -> Self: ...
 
     def __exit__(self, *exc_info: object) -> None: ...
+
+
+def task_key(task: Any) -> str:
+    """A task's id: its ``id`` (attribute or field) when it has one, else a digest of its fields, so equal
+    tasks are the same task (a user's ``dspy.Example`` needs no id)."""
+    import hashlib
+    import json
+
+    known = getattr(task, "id", None)
+    if known is not None:
+        return str(known)
+    fields = task.toDict() if hasattr(task, "toDict") else vars(task) if hasattr(task, "__dict__") else repr(task)
+    text = json.dumps(fields, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def sample_tasks(tasks: list[Any], limit: int | None, seed: int) -> list[Any]:

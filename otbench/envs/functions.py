@@ -12,30 +12,53 @@ returned (``trajectory.steps``, ``trajectory.outputs``); it may also return an o
 ``score`` and ``feedback`` (such as ``dspy.Prediction(score=..., feedback=...)``), whose feedback
 an editor then reads. One toolset is shared by all tasks, so docs are learned offline: on the
 train examples, then scored on the test ones.
+
+:meth:`FunctionEnvironment.opaque` shows any functions the way the benchmark shows its tools: under
+the names ``function_1..N`` in a seeded order, with no docstring (``names_only`` also hides the
+parameters, ``names_params`` shows them; ``gold`` shows the true docstring and parameters under the
+same opaque names). The real names never reach the agent: each function runs as a copy whose code
+object carries the shown name, so Python's own errors name the tool as the agent saw it. The true
+docs are the environment's gold docs (``toolbox("gold")``, ``--docs gold``), and examples that carry
+their gold calls (``calls``: ``[{"name": <real name>, "arguments": {...}}, ...]`` in order) give an
+oracle agent that replays them under the shown names.
+
+Stateful tools (a store, a session) get their state from ``state``, a factory of context managers:
+the environment enters ``state(task)`` around each task's calls and its scoring, and ``state(None)``
+around every call made outside any task (an optimizer probing a tool or replaying a call). Rollouts
+run on parallel threads, so such a factory keeps its state in a :class:`contextvars.ContextVar`, which
+each thread sets for itself.
 """
 
 from __future__ import annotations
 
-import hashlib
+import copy
 import inspect
-import json
+import random
+import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Self
 
 import dspy
 
 from modules.agent import FUNCTION_CALLING_INSTRUCTIONS, FunctionCallingAgent
 from modules.program import ToolAgentProgram
+from modules.reference_agents import OracleAgent
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
-from otbench.envs.base import Agent
+from otbench.envs.base import Agent, task_key
 from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, episode
+from otbench.opaque import PRESENTATIONS, renamed
 from otbench.trajectory import Trajectory
 
 Metric = Callable[[dspy.Example, Trajectory], Any]
 """``(example, trajectory) -> float | bool``, or an object with ``score`` (and ``feedback``)."""
+
+StateFactory = Callable[[dspy.Example | None], AbstractContextManager[object]]
+"""Opens the state stateful tools run against: a task's (its calls and its scoring run inside), or with
+None, the state of one call made outside any task."""
 
 TOOLSET = "tools"
 SCORE = "score"
@@ -46,10 +69,7 @@ _JSON_TYPES: dict[object, str] = {int: "integer", float: "number", str: "string"
 
 def task_id(example: dspy.Example) -> str:
     """The example's ``id`` field, else a digest of its fields: equal examples are the same task."""
-    if example.get("id") is not None:
-        return str(example.get("id"))
-    fields = json.dumps(example.toDict(), sort_keys=True, default=repr)
-    return hashlib.sha256(fields.encode()).hexdigest()[:12]
+    return task_key(example)
 
 
 def shown_parameters(function: Callable[..., Any]) -> list[ParameterSpec]:
@@ -69,18 +89,33 @@ def shown_parameters(function: Callable[..., Any]) -> list[ParameterSpec]:
     return parameters
 
 
+def _by_name(functions: Sequence[Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    named: dict[str, Callable[..., Any]] = {}
+    for function in functions:
+        name = getattr(function, "__name__", "")
+        if not callable(function) or not name.isidentifier():
+            raise ConfigError(f"every tool must be a named function (a def), got {function!r}")
+        if name in named:
+            raise ConfigError(f"two tools are named {name!r}: the agent could not tell them apart")
+        named[name] = function
+    return named
+
+
 class FunctionEnvironment:
     """An :class:`~otbench.envs.base.Environment` over plain functions, examples and a metric.
 
     ``examples`` are the train split (what an optimizer learns from); ``test_examples`` the test
     split, the examples themselves when not given. ``instructions`` is the agent's system prompt.
+    ``gold_docs`` are the true docs under the shown names (default: the docs as shown); ``real_names``
+    maps a shown name to the name the examples' gold calls use (default: the same); ``state`` opens
+    the state of stateful tools (see the module's docstring). ``name``, ``setting`` and ``toolset`` are
+    what runs and learned docs are filed under.
     """
 
-    name = "functions"
-    setting = "given"
     primary_metric = SCORE
     metric_names = (SCORE,)
     learning = "offline"
+    one_reply = True
     faults: StateController | None = None
     """Injects failures into the functions' calls when set (:mod:`otbench.faults`)."""
 
@@ -88,15 +123,17 @@ class FunctionEnvironment:
         self, functions: Sequence[Callable[..., Any]], examples: Sequence[dspy.Example], metric: Metric, *,
         test_examples: Sequence[dspy.Example] | None = None, show_parameters: bool = True,
         question_field: str = "question", instructions: str = FUNCTION_CALLING_INSTRUCTIONS,
+        gold_docs: Sequence[DocumentedTool] | None = None, real_names: Mapping[str, str] | None = None,
+        state: StateFactory | None = None, name: str = "functions", setting: str = "given", toolset: str = TOOLSET,
     ) -> None:
-        self.functions: dict[str, Callable[..., Any]] = {}
-        for function in functions:
-            name = getattr(function, "__name__", "")
-            if not callable(function) or not name.isidentifier():
-                raise ConfigError(f"every tool must be a named function (a def), got {function!r}")
-            if name in self.functions:
-                raise ConfigError(f"two tools are named {name!r}: the agent could not tell them apart")
-            self.functions[name] = function
+        self.functions = _by_name(functions)
+        self.name, self.setting, self.toolset = name, setting, toolset
+        self.gold_docs = {tool.name: tool for tool in gold_docs or ()}
+        self.real_names = dict(real_names or {})
+        for shown in [*self.gold_docs, *self.real_names]:
+            if shown not in self.functions:
+                raise ConfigError(f"gold docs or a real name given for {shown!r}, which is none of the tools")
+        self.state = state
         self.examples = list(examples)
         self.test_examples = list(test_examples) if test_examples is not None else self.examples
         for example in [*self.examples, *self.test_examples]:
@@ -114,17 +151,24 @@ class FunctionEnvironment:
         return list(self.examples if split == "train" else self.test_examples)
 
     def toolbox(self, docs: str | None = None) -> Toolbox:
-        """The docs as the functions show them; there are no truer ones to know, so ``gold`` is the same."""
+        """The docs as the functions show them, or with ``gold`` the true docs (those shown where none were given)."""
         if docs not in (None, "gold"):
             raise ConfigError(f"{self.name}: docs are the functions' own or gold, not {docs!r}")
-        return Toolbox({TOOLSET: [self._documented(function) for function in self.functions.values()]})
+        tools = [copy.deepcopy(self.gold_docs[name]) if docs == "gold" and name in self.gold_docs
+                 else self._documented(function) for name, function in self.functions.items()]
+        return Toolbox({self.toolset: tools}, meta={"env": self.name, "setting": self.setting, "docs": docs or "base"})
 
     def toolset_of(self, task: dspy.Example) -> str:
-        return TOOLSET
+        return self.toolset
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
-        """Call the function under its name; whatever it raises comes back as the error an editor reads."""
-        return self._execute(call, episode(self.faults, toolset))
+        """Call the function under its name, in a state of its own; whatever it raises comes back as the error an
+        editor reads."""
+        with self._state(None):
+            return self._execute(call, episode(self.faults, toolset))
+
+    def _state(self, task: dspy.Example | None) -> AbstractContextManager[object]:
+        return self.state(task) if self.state is not None else nullcontext()
 
     def _execute(self, call: ToolCall, attempt: Episode) -> CallResult:
         """A call whose shape did not fit (``call.problem``) is not made, nor faulted: its reason is the error."""
@@ -143,12 +187,13 @@ class FunctionEnvironment:
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: dspy.Example) -> Trajectory:
         question = task.get(self.question_field)
-        reply = agent(question=question, tools=toolbox.toolset(TOOLSET))
+        reply = agent(question=question, tools=toolbox.toolset(self.toolset))
         attempt = episode(self.faults, task_id(task))
-        steps = [self._execute(call, attempt) for call in reply.calls or []]
-        trajectory = Trajectory(task_id=task_id(task), toolset=TOOLSET, question=question, steps=steps,
-                                reply=reply.raw, parse_error=reply.error)
-        judged = self.metric(task, trajectory)
+        with self._state(task):  # the calls run in order against the task's own state, which is scored as they left it
+            steps = [self._execute(call, attempt) for call in reply.calls or []]
+            trajectory = Trajectory(task_id=task_id(task), toolset=self.toolset, question=question, steps=steps,
+                                    reply=reply.raw, parse_error=reply.error)
+            judged = self.metric(task, trajectory)
         score = float(judged.score if hasattr(judged, "score") else judged)
         trajectory.metrics = {SCORE: score}
         trajectory.success = score >= 1.0
@@ -159,8 +204,23 @@ class FunctionEnvironment:
         scores = [t.metrics[SCORE] for t in trajectories]
         return {SCORE: sum(scores) / len(scores) if scores else 0.0, "n": float(len(scores))}
 
-    def oracle_agent(self, tasks: list[dspy.Example]) -> Agent:
-        raise ConfigError(f"{self.name}: examples carry no gold calls, so there is no reference agent to run")
+    def oracle_agent(self, tasks: list[dspy.Example]) -> OracleAgent:
+        """Replays each task's gold calls (its ``calls``) under the names the agent is shown."""
+        shown_of = {self.real_names.get(shown, shown): shown for shown in self.functions}
+        answers: dict[str, list[ToolCall]] = {}
+        for task in tasks:
+            if not isinstance(task.get("calls"), list):
+                raise ConfigError(f"{self.name}: examples carry no gold calls, so there is no reference agent to run")
+            calls = []
+            for gold in task.get("calls"):
+                shown = shown_of.get(gold["name"])
+                if shown is None:
+                    raise ConfigError(f"{self.name}: a gold call names {gold['name']!r}, which is none of the tools")
+                calls.append(ToolCall(shown, dict(gold["arguments"])))
+            question = task.get(self.question_field)
+            if answers.setdefault(question, calls) != calls:
+                raise ConfigError(f"{self.name}: two examples ask {question!r} with different gold calls")
+        return OracleAgent(lambda question: answers[question])
 
     def __enter__(self) -> Self:
         return self
@@ -179,7 +239,36 @@ class FunctionEnvironment:
     def dspy_tools(self, learned: ToolAgentProgram | Toolbox) -> list[dspy.Tool]:
         """The functions as ``dspy.Tool``s showing ``learned``'s docs, for any DSPy agent (``dspy.ReAct``)."""
         toolbox = learned.toolbox if isinstance(learned, ToolAgentProgram) else learned
-        return toolbox.as_dspy_tools(TOOLSET, self.functions)
+        return toolbox.as_dspy_tools(self.toolset, self.functions)
+
+    @classmethod
+    def opaque(
+        cls, functions: Sequence[Callable[..., Any]], examples: Sequence[dspy.Example], metric: Metric, *,
+        presentation: str = "names_only", seed: int = 0, **options: Any,
+    ) -> FunctionEnvironment:
+        """``functions`` shown as ``function_1..N`` in an order ``seed`` shuffles, under ``presentation`` (one of
+        :data:`PRESENTATIONS`), with their true docs as gold docs; ``options`` are the constructor's.
+
+        Each tool runs as a copy of its function whose code carries the shown name, so a call that does not fit
+        fails with ``function_3() missing 1 required positional argument: 'sku'``; gold calls in the examples
+        name the real functions, and the oracle agent replays them under the shown names.
+        """
+        if presentation not in PRESENTATIONS:
+            raise ConfigError(f"unknown presentation {presentation!r}; choose from {', '.join(PRESENTATIONS)}")
+        order: list[types.FunctionType] = []
+        for function in _by_name(functions).values():
+            if not isinstance(function, types.FunctionType):
+                raise ConfigError(f"opaque names need plain functions (a def) to rename, got {function!r}")
+            order.append(function)
+        random.Random(seed).shuffle(order)
+        shown = {f"function_{index}": function for index, function in enumerate(order, start=1)}
+        copies = [renamed(function, name, doc=function.__doc__ if presentation == "gold" else None)
+                  for name, function in shown.items()]
+        gold = [DocumentedTool(name, description=inspect.getdoc(function) or "", parameters=shown_parameters(function))
+                for name, function in shown.items()]
+        return cls(copies, examples, metric, show_parameters=presentation != "names_only", gold_docs=gold,
+                   real_names={name: function.__name__ for name, function in shown.items()}, setting=presentation,
+                   **options)
 
     def _documented(self, function: Callable[..., Any]) -> DocumentedTool:
         return DocumentedTool(function.__name__, description=inspect.getdoc(function) or "",

@@ -32,6 +32,7 @@ _OPTION_MODULES = {
     "chess": "otbench.envs.chess.options",
     "browsecomp": "otbench.envs.browsecomp.options",
     "wild": "otbench.envs.wild.options",
+    "toolkit": "otbench.envs.toolkits.options",
 }
 ENVIRONMENTS = tuple(_OPTION_MODULES)
 

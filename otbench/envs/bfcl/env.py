@@ -47,6 +47,7 @@ class BfclEnvironment:
     primary_metric = "E"
     metric_names = ("E", "P", "A")
     learning = "online"
+    one_reply = True
     agent_instructions = FUNCTION_CALLING_INSTRUCTIONS
     faults: StateController | None = None
 

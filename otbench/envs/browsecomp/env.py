@@ -84,8 +84,7 @@ class BrowseCompEnvironment:
     primary_metric = "accuracy"
     metric_names = METRIC_NAMES
     learning = "offline"
-    interchangeable_tools = True
-    """Every tool takes the same argument, so an explorer may send a call to any of them."""
+    one_reply = False
     agent_instructions = BROWSECOMP_INSTRUCTIONS
     faults: StateController | None = None
     """Injects failures into searches when set (:mod:`otbench.faults`); ``final_answer`` is never faulted."""

@@ -168,8 +168,7 @@ class ChessEnvironment:
     primary_metric = "optimal_pct"
     metric_names = ("optimal_pct", "elo", "game_score", "eval_change_cp", "failed_move_pct")
     learning = "offline"
-    interchangeable_tools = True
-    """Every tool takes the same argument, so an explorer may send a call to any of them."""
+    one_reply = False
     agent_instructions = CHESS_INSTRUCTIONS
     faults: StateController | None = None
     """Injects failures into the tools' suggestions when set (:mod:`otbench.faults`); a faulted call is a

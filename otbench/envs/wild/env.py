@@ -148,8 +148,7 @@ class WildEnvironment:
     primary_metric = "task_accuracy"
     metric_names = METRIC_NAMES
     learning = "offline"
-    interchangeable_tools = False
-    """The tools take different arguments: a call cannot be sent to another tool of the set."""
+    one_reply = False
     agent_instructions = WILD_INSTRUCTIONS
     faults: StateController | None = None
     """Injects failures into tool calls when set (:mod:`otbench.faults`); the fixed tools are never faulted."""

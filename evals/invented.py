@@ -1,0 +1,266 @@
+"""Invented claims: sentences of learned docs about tool behaviour that no observed call supports.
+
+An editor with no evidence writes fiction ("takes a string as input and returns it in uppercase" for
+a tool that adds two numbers), and an agent trusts fiction more than a blank doc. This module judges
+learned sentences against the calls a run observed, by code, where code can tell:
+
+- a tool that never answered a call has no observed behaviour: every sentence learned about it is
+  invented;
+- a sentence that names a parameter the tool's known interface does not have (``takes `text` ...``
+  where the tool reported ``a`` and ``b``) is invented;
+- a sentence that gives the inputs a kind (text, a number, a list...) that no working call's
+  arguments had, or the result a kind that no working call returned, is invented.
+
+Sentences code cannot judge (what a number means) are left to the reader: the figure is a lower
+bound on invention, never a claim that the rest is true. The same judge drops such sentences before
+an optimizer applies them (:func:`unsupported`), and measures docs afterwards (:func:`invented_claims`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evals.contamination import sentences
+from modules.tool_docs import DocumentedTool, Toolbox
+from otbench.calls import CallResult
+
+# Words that give a value a kind, by the JSON kind they name. Only words that name a kind and nothing else:
+# "value" or "amount" say nothing of a type.
+_KIND_WORDS: dict[str, tuple[str, ...]] = {
+    "string": ("string", "strings", "text", "texts", "str", "uppercase", "lowercase", "characters", "word", "words"),
+    "number": ("integer", "integers", "int", "number", "numbers", "float", "floats", "decimal", "numeric",
+               "digits"),
+    "array": ("list", "lists", "array", "arrays"),
+    "boolean": ("boolean", "booleans", "bool", "true or false"),
+    "object": ("dictionary", "dictionaries", "dict", "mapping", "json object"),
+}
+_KIND_PATTERNS = {kind: re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b")
+                  for kind, words in _KIND_WORDS.items()}
+_INPUT_CUE = re.compile(r"\b(?:takes?|accepts?|inputs?|expects?|given|parameters?|arguments?|pass(?:ed)?)\b")
+_OUTPUT_CUE = re.compile(r"\b(?:returns?|returned|outputs?|produces?|gives? back|yields?|results? (?:is|are|in))\b")
+# Ways a sentence names a parameter unmistakably: `name`, name=..., 'name' next to "parameter" or "argument".
+_PARAMETER_REFERENCES = (re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`"),
+                         re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)"),
+                         re.compile(r"\b(?:parameter|argument)s?\s+(?:named\s+|called\s+)?['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]"),
+                         re.compile(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]\s+(?:parameter|argument)"))
+
+
+# A rule a tool's own error states for one parameter: "'interval' must be one of 5m|1d, got 'weekly'",
+# "'vertices[0]' must be a list, got dict", "quantity must be a whole number of at least 1, got 0".
+_RULE = re.compile(r"(?:^|[\s:(])(?P<quote>'?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<item>\[\d+\])?'? must "
+                   r"(?P<rule>(?:not )?(?:be|have) .+?)(?:, got .*)?$")
+_UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
+_NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
+_RULE_TYPES = (("integer", r"an? (?:positive |non-negative )?(?:integer|whole number)"),
+               ("number", r"an? (?:positive |non-negative )?(?:number|float)|real number"),
+               ("string", r"an? (?:string|date|text)"), ("array", r"an? (?:list|array|point)"),
+               ("boolean", r"an? (?:boolean|bool)"), ("object", r"an? (?:dict|dictionary|object|mapping)"))
+
+
+def error_rules(error: str, parameters: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    """(parameter, rule) pairs a tool's error states ("must be a number") about one of ``parameters`` (None: any
+    name the error quotes); the rule is said of each item where the error names an item (``'vertices[0]'``)."""
+    known = None if parameters is None else set(parameters)
+    found = []
+    for line in error.splitlines():
+        match = _RULE.search(line)
+        if match and (match.group("name") in known if known is not None else bool(match.group("quote"))):
+            rule = f"must {match.group('rule').strip().rstrip('.')}"
+            found.append((match.group("name"), f"each item {rule}" if match.group("item") else rule))
+    return found
+
+
+def rule_type(rule: str) -> str | None:
+    """The JSON-schema type a rule names ("must be an integer" -> integer), None when it names none."""
+    if rule.startswith(("each item", "must not")):
+        return None
+    return next((kind for kind, pattern in _RULE_TYPES if re.match(rf"must be (?:{pattern})\b", rule)), None)
+
+
+def rule_sentence(parameter: str, rule: str) -> str:
+    """How learned docs state a rule a tool's error gave: the sentence the judge recognises as evidence."""
+    return f"{rule[0].upper()}{rule[1:]} (its own error for {parameter})."
+
+
+def value_kind(value: Any) -> str:
+    """The JSON kind of a value (numbers as one kind: an integer is a number, a number may be whole)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "other"
+
+
+@dataclass
+class Observed:
+    """What a run saw one tool do: the evidence its learned sentences are judged against."""
+
+    parameters: set[str] | None = None
+    """Its known parameter names (shown, learned, or accepted by a working call); None: unknown."""
+    input_kinds: dict[str, set[str]] = field(default_factory=dict)
+    """Parameter name -> kinds of the values working calls gave it."""
+    output_kinds: set[str] = field(default_factory=set)
+    """Kinds of what working calls returned."""
+    worked: int = 0
+    """Calls that worked."""
+    stated: set[str] = field(default_factory=set)
+    """Sentences the tool's own errors support (:func:`rule_sentence`)."""
+    rejected: set[str] = field(default_factory=set)
+    """Argument names the tool refused as unexpected."""
+
+    def add(self, result: CallResult) -> None:
+        if result.injected is not None:
+            return
+        if not result.ok:
+            error = result.error or ""
+            arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
+            known = (self.parameters or set()) | set(arguments)
+            self.stated.update(rule_sentence(name, rule) for name, rule in error_rules(error, known))
+            self.rejected.update(_UNEXPECTED.findall(error))
+            return
+        self.worked += 1
+        arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
+        for name, value in arguments.items():
+            self.input_kinds.setdefault(name, set()).add(value_kind(value))
+            if self.parameters is not None:
+                self.parameters.add(name)
+        self.output_kinds.add(value_kind(result.output))
+
+
+def observe(tools: Sequence[DocumentedTool], calls: Iterable[CallResult]) -> dict[str, Observed]:
+    """What the calls showed of each tool, by name; a tool's interface is known where its docs show (or learned)
+    a parameter schema."""
+    seen = {tool.name: Observed({p.name for p in tool.parameters} if tool.parameters is not None else None)
+            for tool in tools}
+    for result in calls:
+        if result.call.name in seen:
+            seen[result.call.name].add(result)
+    return seen
+
+
+def _kinds_in(text: str) -> set[str]:
+    return {kind for kind, pattern in _KIND_PATTERNS.items() if pattern.search(text)}
+
+
+def _named_parameters(sentence: str) -> set[str]:
+    names: set[str] = set()
+    for pattern in _PARAMETER_REFERENCES:
+        names.update(pattern.findall(sentence))
+    return names
+
+
+def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None = None) -> str | None:
+    """Why the observed calls contradict ``sentence`` (about a tool, or about one of its parameters' meaning
+    when ``parameter`` is given), None when code finds nothing against it."""
+    if sentence in observed.stated:
+        return None
+    refused = _NOT_PARAMETERS.fullmatch(sentence)
+    if refused and set(refused.group(1).split(", ")) <= observed.rejected:
+        return None
+    if observed.worked == 0:
+        return "no call to the tool has worked"
+    lowered = sentence.lower()
+    if observed.parameters:
+        unknown = sorted(name for name in _named_parameters(sentence) if name not in observed.parameters)
+        if unknown:
+            return f"names {unknown[0]!r}, not one of its parameters ({', '.join(sorted(observed.parameters))})"
+    given = set().union(*observed.input_kinds.values()) if observed.input_kinds else set()
+    if parameter is not None:
+        given = observed.input_kinds.get(parameter, set())
+        claimed = _kinds_in(lowered.split(" return")[0])
+        if given and claimed and not claimed & given:
+            return f"gives {parameter} a kind ({', '.join(sorted(claimed))}) no working call gave it"
+        return None
+    output = _OUTPUT_CUE.search(lowered)
+    inputs_text, output_text = (lowered[: output.start()], lowered[output.end():]) if output else (lowered, "")
+    claimed_output = _kinds_in(output_text)
+    if claimed_output and observed.output_kinds and not claimed_output & observed.output_kinds:
+        return f"says it returns {', '.join(sorted(claimed_output))}, but it returned " \
+               f"{', '.join(sorted(observed.output_kinds))}"
+    claimed_input = _kinds_in(inputs_text) if _INPUT_CUE.search(inputs_text) else set()
+    if claimed_input and given and not claimed_input & given:
+        return f"says it takes {', '.join(sorted(claimed_input))}, but working calls gave it " \
+               f"{', '.join(sorted(given))}"
+    return None
+
+
+def not_parameters_sentence(names: Iterable[str]) -> str:
+    """How learned docs state the argument names a tool refused as unexpected."""
+    return f"Not parameters: {', '.join(names)} (the tool refused them)."
+
+
+def unsupported(text: str, observed: Observed, *, parameter: str | None = None) -> list[tuple[str, str]]:
+    """The sentences of ``text`` the observed calls contradict, each with the reason."""
+    found = []
+    for sentence in sentences(text):
+        reason = why_unsupported(sentence, observed, parameter=parameter)
+        if reason is not None:
+            found.append((sentence, reason))
+    return found
+
+
+def supported_text(text: str, observed: Observed, *, parameter: str | None = None) -> str:
+    """``text`` without the sentences the observed calls contradict."""
+    dropped = {sentence for sentence, _ in unsupported(text, observed, parameter=parameter)}
+    return " ".join(sentence for sentence in sentences(text) if sentence not in dropped)
+
+
+@dataclass(frozen=True)
+class InventedClaims:
+    """``count`` learned sentences (of ``sentences`` new ones) state behaviour no observed call supports;
+    ``quotes`` holds them with the reason, by ``toolset/tool``."""
+
+    count: int
+    sentences: int
+    quotes: Mapping[str, list[dict[str, str]]] = field(default_factory=dict)
+
+    def metrics(self) -> dict[str, float]:
+        return {"invented_claims": float(self.count),
+                "invented_claim_share": self.count / self.sentences if self.sentences else 0.0}
+
+
+def _learned_texts(tool: DocumentedTool, before: DocumentedTool | None) -> list[tuple[str, str | None]]:
+    """(sentence, parameter it describes or None) for every sentence of ``tool``'s docs not in ``before``'s."""
+    known: set[str] = set()
+    if before is not None:
+        known.update(sentences(before.description))
+        for text in before.parameter_descriptions.values():
+            known.update(sentences(text))
+    found: list[tuple[str, str | None]] = [(sentence, None) for sentence in sentences(tool.description)
+                                           if sentence not in known]
+    for name, text in tool.parameter_descriptions.items():
+        found += [(sentence, name) for sentence in sentences(text) if sentence not in known]
+    return found
+
+
+def invented_claims(learned: Toolbox, start: Toolbox, calls: Iterable[tuple[str, CallResult]],
+                    toolsets: Sequence[str] | None = None) -> InventedClaims:
+    """The invented claims of ``learned`` (over ``toolsets``, default all) against the ``start`` docs and the
+    ``(toolset, call result)`` pairs the run observed."""
+    by_toolset: dict[str, list[CallResult]] = {}
+    for toolset, result in calls:
+        by_toolset.setdefault(toolset, []).append(result)
+    count = total = 0
+    quotes: dict[str, list[dict[str, str]]] = {}
+    for toolset in toolsets if toolsets is not None else learned.toolset_ids():
+        tools = learned.toolset(toolset)
+        seen = observe(tools, by_toolset.get(toolset, []))
+        for tool in tools:
+            for sentence, parameter in _learned_texts(tool, start.get(toolset, tool.name)):
+                total += 1
+                reason = why_unsupported(sentence, seen[tool.name], parameter=parameter)
+                if reason is not None:
+                    count += 1
+                    where = f" (parameter {parameter})" if parameter else ""
+                    quotes.setdefault(f"{toolset}/{tool.name}", []).append(
+                        {"sentence": sentence + where, "why": reason})
+    return InventedClaims(count, total, quotes)

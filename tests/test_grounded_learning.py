@@ -1,0 +1,211 @@
+"""One learning method for any tools: hidden parameters are probed in every mode, confusable tools are told
+apart by judged repeats, docs state only what calls showed, and a toolset that works costs no editor call."""
+
+import json
+import re
+
+import dspy
+from scripted_lm import prompt_text, scripted_lm
+
+from evals.harness import run_rollouts
+from evals.invented import Observed, invented_claims, supported_text, unsupported
+from modules.agent import FunctionCallingAgent
+from modules.editor import DocEditor
+from modules.program import ToolAgentProgram
+from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+from optimizers.settings import IMPROVED
+from optimizers.toolobserver import ToolObserver
+from otbench import FunctionEnvironment
+from otbench.calls import CallResult, ToolCall
+from otbench.envs.base import task_key
+from otbench.llm.metering import TokenLedger
+
+UNITS = {"function_1": ("Celsius", "Fahrenheit"), "function_2": ("Fahrenheit", "Celsius")}
+
+
+def function_1(value: float) -> float:
+    return round(value * 9 / 5 + 32, 2)
+
+
+def function_2(value: float) -> float:
+    return round((value - 32) * 5 / 9, 2)
+
+
+def function_3(a: float, b: float) -> float:
+    return a + b
+
+
+def _examples(split: str) -> list[dspy.Example]:
+    values = (100, 37, 0, 50) if split == "train" else (10, 20, 30, 40)
+    examples = []
+    for value in values:
+        examples.append(dspy.Example(question=f"How much is {value} degrees Celsius in Fahrenheit?",
+                                     answer=function_1(value)))
+        examples.append(dspy.Example(question=f"How much is {value} degrees Fahrenheit in Celsius?",
+                                     answer=function_2(value)))
+        examples.append(dspy.Example(question=f"What is the sum of {value} and 3?", answer=value + 3))
+    return examples
+
+
+def _metric(example, trajectory):
+    return any(isinstance(out, (int, float)) and abs(out - example.answer) < 1e-6 for out in trajectory.outputs)
+
+
+def _env(**options) -> FunctionEnvironment:
+    return FunctionEnvironment([function_1, function_2, function_3], _examples("train"), _metric,
+                               test_examples=_examples("test"), show_parameters=False, **options)
+
+
+def _tools(content: str) -> dict[str, dict]:
+    tools = {}
+    for line in content.split("Tools:\n", 1)[1].split("\n\nRequest:")[0].splitlines():
+        function = json.loads(line)["function"]
+        tools[function["name"]] = function
+    return tools
+
+
+def small_agent(messages) -> str:
+    """A small model's habits: without a schema it guesses the argument name ``x``; with one it uses it; it picks
+    the tool whose description names the request's units, else the first tool of the request's arity."""
+    content = prompt_text(messages)
+    request = content.split("Request:")[-1]
+    numbers = [float(n) for n in re.findall(r"\d+", request)]
+    tools = _tools(content)
+    asked = re.findall(r"Celsius|Fahrenheit", request)
+    for name, tool in tools.items():
+        if asked and re.findall(r"Celsius|Fahrenheit", tool.get("description", "")) == asked:
+            names = list(tool.get("parameters", {}).get("properties", {})) or ["x"]
+            return json.dumps({"calls": [{"name": name, "arguments": dict(zip(names, numbers, strict=False))}]})
+    arity = 2 if "sum" in request else 1
+    for name, tool in tools.items():
+        names = list(tool.get("parameters", {}).get("properties", {}))
+        if len(names) == arity:
+            return json.dumps({"calls": [{"name": name, "arguments": dict(zip(names, numbers, strict=False))}]})
+    return json.dumps({"calls": [{"name": "function_1", "arguments": {"x": numbers[0]}}]})
+
+
+def small_editor(messages) -> str:
+    """A small editor: it names the units of a request the facts say the tool answered; with nothing answered it
+    invents, as a 1.5B model does."""
+    content = prompt_text(messages)
+    answered = re.search(r'answered the request "How much is \d+ degrees (\w+) in (\w+)\?"', content)
+    if answered:
+        text = f"Converts {answered.group(1)} to {answered.group(2)}."
+    elif "answered the request \"What is the sum" in content:
+        text = "Adds a and b."
+    else:
+        text = "Takes a string as input and returns it in uppercase."
+    return json.dumps({"description": text})
+
+
+def _program(env, ledger=None):
+    ledger = ledger or TokenLedger()
+    agent, editor = FunctionCallingAgent(), DocEditor()
+    agent.lm = scripted_lm(small_agent, ledger=ledger, phase="agent")
+    editor.lm = scripted_lm(small_editor, ledger=ledger, phase="editor")
+    return ToolAgentProgram(env.toolbox(), agent), editor
+
+
+def _score(env, program, split="test"):
+    trajectories = run_rollouts(env, program.agent, program.toolbox, env.tasks(split), progress=False)
+    return env.summarise(trajectories)["score"]
+
+
+def test_examples_need_no_id():
+    example = dspy.Example(question="q", answer=1)
+    assert task_key(example) == task_key(dspy.Example(question="q", answer=1)) != task_key(dspy.Example(question="r"))
+    assert task_key(dspy.Example(question="q", id=7)) == "7"
+
+
+def test_offline_learning_on_hidden_confusable_tools_probes_judges_repeats_and_tells_the_tools_apart():
+    env = _env()
+    program, editor = _program(env)
+    assert _score(env, program) == 0.0  # every call guesses a parameter name the tools refuse
+    learned = ToolObserver(env=env, editor=editor, progress=False).compile(program, trainset=env.tasks("train"))
+    docs = {tool.name: tool for tool in learned.toolbox.toolset("tools")}
+    assert [p.name for p in docs["function_1"].parameters] == ["value"] and docs["function_1"].parameters_learned
+    assert docs["function_1"].description == "Converts Celsius to Fahrenheit."
+    assert docs["function_2"].description == "Converts Fahrenheit to Celsius."
+    assert docs["function_3"].description == "Adds a and b."
+    assert _score(env, learned) == 1.0
+
+
+def test_online_mode_runs_on_examples_without_id():
+    env = _env()
+    program, editor = _program(env)
+    learned = ToolObserver(env=env, editor=editor, mode="online", progress=False).compile(
+        program, trainset=env.tasks("train"))
+    assert [p.name for p in learned.toolbox.get("tools", "function_3").parameters] == ["a", "b"]
+
+
+def test_an_editor_with_no_evidence_writes_nothing_and_contradicted_sentences_are_dropped():
+    env = _env()
+    program, editor = _program(env)
+    editor.lm = scripted_lm(lambda m: json.dumps({"description": "Takes a string as input and returns it in "
+                                                                 "uppercase. Adds the two numbers."}), phase="editor")
+    learned = ToolObserver(env=env, editor=editor, max_iterations=1, progress=False).compile(
+        program, trainset=env.tasks("train"))
+    texts = {tool.name: tool.description for tool in learned.toolbox.toolset("tools")}
+    assert all("uppercase" not in text for text in texts.values())
+    assert texts["function_3"] == "Adds the two numbers."
+
+
+def test_a_toolset_that_already_works_costs_no_editor_call():
+    env = FunctionEnvironment([function_3], [dspy.Example(question=f"What is the sum of {n} and 3?", answer=n + 3)
+                                             for n in (1, 2, 3)], _metric)
+    for mode in ("online", "offline"):
+        ledger = TokenLedger()
+        program, editor = _program(env, ledger)
+        ToolObserver(env=env, editor=editor, mode=mode, progress=False).compile(program, trainset=env.tasks("train"))
+        assert "editor" not in ledger.snapshot() or ledger.snapshot()["editor"]["calls"] == 0, mode
+        assert ledger.snapshot()["agent"]["calls"] == 3, mode  # the attempts, once: nothing is re-run
+
+
+def test_an_offline_edit_after_which_the_tools_calls_fail_more_is_undone():
+    env = _env()
+    program, editor = _program(env)
+    rounds = iter(range(100))
+
+    def agent(messages):  # drops an argument once the misleading doc is shown
+        content = prompt_text(messages)
+        next(rounds)
+        if "Misleading" in content and "sum" in content.split("Request:")[-1]:
+            return json.dumps({"calls": [{"name": "function_3", "arguments": {"a": 1}}]})
+        return small_agent(messages)
+
+    program.agent.lm = scripted_lm(agent, phase="agent")
+    editor.lm = scripted_lm(lambda m: json.dumps({"description": "Misleading doc."}), phase="editor")
+    learned = ToolObserver(env=env, editor=editor, max_iterations=2, progress=False).compile(
+        program, trainset=env.tasks("train"))
+    assert learned.toolbox.get("tools", "function_3").description == ""
+    assert learned.detailed_results.iterations[1].metrics["edits_undone"] >= 1
+
+
+def test_the_judge_reads_types_names_and_evidence():
+    observed = Observed({"a", "b"}, {"a": {"number"}, "b": {"number"}}, {"number"}, 3)
+    assert unsupported("Takes a string as input and returns it in uppercase.", observed)
+    assert not unsupported("Takes two numbers and returns their sum.", observed)
+    assert not unsupported("Returns the number of days between them.", observed)
+    assert unsupported("Set `text` to the phrase.", observed)
+    assert unsupported("Returns a list of the values.", observed)
+    assert supported_text("Adds a and b. Returns a list.", observed) == "Adds a and b."
+    assert unsupported("Anything at all.", Observed({"a"}, {}, set(), 0))  # nothing worked: nothing is known
+    assert unsupported("a string to repeat", observed, parameter="a")
+    assert not unsupported("a number of items", observed, parameter="a")
+
+
+def test_invented_claims_count_new_sentences_against_the_observed_calls():
+    start = Toolbox({"t": [DocumentedTool("f", parameters=[ParameterSpec("a", "any")]), DocumentedTool("g")]})
+    learned = start.deepcopy()
+    learned.get("t", "f").with_docs(description="Doubles a. Returns a string.")
+    learned.get("t", "g").with_docs(description="Searches the web.")
+    calls = [("t", CallResult(ToolCall("f", {"a": 2}), True, output=4)),
+             ("t", CallResult(ToolCall("g", {}), False, error="TypeError: boom"))]
+    found = invented_claims(learned, start, calls)
+    assert (found.count, found.sentences) == (2, 3)
+    assert {quote["sentence"] for quotes in found.quotes.values() for quote in quotes} == {
+        "Returns a string.", "Searches the web."}
+
+
+def test_the_improved_variant_has_every_improvement_on():
+    assert all(getattr(IMPROVED, name) for name in type(IMPROVED).names())
