@@ -114,6 +114,8 @@ class Observed:
     """Calls that worked."""
     stated: set[str] = field(default_factory=set)
     """Sentences the tool's own errors support (:func:`rule_sentence`)."""
+    tools: set[str] = field(default_factory=set)
+    """Names of the tools of its set: a sentence that names one (``the `function_2` tool``) names no parameter."""
     rejected: set[str] = field(default_factory=set)
     """Argument names the tool refused as unexpected."""
 
@@ -139,7 +141,9 @@ class Observed:
 def observe(tools: Sequence[DocumentedTool], calls: Iterable[CallResult]) -> dict[str, Observed]:
     """What the calls showed of each tool, by name; a tool's interface is known where its docs show (or learned)
     a parameter schema."""
-    seen = {tool.name: Observed({p.name for p in tool.parameters} if tool.parameters is not None else None)
+    names = {tool.name for tool in tools}
+    seen = {tool.name: Observed({p.name for p in tool.parameters} if tool.parameters is not None else None,
+                                tools=names)
             for tool in tools}
     for result in calls:
         if result.call.name in seen:
@@ -170,7 +174,8 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
         return "no call to the tool has worked"
     lowered = sentence.lower()
     if observed.parameters:
-        unknown = sorted(name for name in _named_parameters(sentence) if name not in observed.parameters)
+        unknown = sorted(name for name in _named_parameters(sentence)
+                         if name not in observed.parameters and name not in observed.tools)
         if unknown:
             return f"names {unknown[0]!r}, not one of its parameters ({', '.join(sorted(observed.parameters))})"
     given = set().union(*observed.input_kinds.values()) if observed.input_kinds else set()

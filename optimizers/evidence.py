@@ -132,14 +132,15 @@ class ToolEvidence:
         lines += [f"did not answer the request {line}" for line in self.unanswered]
         return lines
 
-    def observed(self, tool: DocumentedTool) -> Observed:
-        """This evidence as the claims judge reads it (:mod:`evals.invented`), with the interface ``tool`` shows."""
+    def observed(self, tool: DocumentedTool, tools: Iterable[str] = ()) -> Observed:
+        """This evidence as the claims judge reads it (:mod:`evals.invented`), with the interface ``tool`` shows;
+        ``tools`` names the other tools of its set."""
         known = {p.name for p in tool.parameters} if tool.parameters is not None else None
         if known is not None:
             known |= set(self.accepted)
         stated = {rule_sentence(name, rule) for name, rules in self.rules.items() for rule in rules}
         return Observed(known, {name: set(kinds) for name, kinds in self.input_kinds.items()},
-                        set(self.output_kinds), self.working, stated, set(self.rejected))
+                        set(self.output_kinds), self.working, stated, set(self.rejected), {tool.name, *tools})
 
     def parameters(self) -> list[ParameterSpec] | None:
         """The schema these facts support: required names first, then other accepted names; None if unknown.
@@ -155,10 +156,10 @@ class ToolEvidence:
                 + [ParameterSpec(name, self._type(name), False) for name in optional])
 
     def _type(self, name: str) -> str:
-        """A parameter's type: what working calls gave it, else what the tool's errors said it must be."""
-        if name in self.accepted:
-            return self.accepted[name]
-        return next((kind for rule in self.rules.get(name, []) if (kind := rule_type(rule))), "any")
+        """A parameter's type: what the tool's errors said it must be, else what working calls gave it (an error's
+        "must be a number" says more than a working call's integer)."""
+        stated = next((kind for rule in self.rules.get(name, []) if (kind := rule_type(rule))), None)
+        return stated or self.accepted.get(name, "any")
 
     def facts(self) -> list[str]:
         """Short statements for the editor, each backed by a call the tool answered."""

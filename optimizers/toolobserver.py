@@ -21,6 +21,7 @@ the next attempt fail more often is undone.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
@@ -137,11 +138,12 @@ class ToolObserver(DocOptimizer):
             return evidence.call_lines()
         return evidence.facts() + evidence.outcome_lines()
 
-    def _grounded(self, exchange: EditorExchange, tool: DocumentedTool, evidence: ToolEvidence) -> EditorExchange:
+    def _grounded(self, exchange: EditorExchange, tool: DocumentedTool, evidence: ToolEvidence,
+                  tools: Iterable[str] = ()) -> EditorExchange:
         """The exchange without the sentences the tool's observed calls contradict (``grounded``)."""
         if not self.improvements.grounded:
             return exchange
-        observed = evidence.observed(tool)
+        observed = evidence.observed(tool, tools)
         updates = {name: supported_text(text, observed) for name, text in exchange.updates.items()}
         meanings = {name: {parameter: kept for parameter, text in texts.items()
                            if (kept := supported_text(text, observed, parameter=parameter))}
@@ -239,7 +241,8 @@ class ToolObserver(DocOptimizer):
                 continue  # no call has worked: nothing is known of what it does, and the learned schema says the rest
             described[key] = "\n".join(facts)
             requests = [trajectory.question] if tool.name in called else []
-            exchanges.append(self._grounded(self.editor.describe(tool, facts, requests), tool, evidence))
+            exchanges.append(self._grounded(self.editor.describe(tool, facts, requests), tool, evidence,
+                                            [other.name for other in tools]))
         return exchanges
 
     # -- offline ---------------------------------------------------------------------------------
@@ -378,7 +381,7 @@ class ToolObserver(DocOptimizer):
                 asked = self.editor.describe(tool, facts, None, task=COMPARE_TASK, show_current=False)
             else:
                 asked = self.editor.describe(tool, facts, None)
-            asked = self._grounded(asked, tool, seen.of(toolset, tool.name))
+            asked = self._grounded(asked, tool, seen.of(toolset, tool.name), [other.name for other in tools])
             if knobs.drop_contradicted or knobs.cite_facts:
                 asked = _checked_against_counts(asked, book, knobs)
             return asked

@@ -209,3 +209,9 @@ def test_invented_claims_count_new_sentences_against_the_observed_calls():
 
 def test_the_improved_variant_has_every_improvement_on():
     assert all(getattr(IMPROVED, name) for name in type(IMPROVED).names())
+
+
+def test_naming_a_tool_of_the_set_names_no_parameter():
+    observed = Observed({"value"}, {"value": {"number"}}, {"number"}, 2, tools={"function_3", "function_4"})
+    assert not unsupported("The `function_3` tool converts Fahrenheit to Celsius.", observed)
+    assert unsupported("Set `degrees` to the temperature.", observed)
