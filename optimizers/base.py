@@ -7,6 +7,7 @@ command line backs with MLflow.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -15,12 +16,14 @@ import dspy
 from dspy.teleprompt import Teleprompter
 
 from evals.harness import run_rollouts
+from evals.invented import invented_claims
 from modules.program import ToolAgentProgram
 from modules.tool_docs import Toolbox
 from optimizers.evidence import EvidenceBook, probe_toolset
 from optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
 from otbench.envs.base import Environment
 from otbench.errors import ConfigError
+from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
 
 
@@ -59,6 +62,31 @@ class _Recording:
     def log_iteration(self, record: IterationRecord) -> None:
         self.records.append(record)
         self.tracker.log_iteration(record)
+
+
+class _WatchedEnvironment:
+    """The environment an optimizer works with, keeping every call result it sees (in tasks and outside them):
+    the evidence its learned docs are judged against (:mod:`evals.invented`)."""
+
+    def __init__(self, env: Environment) -> None:
+        self._env = env
+        self._lock = threading.Lock()
+        self.calls: list[tuple[str, CallResult]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    def execute(self, toolset: str, call: ToolCall) -> CallResult:
+        result = self._env.execute(toolset, call)
+        with self._lock:
+            self.calls.append((toolset, result))
+        return result
+
+    def rollout(self, agent: Any, toolbox: Toolbox, task: Any) -> Trajectory:
+        trajectory = self._env.rollout(agent, toolbox, task)
+        with self._lock:
+            self.calls.extend((trajectory.toolset, step) for step in trajectory.steps)
+        return trajectory
 
 
 class NoTracking:
@@ -150,14 +178,17 @@ class DocOptimizer(Teleprompter):
         marks = TokenMarks(self._lms(program))
         self.final_trajectories, self.editor_rounds = [], {}
         recording = _Recording(self.tracker)
+        watched = _WatchedEnvironment(self.env)
         self.tracker, outer = recording, self.tracker
+        self.env, env = watched, self.env
         try:
             self._optimize(program, list(trainset), resume or {})
         finally:
-            self.tracker = outer
+            self.tracker, self.env = outer, env
         chosen, val_trajectories = "final", list[Trajectory]()
         if valset:
             chosen, val_trajectories = self._choose_on_valset(program, recording.records, list(valset))
+        invented = invented_claims(program.toolbox, student.toolbox, watched.calls, self._toolsets(list(trainset)))
         program.detailed_results = DocOptimizationResult(
             iterations=tuple(IterationResult(r.step, dict(r.metrics), r.toolbox.to_json(), tuple(r.trajectories))
                              for r in recording.records),
@@ -167,6 +198,7 @@ class DocOptimizer(Teleprompter):
             val_metrics=dict(self.env.summarise(val_trajectories)) if val_trajectories else None,
             val_trajectories=tuple(val_trajectories),
             chosen_docs=chosen,
+            invented=invented,
         )
         return program
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evals.invented import InventedClaims
 from otbench.trajectory import Trajectory
 
 
@@ -49,6 +50,8 @@ class DocOptimizationResult:
     the result itself); ``editor_rounds`` counts editor rounds per task where the optimizer works
     per task. With a valset, ``val_metrics`` score the returned docs on it and ``chosen_docs``
     says which docs the valset preferred: ``"final"``, or ``"step N"`` for an iteration's docs.
+    ``invented`` counts the learned sentences that state behaviour no call the optimizer saw supports (a resumed
+    compile sees the calls made since it resumed).
     """
 
     iterations: tuple[IterationResult, ...]
@@ -58,6 +61,7 @@ class DocOptimizationResult:
     val_metrics: Mapping[str, float] | None = None
     val_trajectories: tuple[Trajectory, ...] = ()
     chosen_docs: str = "final"
+    invented: InventedClaims = InventedClaims(0, 0)
 
 
 class TokenMarks:

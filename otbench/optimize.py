@@ -143,6 +143,8 @@ class OptimizeResult:
     prompts: dict[str, str]
     """Toolset -> the prompt version in MLflow's registry holding its docs."""
     contamination: dict[str, Any]
+    invented: dict[str, Any]
+    """Learned sentences that state behaviour no call the optimizer saw supports (:mod:`evals.invented`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -398,6 +400,10 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
                                 setting=env.setting, tags={"run_id": run_id, "optimizer": options.optimizer})
         mlflow.log_dict(prompts, "docs/prompts.json")
     contaminated = _log_contamination(env, program)
+    invented = results.invented
+    mlflow.log_metrics(invented.metrics())
+    mlflow.log_dict({**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)},
+                    "invented_claims.json")
     rounds = list(results.editor_rounds.values())
     tokens = ledger.snapshot()
     tracking.log_result({k: v for k, v in (test or after).items() if k in env.metric_names},
@@ -410,7 +416,8 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
         steps=len(history["tokens_all_total"]), tokens_by_phase=tokens, server=ledger.server_figures(),
         seconds=round(seconds, 1),
         share_of_time_outside_llm=round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
-        docs=str(out / "final_docs.json"), prompts=prompts, contamination=contaminated)
+        docs=str(out / "final_docs.json"), prompts=prompts, contamination=contaminated,
+        invented={**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)})
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
                        {"mean_editor_iterations": result.mean_editor_iterations, "seconds": seconds})
     tracking.log_table(_summary_rows(result), "summary_table.json")
@@ -543,6 +550,9 @@ def _print(result: OptimizeResult) -> None:
     print(f"doc contamination: {shown['doc_contamination']:.1%} of learned sentences, "
           f"{shown['doc_contaminated_tools']:.1%} of tools ({sum(shown['injected_by_kind'].values())} faults injected "
           "while learning)")
+    invented = result.invented
+    print(f"invented claims: {int(invented['invented_claims'])} of {invented['sentences']} learned sentences state "
+          "behaviour no observed call supports (invented_claims.json quotes them)")
     print(f"final docs: {result.docs}   MLflow run: {result.run_id}")
     if result.prompts:
         first = next(iter(result.prompts.values()))

@@ -215,3 +215,38 @@ def test_naming_a_tool_of_the_set_names_no_parameter():
     observed = Observed({"value"}, {"value": {"number"}}, {"number"}, 2, tools={"function_3", "function_4"})
     assert not unsupported("The `function_3` tool converts Fahrenheit to Celsius.", observed)
     assert unsupported("Set `degrees` to the temperature.", observed)
+def test_rules_a_tools_errors_stated_are_written_into_its_docs_and_count_as_evidence():
+    from evals.invented import error_rules, rule_type
+    from optimizers.evidence import EvidenceBook
+
+    assert error_rules("ValueError: 'interval' must be one of 1d|1wk, got 'weekly'") == [
+        ("interval", "must be one of 1d|1wk")]
+    assert error_rules("TypeError: 'vertices[0]' must be a list, got dict") == [("vertices", "each item must be a list")]
+    assert error_rules("InventoryError: INVALID_QUANTITY: quantity must be a whole number, got 0", {"quantity"}) == [
+        ("quantity", "must be a whole number")]
+    assert error_rules("quantity must be a whole number, got 0") == []  # unquoted: only a name known to be a parameter
+    assert [rule_type(r) for r in ("must be an integer", "must be a date in MM-DD-YYYY format", "must be one of a|b")] \
+        == ["integer", "string", None]
+
+    toolbox = Toolbox({"t": [DocumentedTool("f")]})
+    book = EvidenceBook()
+    book.add("t", [CallResult(ToolCall("f", {}), False, error="TypeError: f() missing 2 required positional "
+                                                                 "arguments: 'n' and 'unit'"),
+                   CallResult(ToolCall("f", {"n": {"value": 3}, "unit": "x", "kind": 1}), False,
+                              error="TypeError: f() got an unexpected keyword argument 'kind'"),
+                   CallResult(ToolCall("f", {"n": {"value": 3}, "unit": "x"}), False,
+                              error="TypeError: 'n' must be an integer, got dict {'value': 3}"),
+                   CallResult(ToolCall("f", {"n": 3, "unit": "x"}), False,
+                              error="ValueError: 'unit' must be one of km|mi, got 'x'")], {"f"})
+    assert book.teach(toolbox, "t") and book.state_rules(toolbox, "t") == 1
+    tool = toolbox.get("t", "f")
+    assert [(p.name, p.type) for p in tool.parameters] == [("n", "integer"), ("unit", "any")]
+    assert tool.parameter_descriptions["unit"] == "Must be one of km|mi (its own error for unit)."
+    assert tool.description == "Not parameters: kind (the tool refused them)."
+    assert book.state_rules(toolbox, "t") == 0  # stated once
+    found = invented_claims(toolbox, Toolbox({"t": [DocumentedTool("f")]}), [("t", step) for step in [
+        CallResult(ToolCall("f", {"n": 3, "unit": "x"}), False, error="ValueError: 'unit' must be one of km|mi, got 'x'"),
+        CallResult(ToolCall("f", {"kind": 1}), False, error="TypeError: f() got an unexpected keyword argument 'kind'"),
+        CallResult(ToolCall("f", {"n": {"value": 3}, "unit": "km"}), False,
+                   error="TypeError: 'n' must be an integer, got dict {'value': 3}")]])
+    assert found.count == 0 and found.sentences == 3  # all three stated sentences rest on the tool's own errors
