@@ -21,9 +21,9 @@ from modules.program import ToolAgentProgram
 from modules.tool_docs import Toolbox
 from optimizers.evidence import EvidenceBook, probe_toolset
 from optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
+from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Environment
 from otbench.errors import ConfigError
-from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
 
 
