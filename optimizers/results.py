@@ -12,7 +12,7 @@ is counted once, under the roles joined with ``+``: its calls cannot be told apa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evals.invented import InventedClaims
@@ -61,7 +61,7 @@ class DocOptimizationResult:
     val_metrics: Mapping[str, float] | None = None
     val_trajectories: tuple[Trajectory, ...] = ()
     chosen_docs: str = "final"
-    invented: InventedClaims = InventedClaims(0, 0)
+    invented: InventedClaims = field(default_factory=lambda: InventedClaims(0, 0))
 
 
 class TokenMarks:
