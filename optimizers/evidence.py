@@ -124,13 +124,12 @@ class ToolEvidence:
                          f"{preview(result.output, 120)}")
 
     def outcome_lines(self) -> list[str]:
-        """What the judged calls showed: which requests this tool answered and which it did not."""
+        """What the judged calls showed: how many requests this tool answered, and which. The requests it did not
+        answer are left out: a small editor reads "did not answer: Convert 5 km to miles" as what the tool does."""
         if not self.requests_tried:
             return []
         lines = [f"answered {self.requests_answered} of the {self.requests_tried} requests it was tried on"]
-        lines += [f"answered the request {line}" for line in self.answered]
-        lines += [f"did not answer the request {line}" for line in self.unanswered]
-        return lines
+        return lines + [f"answered the request {line}" for line in self.answered]
 
     def observed(self, tool: DocumentedTool, tools: Iterable[str] = ()) -> Observed:
         """This evidence as the claims judge reads it (:mod:`evals.invented`), with the interface ``tool`` shows;

@@ -85,28 +85,33 @@ class Replays:
         """Call key -> what the call returned (a preview), for the calls made outside any task and their originals."""
 
     def judged(self, env: Environment, toolbox: Toolbox, task: Any, attempt: Trajectory) -> list[JudgedCall]:
-        """The attempt's own working calls judged by its outcome, and each repeated on every rival of its
-        tool, the attempt played again with that one call changed. Nothing is repeated twice in a run: an
-        attempt is played by a fixed reply, so it answers the same every time."""
+        """Each working call of the attempt judged as the request's answer on its own tool and on every rival: the
+        attempt is played again with that call sent to the tool and without the attempt's other calls to tools of
+        the same interface (an agent unsure which converter to use calls two; the metric then fails both, and
+        neither would be credited). A call that was the only one of its interface is judged by the attempt's own
+        outcome. Nothing is played twice in a run: a fixed reply answers the same every time."""
         calls = [step.call for step in attempt.steps]
-        own = _key(attempt.task_id, calls)
-        if own in self.done:
-            return []
-        self.done.add(own)
         others = rivals(toolbox.toolset(attempt.toolset))
-        judged = [JudgedCall(attempt.question, step, attempt.success) for step in attempt.steps if step.ok]
+        judged = []
         for index, step in enumerate(attempt.steps):
             if not step.ok:
                 continue  # a call that failed fails on a rival taking the same arguments the same way
-            for rival in others.get(step.call.name, ()):
-                changed = [*calls[:index], replace(step.call, name=rival), *calls[index + 1:]]
-                key = _key(attempt.task_id, changed)
+            group = {step.call.name, *others.get(step.call.name, ())}
+            kept = [j for j, call in enumerate(calls) if j == index or call.name not in group]
+            position = kept.index(index)
+            for tool in [step.call.name, *others.get(step.call.name, ())]:
+                variant = [replace(calls[j], name=tool) if j == index else calls[j] for j in kept]
+                key = _key(attempt.task_id, variant)
                 if key in self.done:
                     continue
                 self.done.add(key)
-                replayed = env.rollout(_FixedReply(changed), toolbox, task)
-                if len(replayed.steps) > index:
-                    judged.append(JudgedCall(attempt.question, replayed.steps[index], replayed.success, repeat=True))
+                if variant == calls:
+                    judged.append(JudgedCall(attempt.question, step, attempt.success))
+                    continue
+                replayed = env.rollout(_FixedReply(variant), toolbox, task)
+                if len(replayed.steps) > position:
+                    judged.append(JudgedCall(attempt.question, replayed.steps[position], replayed.success,
+                                             repeat=tool != step.call.name))
         return judged
 
     def outside(self, env: Environment, toolset: str, toolbox: Toolbox, steps: Iterable[CallResult]) -> list[CallResult]:

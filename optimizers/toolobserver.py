@@ -237,8 +237,8 @@ class ToolObserver(DocOptimizer):
             news = tool.name in failed and described.get(key) != "\n".join(facts)
             if not (not tool.description or first or news):
                 continue  # a doc is rewritten only when blank, first used, or when it failed on new evidence
-            if self.improvements.grounded and not evidence.working:
-                continue  # no call has worked: nothing is known of what it does, and the learned schema says the rest
+            if self.improvements.grounded and not _known_to_work(evidence):
+                continue  # nothing is known of what it does: the learned schema and its errors say the rest
             described[key] = "\n".join(facts)
             requests = [trajectory.question] if tool.name in called else []
             exchanges.append(self._grounded(self.editor.describe(tool, facts, requests), tool, evidence,
@@ -361,8 +361,8 @@ class ToolObserver(DocOptimizer):
             usage, evidence = book.tools.get(tool.name), seen.of(toolset, tool.name)
             if usage is None and not evidence.calls:
                 continue
-            if knobs.grounded and not evidence.working:
-                continue  # no call has worked: nothing is known of what it does
+            if knobs.grounded and not _known_to_work(evidence):
+                continue  # nothing is known of what it does
             hidden = tool.parameters is None or tool.parameters_learned
             if not knobs.facts:
                 facts = evidence.call_lines()
@@ -388,6 +388,12 @@ class ToolObserver(DocOptimizer):
 
         return parallel_map(describe, jobs, num_threads=self.num_threads, description=f"{label}: editor",
                             progress=self.progress)
+
+
+def _known_to_work(evidence: ToolEvidence) -> bool:
+    """Whether what a tool does is known: a call to it worked and, where requests were judged, it answered one (a
+    tool that only returned numbers for requests it did not answer has no purpose the evidence shows)."""
+    return evidence.working > 0 and (evidence.requests_answered > 0 or not evidence.requests_tried)
 
 
 def _interface_groups(tools: list[DocumentedTool]) -> list[set[str]]:

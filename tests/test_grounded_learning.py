@@ -250,3 +250,23 @@ def test_rules_a_tools_errors_stated_are_written_into_its_docs_and_count_as_evid
         CallResult(ToolCall("f", {"n": {"value": 3}, "unit": "km"}), False,
                    error="TypeError: 'n' must be an integer, got dict {'value': 3}")]])
     assert found.count == 0 and found.sentences == 3  # all three stated sentences rest on the tool's own errors
+
+
+def test_an_attempt_that_hedges_over_rivals_has_each_of_its_calls_judged_alone():
+    def strict(example, trajectory):  # one call, the right one: hedging over two converters fails
+        return len(trajectory.steps) == 1 and _metric(example, trajectory)
+
+    env = FunctionEnvironment([function_1, function_2], [e for e in _examples("train") if "degrees" in e.question],
+                              strict)
+
+    def hedging(messages):
+        value = float(re.findall(r"\d+", prompt_text(messages).split("Request:")[-1])[0])
+        return json.dumps({"calls": [{"name": "function_1", "arguments": {"value": value}},
+                                     {"name": "function_2", "arguments": {"value": value}}]})
+
+    program, editor = _program(env)
+    program.agent.lm = scripted_lm(hedging, phase="agent")
+    learned = ToolObserver(env=env, editor=editor, max_iterations=1, progress=False).compile(
+        program, trainset=env.tasks("train"))
+    assert learned.toolbox.get("tools", "function_1").description == "Converts Celsius to Fahrenheit."
+    assert learned.toolbox.get("tools", "function_2").description == "Converts Fahrenheit to Celsius."
