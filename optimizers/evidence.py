@@ -139,7 +139,8 @@ class ToolEvidence:
             known |= set(self.accepted)
         stated = {rule_sentence(name, rule) for name, rules in self.rules.items() for rule in rules}
         return Observed(known, {name: set(kinds) for name, kinds in self.input_kinds.items()},
-                        set(self.output_kinds), self.working, stated, set(self.rejected), {tool.name, *tools})
+                        set(self.output_kinds), self.working, stated=stated, rejected=set(self.rejected),
+                        tools={tool.name, *tools})
 
     def parameters(self) -> list[ParameterSpec] | None:
         """The schema these facts support: required names first, then other accepted names; None if unknown.

@@ -270,3 +270,16 @@ def test_an_attempt_that_hedges_over_rivals_has_each_of_its_calls_judged_alone()
         program, trainset=env.tasks("train"))
     assert learned.toolbox.get("tools", "function_1").description == "Converts Celsius to Fahrenheit."
     assert learned.toolbox.get("tools", "function_2").description == "Converts Fahrenheit to Celsius."
+
+
+def test_the_evidence_tells_the_judge_its_tools_names_and_refused_arguments():
+    from optimizers.evidence import ToolEvidence
+
+    evidence = ToolEvidence()
+    evidence.add(CallResult(ToolCall("function_4", {"value": 2.0}), True, output=0.9))
+    evidence.add(CallResult(ToolCall("function_4", {"unit": "lb"}), False,
+                            error="TypeError: function_4() got an unexpected keyword argument 'unit'"))
+    observed = evidence.observed(DocumentedTool("function_4", parameters=[ParameterSpec("value", "number")]),
+                                 ["function_1"])
+    assert observed.tools == {"function_4", "function_1"} and observed.rejected == {"unit"}
+    assert not unsupported("The `function_4` tool converts pounds to kilograms.", observed)
