@@ -131,6 +131,10 @@ class ToolEvidence:
         lines = [f"answered {self.requests_answered} of the {self.requests_tried} requests it was tried on"]
         return lines + [f"answered the request {line}" for line in self.answered]
 
+    def example(self, limit: int = 2) -> str:
+        """Requests this tool answered, with the call that answered each, as sentences for its doc ("" if none)."""
+        return " ".join(f"Example: {line}." for line in self.answered[:limit])
+
     def observed(self, tool: DocumentedTool, tools: Iterable[str] = ()) -> Observed:
         """This evidence as the claims judge reads it (:mod:`evals.invented`), with the interface ``tool`` shows;
         ``tools`` names the other tools of its set."""

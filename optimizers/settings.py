@@ -31,8 +31,8 @@ class Improvements:
     several tools take the same parameters their calls are spread and repeated over each other, and the
     usage facts that tell them apart are kept (``spread_calls``, ``replay_calls``, ``judge_replays``,
     ``cite_facts``, ``drop_contradicted``); the editor writes one tool at a time from facts read by code
-    (``facts``, ``per_tool``), states what the tools' errors said (``error_rules``) and nothing the observed calls
-    do not support (``grounded``); an edit
+    (``facts``, ``per_tool``), states what the tools' errors said (``error_rules``) and requests they answered
+    (``cite_requests``), and nothing the observed calls do not support (``grounded``); an edit
     that makes the next attempt worse is undone (``accept_check``); a toolset that already works is left
     alone (``settle``). An improvement with nothing to act on (no hidden schema, no tools sharing an
     interface) changes nothing.
@@ -73,6 +73,10 @@ class Improvements:
                               "parameter (a type, allowed values, a format) in that parameter's description and, where "
                               "the schema is learned, its type; the argument names a tool refused, where nothing else "
                               "is known of it", always_logged=True)
+    cite_requests: bool = _knob("where requests were judged, close each tool's learned description with a request it "
+                                "answered and the call that answered it, quoted by code: an agent matches a new "
+                                "request to a worked example more surely than to a small editor's paraphrase",
+                                always_logged=True)
     settle: bool = _knob("leave alone what already works: an attempt in which every call worked (or that succeeded, "
                          "where the outcome is known) gets no editor call, and an offline run stops once every "
                          "train attempt succeeded", always_logged=True)

@@ -241,8 +241,9 @@ class ToolObserver(DocOptimizer):
                 continue  # nothing is known of what it does: the learned schema and its errors say the rest
             described[key] = "\n".join(facts)
             requests = [trajectory.question] if tool.name in called else []
-            exchanges.append(self._grounded(self.editor.describe(tool, facts, requests), tool, evidence,
-                                            [other.name for other in tools]))
+            asked = self._grounded(self.editor.describe(tool, facts, requests), tool, evidence,
+                                   [other.name for other in tools])
+            exchanges.append(_with_example(asked, tool.name, evidence) if self.improvements.cite_requests else asked)
         return exchanges
 
     # -- offline ---------------------------------------------------------------------------------
@@ -384,6 +385,8 @@ class ToolObserver(DocOptimizer):
             asked = self._grounded(asked, tool, seen.of(toolset, tool.name), [other.name for other in tools])
             if knobs.drop_contradicted or knobs.cite_facts:
                 asked = _checked_against_counts(asked, book, knobs)
+            if knobs.cite_requests:
+                asked = _with_example(asked, tool.name, seen.of(toolset, tool.name))
             return asked
 
         return parallel_map(describe, jobs, num_threads=self.num_threads, description=f"{label}: editor",
@@ -494,6 +497,15 @@ def _checked_against_counts(exchange: EditorExchange, book: UsageBook, knobs: Im
         if text:
             updates[name] = text
     return replace(exchange, updates=updates)
+
+
+def _with_example(exchange: EditorExchange, name: str, evidence: ToolEvidence) -> EditorExchange:
+    """The exchange with ``name``'s description closed by requests the tool answered (``cite_requests``)."""
+    example = evidence.example()
+    if not example:
+        return exchange
+    text = " ".join(part for part in (exchange.updates.get(name, ""), example) if part)
+    return replace(exchange, updates={**exchange.updates, name: text})
 
 
 def _restore(toolbox: Toolbox, toolset: str, docs: list[dict[str, Any]]) -> None:
