@@ -15,14 +15,15 @@ Chess's and BrowseComp's choice of tools. ``--toolset``, the older name of ``--s
 and BrowseComp, is still read; a *toolset* is otherwise the tools one task is played with, by id.
 ``--faults POLICY`` is shared by every environment: the built environment then holds a
 :class:`~otbench.faults.StateController` that injects the policy's failures into its tool calls.
-``--sandbox-workers N`` is shared too: it caps the tool worker processes, which otherwise follow the
-command's thread count (each running task needs at most one at a time).
+``--sandbox-workers N`` is shared too: the most tool worker processes at once, by default one per
+thread up to the usable cores (:func:`tool_workers`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import ModuleType
@@ -51,8 +52,8 @@ class EnvironmentOptions:
     own: Mapping[str, Any] = field(default_factory=dict)
     """The environment's own options by name (``call_timeout``, ``max_moves``...); those left out keep their defaults."""
     sandbox_workers: int | None = None
-    """The most tool worker processes at once (BFCL's sandbox, Chess's engines); None: one per thread. How a run
-    is carried out, not what it computes: a worker runs one call at a time and every call gets the same limits."""
+    """The most tool worker processes at once (BFCL's sandbox, Chess's engines); None: one per thread, at most one
+    per usable core. How a run is carried out, not what it computes: every call gets the same limits."""
 
     def values(self) -> dict[str, Any]:
         """The options by their command-line names, as runs log them."""
@@ -74,7 +75,8 @@ def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--toolset", default=None, help=argparse.SUPPRESS)  # the older name of --setting
     group.add_argument("--sandbox-workers", type=positive_int, default=None, metavar="N",
                        help="the most worker processes running tool calls at once (BFCL's sandbox, Chess's Stockfish "
-                            "engines; default: one per --num-threads, started as calls need them)")
+                            "engines; default: one per --num-threads up to the number of cores; started as calls "
+                            "need them)")
     group.add_argument("--faults", default=None, metavar="POLICY",
                        help="inject tool failures: a preset NAME-RATE[@PHASE] (NAME: flaky, chaos, timeout, "
                             "rate_limit, unavailable, delay, corrupt, drift; PHASE: exploration, test or both) "
@@ -137,14 +139,31 @@ def fault_policy(options: EnvironmentOptions) -> Any:
         raise ConfigError(f"--faults: {error}") from None
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or ``taskset`` narrows)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def tool_workers(threads: int, cap: int | None) -> int:
+    """The most tool worker processes a command of ``threads`` threads runs: ``cap`` when given, else one per
+    usable core; never more than the threads, which make one call at a time each.
+
+    A tool call (a BFCL function, a Stockfish search) is CPU work: more workers than cores run no call sooner,
+    and each costs a process start and its memory. A burst of 64 threads' calls is served by a few warm workers
+    in milliseconds, where starting 64 of them took seconds of the cores and gigabytes.
+    """
+    return max(1, min(threads, cap if cap is not None else usable_cores()))
+
+
 def make_environment(options: EnvironmentOptions, *, workers: int = 1) -> Any:
     """The environment ``options`` name (an :class:`~otbench.envs.base.Environment`), with a state controller
-    when they name a fault policy. ``workers`` (a command's thread count) bounds its tool worker processes,
-    ``options.sandbox_workers`` further when given."""
+    when they name a fault policy. ``workers`` is the command's thread count; its tool worker processes are
+    :func:`tool_workers` of it."""
     options = resolve(options)
-    if options.sandbox_workers is not None:
-        workers = min(workers, options.sandbox_workers)
-    env = _options(options.env).build(options, workers=workers)
+    env = _options(options.env).build(options, workers=tool_workers(workers, options.sandbox_workers))
     policy = fault_policy(options)
     if policy is not None:
         from otbench.faults import StateController
