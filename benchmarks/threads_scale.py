@@ -41,6 +41,7 @@ import json
 import math
 import os
 import re
+import resource
 import shlex
 import signal
 import subprocess
@@ -378,6 +379,8 @@ class Measured:
     billed_tokens: int
     failure: str = ""
     ideal: float | None = None
+    cpu: float = 0.0
+    """CPU seconds of the command and every process it waited for (its sandbox workers, engines)."""
     served: list[ServedCall] = field(default_factory=list, repr=False)
     """The server's record of the run's calls (what the ideal is counted on)."""
 
@@ -385,6 +388,11 @@ class Measured:
         """The row as plain data (without the served calls)."""
         data = {key: value for key, value in asdict(self).items() if key != "served"}
         return {**data, "peaks": asdict(self.peaks)}
+
+
+def _children_cpu_seconds() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def run_command(workload: Workload, threads: int, server: ModelServer, store: Path, work: Path, args: argparse.Namespace,
@@ -400,6 +408,7 @@ def run_command(workload: Workload, threads: int, server: ModelServer, store: Pa
     environment = {**os.environ, "OTBENCH_API_KEY": API_KEY,
                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     environment.pop("MLFLOW_TRACKING_URI", None)
+    used_before = _children_cpu_seconds()
     started = time.perf_counter()
     process = subprocess.Popen(argv, cwd=work, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
@@ -411,9 +420,10 @@ def run_command(workload: Workload, threads: int, server: ModelServer, store: Pa
             out, err = process.communicate()
             err += f"\nno exit within {args.timeout:.0f} s"
     wall = time.perf_counter() - started
+    cpu = _children_cpu_seconds() - used_before
     calls = list(server.calls)
     measured = Measured(workload.env, workload.command, threads, wall, len(calls), server.peak_in_flight,
-                        sampler.peaks, None, None, None, sum(c.tokens for c in calls), served=calls)
+                        sampler.peaks, None, None, None, sum(c.tokens for c in calls), cpu=cpu, served=calls)
     if process.returncode != 0 or sampler.peaks.stopped:
         last = (err.strip().splitlines() or ["(no output)"])[-1]
         measured.failure = sampler.peaks.stopped or f"exit {process.returncode}: {last[:200]}"
@@ -442,7 +452,7 @@ def with_ideals(rows: list[Measured], latency: float) -> None:
 
 def table(rows: list[Measured], latency: float) -> str:
     header = (f"{'env':<10} {'command':<8} {'threads':>7} {'wall s':>7} {'ideal s':>7} {'/ideal':>6} {'/prev':>6} "
-              f"{'calls':>5} {'calls/s':>7} {'in flight':>9} {'procs':>5} {'sandbox':>7} {'engines':>7} "
+              f"{'CPU s':>6} {'calls':>5} {'calls/s':>7} {'in flight':>9} {'procs':>5} {'sandbox':>7} {'engines':>7} "
               f"{'RSS MiB':>7} {'PSS MiB':>7} {'tasks':>5} {'counted':>7}  note")
     lines = [header]
     previous: dict[tuple[str, str], Measured] = {}
@@ -457,13 +467,14 @@ def table(rows: list[Measured], latency: float) -> str:
                    f"{row.counted_calls}c/{row.counted_tokens}t vs {row.calls}c/{row.billed_tokens}t")
         lines.append(
             f"{row.env:<10} {row.command:<8} {row.threads:>7} {row.wall:>7.1f} {ideal:>7} {against:>6} {ratio:>6} "
-            f"{row.calls:>5} {row.calls / row.wall:>7.2f} {row.peak_in_flight:>9} {row.peaks.processes:>5} "
+            f"{row.cpu:>6.1f} {row.calls:>5} {row.calls / row.wall:>7.2f} {row.peak_in_flight:>9} {row.peaks.processes:>5} "
             f"{row.peaks.sandbox_workers:>7} {row.peaks.engines:>7} {row.peaks.rss_bytes / 2**20:>7.0f} "
             f"{row.peaks.pss_bytes / 2**20:>7.0f} "
             f"{row.tasks if row.tasks is not None else '-':>5} {counted:>7}  {row.failure}")
         if not row.failure:
             previous[key] = row
-    lines.append(f"latency {latency:g} s per call; in flight: the most requests the server held at once; procs, "
+    lines.append(f"latency {latency:g} s per call; CPU: seconds the command and the processes it waited for used; "
+                 "in flight: the most requests the server held at once; procs, "
                  "sandbox, engines, RSS, PSS: peaks of the command's whole process tree (RSS summed counts shared "
                  "pages in every process, PSS once); counted: calls and tokens the command reported against what "
                  "the server billed")
@@ -483,7 +494,7 @@ def log_to_mlflow(store: Path, rows: list[Measured], text: str, args: argparse.N
                            "load_before": " ".join(f"{x:.2f}" for x in os.getloadavg())})
         for row in rows:
             prefix = f"{row.env}/{row.command}/"
-            figures = {"wall": row.wall, "calls_per_second": row.calls / row.wall,
+            figures = {"wall": row.wall, "cpu_seconds": row.cpu, "calls_per_second": row.calls / row.wall,
                        "peak_processes": row.peaks.processes, "peak_sandbox_workers": row.peaks.sandbox_workers,
                        "peak_engines": row.peaks.engines, "peak_rss_mib": row.peaks.rss_bytes / 2**20,
                        "peak_pss_mib": row.peaks.pss_bytes / 2**20}
