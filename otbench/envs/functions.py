@@ -31,7 +31,7 @@ from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent
 from otbench.errors import ConfigError
-from otbench.faults import Episode, StateController, episode
+from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.trajectory import Trajectory
 
 Metric = Callable[[dspy.Example, Trajectory], Any]
@@ -124,7 +124,7 @@ class FunctionEnvironment:
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
         """Call the function under its name; whatever it raises comes back as the error an editor reads."""
-        return self._execute(call, episode(self.faults, toolset))
+        return self._execute(call, call_episode(self.faults, toolset, call.name))
 
     def _execute(self, call: ToolCall, attempt: Episode) -> CallResult:
         """A call whose shape did not fit (``call.problem``) is not made, nor faulted: its reason is the error."""
