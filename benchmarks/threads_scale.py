@@ -19,8 +19,9 @@ ToolObserver on BFCL, offline on Chess and BrowseComp, its test phase included) 
   within a stage, chains (one task's turns, which follow each other); a stage of ``n`` chains of
   ``c`` calls on ``T`` threads takes ``ceil(n / T) * c`` rounds.
 
-It also checks what must hold at any thread count: every task's trajectory is there (``n``) and the
-command counted every call and token the server billed, once.
+It also checks what must hold at any thread count: every task's trajectory is there (``n``), the
+command counted every call and token the server billed, once, and its run holds a trace of every
+rollout and of every LM call made outside one.
 
     python benchmarks/threads_scale.py                                        # everything: 3 envs x 2 commands x 4
     python benchmarks/threads_scale.py --env bfcl --command evaluate --threads 8,32 --no-warmup
@@ -377,6 +378,8 @@ class Measured:
     counted_calls: int | None
     counted_tokens: int | None
     billed_tokens: int
+    traces: int | None = None
+    """Traces the command's run holds: one per rollout and one per LM call outside rollouts."""
     failure: str = ""
     ideal: float | None = None
     cpu: float = 0.0
@@ -433,7 +436,17 @@ def run_command(workload: Workload, threads: int, server: ModelServer, store: Pa
     measured.counted_calls = int(total["calls"])
     measured.counted_tokens = int(total["total_tokens"])
     measured.tasks = int(result["n"]) if "n" in result else None
+    measured.traces = _traces_of(str(result["run_id"]))
     return measured
+
+
+def _traces_of(run_id: str) -> int | None:
+    """The traces the run holds in the store (None with tracing off)."""
+    import mlflow
+
+    if os.environ.get("OTBENCH_TRACING", "1").strip().lower() in ("0", "false", "off", "no"):
+        return None
+    return len(mlflow.search_traces(run_id=run_id, return_type="list", max_results=100_000))
 
 
 def with_ideals(rows: list[Measured], latency: float) -> None:
@@ -453,7 +466,7 @@ def with_ideals(rows: list[Measured], latency: float) -> None:
 def table(rows: list[Measured], latency: float) -> str:
     header = (f"{'env':<10} {'command':<8} {'threads':>7} {'wall s':>7} {'ideal s':>7} {'/ideal':>6} {'/prev':>6} "
               f"{'CPU s':>6} {'calls':>5} {'calls/s':>7} {'in flight':>9} {'procs':>5} {'sandbox':>7} {'engines':>7} "
-              f"{'RSS MiB':>7} {'PSS MiB':>7} {'tasks':>5} {'counted':>7}  note")
+              f"{'RSS MiB':>7} {'PSS MiB':>7} {'tasks':>5} {'counted':>7} {'traces':>7}  note")
     lines = [header]
     previous: dict[tuple[str, str], Measured] = {}
     for row in rows:
@@ -465,19 +478,21 @@ def table(rows: list[Measured], latency: float) -> str:
         counted = ("-" if row.counted_calls is None else
                    "ok" if (row.counted_calls, row.counted_tokens) == (row.calls, row.billed_tokens) else
                    f"{row.counted_calls}c/{row.counted_tokens}t vs {row.calls}c/{row.billed_tokens}t")
+        chains = sum(call.starts_chain for call in row.served)
+        traces = "-" if row.traces is None else "ok" if row.traces == chains else f"{row.traces}/{chains}"
         lines.append(
             f"{row.env:<10} {row.command:<8} {row.threads:>7} {row.wall:>7.1f} {ideal:>7} {against:>6} {ratio:>6} "
             f"{row.cpu:>6.1f} {row.calls:>5} {row.calls / row.wall:>7.2f} {row.peak_in_flight:>9} {row.peaks.processes:>5} "
             f"{row.peaks.sandbox_workers:>7} {row.peaks.engines:>7} {row.peaks.rss_bytes / 2**20:>7.0f} "
             f"{row.peaks.pss_bytes / 2**20:>7.0f} "
-            f"{row.tasks if row.tasks is not None else '-':>5} {counted:>7}  {row.failure}")
+            f"{row.tasks if row.tasks is not None else '-':>5} {counted:>7} {traces:>7}  {row.failure}")
         if not row.failure:
             previous[key] = row
     lines.append(f"latency {latency:g} s per call; CPU: seconds the command and the processes it waited for used; "
                  "in flight: the most requests the server held at once; procs, "
                  "sandbox, engines, RSS, PSS: peaks of the command's whole process tree (RSS summed counts shared "
                  "pages in every process, PSS once); counted: calls and tokens the command reported against what "
-                 "the server billed")
+                 "the server billed; traces: the run's traces against its rollouts and other LM calls")
     return "\n".join(lines)
 
 
