@@ -58,7 +58,7 @@ def settings_of(argv: list[str] | None) -> tuple[ServerSettings, str]:
 def main(argv: list[str] | None = None, *, until: threading.Event | None = None) -> int:
     """Serve until Ctrl-C (or until ``until`` is set). Standard output: the URL, then the API key."""
     settings, api_key = settings_of(argv)
-    with EmbeddedServer(settings, api_key) as url:
+    with EmbeddedServer(settings, api_key, shared=True) as url:
         print(url, flush=True)
         print(api_key, flush=True)
         print(f"serving; use it with --api-base {url} --api-key KEY (the key above; or export "

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import ModuleType
@@ -31,6 +30,7 @@ from typing import Any
 
 from otbench.cli import positive_int
 from otbench.errors import ConfigError
+from otbench.parallel import usable_cores
 
 _OPTION_MODULES = {
     "bfcl": "otbench.envs.bfcl.options",
@@ -137,14 +137,6 @@ def fault_policy(options: EnvironmentOptions) -> Any:
         return read_policy(options.faults)
     except PolicyError as error:
         raise ConfigError(f"--faults: {error}") from None
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity, which a container or ``taskset`` narrows)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def tool_workers(threads: int, cap: int | None) -> int:
