@@ -313,19 +313,20 @@ class TreeSampler:
 
     def _sample(self) -> None:
         pids = _tree(self.root)
-        for pid in pids:
-            if pid not in self._names:
-                self._names[pid] = _command_line(pid)
         peaks = self.peaks
         peaks.samples += 1
         peaks.processes = max(peaks.processes, len(pids))
+        if len(pids) > self.max_processes and not peaks.stopped:  # first: reading hundreds of processes is slow
+            peaks.stopped = f"stopped at {len(pids)} processes"
+            os.killpg(self.root, signal.SIGKILL)
+            return
+        for pid in pids:
+            if pid not in self._names:
+                self._names[pid] = _command_line(pid)
         peaks.sandbox_workers = max(peaks.sandbox_workers, sum("otbench.sandbox" in self._names[p] for p in pids))
         peaks.engines = max(peaks.engines, sum("stockfish" in self._names[p] for p in pids))
         peaks.rss_bytes = max(peaks.rss_bytes, sum(_rss(pid) for pid in pids))
         peaks.pss_bytes = max(peaks.pss_bytes, sum(_pss(pid) for pid in pids))
-        if len(pids) > self.max_processes and not peaks.stopped:
-            peaks.stopped = f"stopped at {len(pids)} processes"
-            os.killpg(self.root, signal.SIGKILL)
 
     def _run(self) -> None:
         while not self._done.is_set():
@@ -555,8 +556,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="more options for every command, as one string (e.g. '--sandbox-workers 2')")
     parser.add_argument("--no-warmup", action="store_true", help="skip each workload's untimed first run")
     parser.add_argument("--sample-seconds", type=float, default=0.1, help="process-tree sampling period (default 0.1)")
-    parser.add_argument("--max-processes", type=int, default=1000,
-                        help="stop a command whose process tree grows past this (default 1000)")
+    parser.add_argument("--max-processes", type=int, default=500,
+                        help="stop a command whose process tree grows past this (default 500)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a command may take (default 1800)")
     parser.add_argument("--mlruns", type=Path, default=None,
                         help="the store the commands and the benchmark's own run log to (default: a new temporary one)")
