@@ -9,7 +9,8 @@ failures from the agent's own mistakes.
 
 Decisions are a hash of the policy's seed, the phase, the task (``scope``), how many times that task
 was attempted in that phase, the call's index in the attempt and the tool's name: never wall time or
-thread order, so one policy injects the same faults on every run with the same calls.
+thread order, so one policy injects the same faults on every run with the same calls. A call outside
+any task is an attempt of its own, numbered among its tool's calls (:func:`call_episode`).
 
 Kinds (``FAULT_KINDS``): ``timeout``, ``rate_limit`` (with a retry-after hint) and ``unavailable``
 replace the call (the tool is not run); ``delay`` runs it after ``delay_seconds``; ``corrupt`` runs it
@@ -313,6 +314,15 @@ def phase_of(env: object, name: str) -> Iterator[None]:
 def episode(controller: StateController | None, scope: str) -> Episode:
     """An episode of ``controller``, or one that runs every call untouched when there is none."""
     return controller.episode(scope) if controller is not None else Episode(None, "", scope, 0)
+
+
+def call_episode(controller: StateController | None, toolset: str, tool: str) -> Episode:
+    """The attempt of one call outside any task (an optimizer trying a tool), counted among that tool's own calls.
+
+    Play2Prompt plays every tool on a thread of its own: counted per toolset, a call's number (and so its fault)
+    depended on how the other tools' calls interleaved with it, which changed from run to run.
+    """
+    return episode(controller, f"{toolset}/{tool}")
 
 
 def _choose(rates: dict[str, float], unit: float) -> str | None:

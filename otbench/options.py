@@ -20,7 +20,7 @@ from otbench.llm.session import DEFAULT_API_KEY, EMBEDDED, LMOptions
 # defines the run: it is logged, saved in the checkpoint, and taken from there by --resume.
 HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns",
                          "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name",
-                         "api_base", "editor_api_base", "api_key"})
+                         "api_base", "editor_api_base", "api_key", "sandbox_workers"})
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ that item was waiting on the embedded server that the interrupt had just stopped
 from __future__ import annotations
 
 import contextvars
+import os
 import queue
 import threading
 from collections.abc import Callable, Sequence
@@ -21,6 +22,14 @@ from tqdm import tqdm
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or ``taskset`` narrows)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 class MapInterrupted(Exception):

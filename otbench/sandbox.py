@@ -26,13 +26,13 @@ import importlib
 import math
 import os
 import pickle
-import queue
 import resource
 import select
 import signal
 import struct
 import subprocess
 import sys
+import threading
 import types
 from collections.abc import Callable
 from typing import IO, Any, Self
@@ -194,7 +194,13 @@ class CallSandbox:
     ``timeout`` is the CPU time a call may use; ``wall_timeout`` (default the larger of 60 s and
     ten times ``timeout``) only catches calls that block; an output larger than
     ``max_output_bytes`` (pickled) fails the call. Thread-safe: each thread borrows a worker for
-    one call. Close it (or use ``with``) to stop the workers.
+    one call. Close it (or use ``with``) to stop the workers; a closed sandbox starts afresh at its next call.
+
+    ``workers`` is the most worker processes it runs. A worker starts only when a call finds none
+    idle, so there are never more workers than calls made at once: a command's thread count bounds
+    them, whatever ``workers`` allows. The choice to start one is made under the pool's lock, with
+    its place taken before the process starts: threads that arrive together (every rollout's first
+    call, at once) share the workers, never start a pool each.
     """
 
     def __init__(self, registry: str, *, timeout: float = 5.0, wall_timeout: float | None = None, workers: int = 1,
@@ -208,34 +214,68 @@ class CallSandbox:
         self.timeout = timeout
         self.wall_timeout = wall_timeout if wall_timeout is not None else max(60.0, 10 * timeout)
         self._memory = memory_limit_mb * 1024 * 1024
-        self._size = max(1, workers)
-        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self.size = max(1, workers)
+        self._changed = threading.Condition()  # guards the lists and the count below; signalled when a worker frees
+        self._idle: list[_Worker] = []  # last in, first out: a lightly used pool keeps reusing its warmest worker
         self._all: list[_Worker] = []
-        self._started = False
+        self._starting = 0
 
-    def _start(self) -> None:
-        for _ in range(self._size):
-            self._spawn()
-        self._started = True
+    @property
+    def running(self) -> int:
+        """Worker processes started (or starting) and not yet stopped."""
+        with self._changed:
+            return len(self._all) + self._starting
 
-    def _spawn(self) -> None:
-        worker = _Worker(self.registry, self._memory, self.timeout, self.max_output_bytes)
-        self._all.append(worker)
-        self._idle.put(worker)
+    @property
+    def in_use(self) -> int:
+        """Workers lent to calls that have not handed them back (none between calls)."""
+        with self._changed:
+            return len(self._all) + self._starting - len(self._idle)
+
+    def _borrow(self) -> _Worker:
+        """An idle worker; else a new one while fewer than ``size`` run; else the next one handed back."""
+        with self._changed:
+            while not self._idle and len(self._all) + self._starting >= self.size:
+                self._changed.wait()
+            if self._idle:
+                return self._idle.pop()
+            self._starting += 1
+        worker = None
+        try:
+            worker = _Worker(self.registry, self._memory, self.timeout, self.max_output_bytes)
+        finally:
+            with self._changed:
+                self._starting -= 1
+                if worker is not None:
+                    self._all.append(worker)
+                else:  # the process could not start: its place is free again
+                    self._changed.notify()
+        return worker
+
+    def _hand_back(self, worker: _Worker, healthy: bool) -> None:
+        """Back to the idle list after a reply; stopped (its place freed) after anything else, or when the
+        sandbox was closed while the call ran."""
+        with self._changed:
+            keep = healthy and worker in self._all
+            if keep:
+                self._idle.append(worker)
+            elif worker in self._all:
+                self._all.remove(worker)
+            self._changed.notify()
+        if not keep:
+            worker.kill()
 
     def call(self, function: str, shown_name: str, arguments: Any) -> tuple[bool, Any]:
         """Execute one call; returns ``(True, output)`` or ``(False, one-line error)``.
 
-        The borrowed worker always goes back to the pool: as it was after a reply, or replaced by
-        a new one after anything else (a timeout, a crash, an interrupted exchange).
+        The borrowed worker goes back to the pool after a reply; after anything else (a timeout, a
+        crash, an interrupted exchange) it is stopped, and the next call that needs one starts another.
         """
         try:
             payload = pickle.dumps((function, shown_name, arguments))
         except Exception as exc:  # noqa: BLE001 - arguments that cannot be sent are the call's failure
             return False, f"TypeError: {shown_name}() arguments could not be sent: {_one_line(exc)}"
-        if not self._started:
-            self._start()
-        worker = self._idle.get()
+        worker = self._borrow()
         healthy = False
         try:
             reply = worker.request(payload, self.wall_timeout)
@@ -247,23 +287,15 @@ class CallSandbox:
             return (False, f"TimeoutError: {shown_name}() used more than {self.timeout:g} s of CPU time"
                     if worker.killed_for_cpu_time() else f"RuntimeError: {shown_name}() crashed its worker process")
         finally:
-            if healthy:
-                self._idle.put(worker)
-            else:
-                self._replace(worker)
-
-    def _replace(self, worker: _Worker) -> None:
-        worker.kill()
-        if worker in self._all:
-            self._all.remove(worker)
-        self._spawn()
+            self._hand_back(worker, healthy)
 
     def close(self) -> None:
-        for worker in self._all:
+        """Stop every worker; a call still running gets a failed call and its worker is not reused."""
+        with self._changed:
+            workers, self._all, self._idle = self._all, [], []
+            self._changed.notify_all()
+        for worker in workers:
             worker.kill()
-        self._all.clear()
-        self._started = False
-        self._idle = queue.Queue()
 
     def __enter__(self) -> Self:
         return self

@@ -7,7 +7,8 @@ commands at a time, and ``--host 0.0.0.0`` to let other machines use it.
 
 It answers only requests that carry its API key: a new random one unless ``--api-key`` gives one
 (to restart it without telling its clients again). The key is printed under the URL; clients pass it
-with ``--api-key KEY`` or ``OTBENCH_API_KEY=KEY``.
+with ``--api-key KEY`` or ``OTBENCH_API_KEY=KEY``, except on this machine, where the server is in the
+record of running embedded servers (:mod:`otbench.llm.running`) and ``--api-base`` alone finds its key.
 """
 
 from __future__ import annotations
@@ -58,11 +59,12 @@ def settings_of(argv: list[str] | None) -> tuple[ServerSettings, str]:
 def main(argv: list[str] | None = None, *, until: threading.Event | None = None) -> int:
     """Serve until Ctrl-C (or until ``until`` is set). Standard output: the URL, then the API key."""
     settings, api_key = settings_of(argv)
-    with EmbeddedServer(settings, api_key) as url:
+    with EmbeddedServer(settings, api_key, shared=True) as url:
         print(url, flush=True)
         print(api_key, flush=True)
         print(f"serving; use it with --api-base {url} --api-key KEY (the key above; or export "
-              f"{API_BASE_VARIABLE}={url} {API_KEY_VARIABLE}=KEY); Ctrl-C stops it", file=sys.stderr, flush=True)
+              f"{API_BASE_VARIABLE}={url} {API_KEY_VARIABLE}=KEY; on this machine --api-base alone finds the key); "
+              "Ctrl-C stops it", file=sys.stderr, flush=True)
         (until or threading.Event()).wait()
     return 0
 

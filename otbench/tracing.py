@@ -10,17 +10,25 @@ the run is kept process-wide, not per thread. ``OTBENCH_TRACING=0`` turns tracin
 Cost: MLflow writes traces from background threads while the run waits on its LM; what remains
 is CPU, about 45 ms per traced LM call on 2 busy cores with the sqlite store (measured with
 scripted-LM rollouts), against seconds per call of the embedded model.
+
+MLflow's export queue discards a trace that arrives when it is full (1,000 unwritten traces): 64
+threads against a fast model server made traces faster than the sqlite store took them, and half
+of 1,500 rollouts' traces were lost. A new trace therefore waits while more than
+:data:`UNWRITTEN_TRACES` are queued: the run slows to the pace of its store, and keeps every trace.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 SWITCH = "OTBENCH_TRACING"
+UNWRITTEN_TRACES = 500
+"""Traces MLflow may hold unwritten before a new trace waits (its queue discards past 1,000)."""
 _runs: list[str] = []
 _lock = threading.Lock()
 
@@ -52,6 +60,24 @@ def traced_run(run_id: str) -> Iterator[None]:
             mlflow.flush_trace_async_logging(terminate=False)
 
 
+def export_queue() -> Any:
+    """The queue of traces MLflow's background export has yet to write, or None where it has none (tracing not
+    started yet, synchronous export, or an MLflow whose private layout differs: then nothing waits)."""
+    try:
+        from mlflow.tracing.provider import _get_trace_exporter
+
+        return getattr(getattr(_get_trace_exporter(), "_async_queue", None), "_queue", None)
+    except Exception:  # noqa: BLE001 - a private part of MLflow: without it, traces are not held back
+        return None
+
+
+def _wait_for_the_store() -> None:
+    """Hold a new trace back while MLflow's export is behind (see the module's docstring)."""
+    queue = export_queue()
+    while queue is not None and queue.qsize() > UNWRITTEN_TRACES:
+        time.sleep(0.05)
+
+
 @contextmanager
 def span(name: str, kind: str, attributes: dict[str, Any]) -> Iterator[Any]:
     """A span (a trace's root when no span is open in this thread); None when nothing is traced."""
@@ -62,6 +88,8 @@ def span(name: str, kind: str, attributes: dict[str, Any]) -> Iterator[Any]:
     import mlflow
 
     root = mlflow.get_current_active_span() is None  # a child span belongs to its root's run
+    if root:
+        _wait_for_the_store()
     with mlflow.start_span(name=name, span_type=kind, attributes=attributes, run_id=run_id if root else None) as opened:
         yield opened
 

@@ -1,7 +1,10 @@
-"""Test isolation: every test logs to a temporary MLflow store, untraced, and DSPy never caches to disk."""
+"""Test isolation: every test logs to a temporary MLflow store, untraced, DSPy never caches to disk, and the
+embedded servers a test starts are recorded apart from this machine's."""
 
 import dspy
 import pytest
+
+from otbench.llm import running
 
 dspy.configure_cache(enable_disk_cache=False)
 
@@ -11,3 +14,8 @@ def _isolated_mlruns(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path_factory.getbasetemp() / "mlruns"))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # MLflow sets it to the last store a test used
     monkeypatch.setenv("OTBENCH_TRACING", "0")  # writing traces is tested on its own (test_tracing.py)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_server_record(tmp_path, monkeypatch):
+    monkeypatch.setattr(running, "registry_dir", lambda: tmp_path / "servers")

@@ -168,7 +168,7 @@ def check(target: Target, reply: str, trajectory: Trajectory, requests: list[lis
     parsed = parse_reply(first_text([reply]))
     problems += _wrong_scores(target, trajectory, parsed.calls or [])
     sandbox = getattr(target.env, "sandbox", None)
-    if sandbox is not None and sandbox._idle.qsize() != sandbox._size:
+    if sandbox is not None and sandbox.in_use:
         problems.append("hang: a sandbox worker was not returned to its pool")
     return problems
 

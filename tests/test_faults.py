@@ -124,6 +124,25 @@ def test_decisions_do_not_depend_on_thread_order():
     assert found == expected
 
 
+def test_a_call_outside_tasks_meets_its_fault_whatever_other_tools_called_meanwhile():
+    """Play2Prompt plays every tool on a thread of its own: one tool's calls must not renumber another's."""
+    def function_1(a: int = 0) -> int:
+        return a
+
+    def function_2(a: int = 0) -> int:
+        return -a
+
+    def injected(order):
+        env = FunctionEnvironment([function_1, function_2], [dspy.Example(question="q")],
+                                  metric=lambda example, trajectory: 0.0)
+        env.faults = controller("chaos-0.5")
+        return {(name, i): env.execute("tools", ToolCall(name, {"a": i})).injected for name, i in order}
+
+    calls = [(name, i) for i in range(12) for name in ("function_1", "function_2")]
+    interleaved, one_tool_then_the_other = injected(calls), injected(sorted(calls))
+    assert interleaved == one_tool_then_the_other and any(interleaved.values())
+
+
 def test_a_resumed_run_meets_the_faults_an_uninterrupted_one_would():
     straight = controller("chaos-0.5")
     _decisions(straight, ["t1", "t2"])

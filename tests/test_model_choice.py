@@ -68,7 +68,8 @@ def test_serve_prints_the_url_to_share_and_how_to_use_it(monkeypatch, capsys):
     started = []
 
     class Served:
-        def __init__(self, settings, api_key):
+        def __init__(self, settings, api_key, *, shared):
+            assert shared  # recorded as a server for other commands
             started.append((settings, api_key))
 
         def __enter__(self):

@@ -1,5 +1,10 @@
+import os
+import threading
+from pathlib import Path
+
 import pytest
 
+from otbench import sandbox as sandbox_module
 from otbench.sandbox import CallSandbox
 
 
@@ -54,3 +59,84 @@ def test_memory_limit_and_crashes_are_failed_calls():
 def test_a_timeout_the_kernel_cannot_enforce_is_refused(timeout):
     with pytest.raises(ValueError, match="finite number of seconds > 0"):
         CallSandbox("sandbox_functions:FUNCTIONS", timeout=timeout)
+
+
+def _sandbox_children() -> int:
+    """This process's sandbox workers alive now, as the system lists them."""
+    found = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        found += parent == os.getpid() and b"otbench.sandbox" in command
+    return found
+
+
+def _calls_at_once(sandbox: CallSandbox, threads: int, monkeypatch) -> tuple[list, int, int]:
+    """``threads`` calls released together; the results, the workers ever started, the most alive at once."""
+    started = []
+    counting = threading.Lock()
+
+    class CountedWorker(sandbox_module._Worker):
+        def __init__(self, *args, **kwargs):
+            with counting:
+                started.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(sandbox_module, "_Worker", CountedWorker)
+    gate = threading.Barrier(threads)
+    results = [None] * threads
+    alive = [0]
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            alive[0] = max(alive[0], _sandbox_children())
+            done.wait(0.02)
+
+    def one(index):
+        gate.wait()
+        results[index] = sandbox.call("nap", "function_5", {"seconds": 0.2})
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    workers = [threading.Thread(target=one, args=(index,)) for index in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    done.set()
+    watcher.join()
+    return results, len(started), max(alive[0], sandbox.running)
+
+
+def test_threads_that_call_at_once_start_at_most_one_worker_each(monkeypatch):
+    """Every thread's first call at the same moment: the pool starts once (not once per thread, which made
+    32 threads start 1,024 processes), and never more workers than calls made at once."""
+    with CallSandbox("sandbox_functions:FUNCTIONS", workers=64) as sandbox:
+        results, started, alive = _calls_at_once(sandbox, 24, monkeypatch)
+        assert results == [(True, "rested")] * 24
+        assert started <= 24 and alive <= 24
+        assert sandbox.in_use == 0 and sandbox.running == started  # every worker handed back, none lost
+
+
+def test_the_worker_cap_holds_whatever_the_number_of_threads(monkeypatch):
+    with CallSandbox("sandbox_functions:FUNCTIONS", workers=3) as sandbox:
+        results, started, alive = _calls_at_once(sandbox, 16, monkeypatch)
+        assert results == [(True, "rested")] * 16
+        assert started <= 3 and alive <= 3
+
+
+def test_a_replaced_worker_frees_its_place_and_a_closed_sandbox_starts_afresh():
+    with CallSandbox("sandbox_functions:FUNCTIONS", workers=1) as sandbox:
+        assert sandbox.call("crash", "function_4", {})[0] is False
+        assert sandbox.running == 0  # the crashed worker is gone; the next call starts one
+        assert sandbox.call("add", "function_1", {"a": 1, "b": 1}) == (True, 2)
+        sandbox.close()
+        assert sandbox.running == 0
+        assert sandbox.call("add", "function_1", {"a": 2, "b": 1}) == (True, 3)
+        assert sandbox.running == 1

@@ -83,3 +83,24 @@ def test_an_optimize_run_holds_the_traces_of_its_agent_and_editor_calls(monkeypa
     phases = {span.attributes.get("phase") for trace in traces for span in trace.data.spans}
     assert {"agent", "editor"} <= phases
     assert any(trace.data.spans[0].name == "rollout" for trace in traces)
+
+
+def test_traces_are_held_back_while_mlflow_has_too_many_unwritten():
+    """MLflow discards traces that arrive when its export queue is full: a new trace waits instead."""
+    _run_rollouts_and_one_editor_call("queue")
+    assert tracing.export_queue() is not None  # this MLflow's queue is found: the wait is live, not skipped
+
+    class Behind:
+        def __init__(self):
+            self.sizes = [tracing.UNWRITTEN_TRACES + 3, tracing.UNWRITTEN_TRACES + 1, tracing.UNWRITTEN_TRACES]
+
+        def qsize(self):
+            return self.sizes.pop(0)
+
+    waits = []
+    behind = Behind()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tracing, "export_queue", lambda: behind)
+        patch.setattr(tracing.time, "sleep", waits.append)
+        tracing._wait_for_the_store()
+    assert len(waits) == 2 and behind.sizes == []

@@ -49,7 +49,7 @@ from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent, task_key
 from otbench.errors import ConfigError
-from otbench.faults import Episode, StateController, episode
+from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.opaque import PRESENTATIONS, renamed
 from otbench.trajectory import Trajectory
 
@@ -165,7 +165,7 @@ class FunctionEnvironment:
         """Call the function under its name, in a state of its own; whatever it raises comes back as the error an
         editor reads."""
         with self._state(None):
-            return self._execute(call, episode(self.faults, toolset))
+            return self._execute(call, call_episode(self.faults, toolset, call.name))
 
     def _state(self, task: dspy.Example | None) -> AbstractContextManager[object]:
         return self.state(task) if self.state is not None else nullcontext()

@@ -7,13 +7,16 @@ stays fast:
 - ``add_arguments(group)``: its own command-line options (shared ones, such as ``--setting``, live here);
 - ``settings()``: the settings ``--setting`` chooses from, as its help shows them;
 - ``check(options)``: refuse bad values with a :class:`~otbench.errors.ConfigError`, before anything slow;
-- ``build(options, workers)``: the configured environment.
+- ``build(options, workers)``: the configured environment; ``workers`` is the most tool worker processes
+  it may run at once (BFCL's sandbox workers, Chess's Stockfish engines).
 
 An environment's *setting* is what its agent is given to work with: BFCL's documentation setting,
 Chess's and BrowseComp's choice of tools. ``--toolset``, the older name of ``--setting`` for Chess
 and BrowseComp, is still read; a *toolset* is otherwise the tools one task is played with, by id.
 ``--faults POLICY`` is shared by every environment: the built environment then holds a
 :class:`~otbench.faults.StateController` that injects the policy's failures into its tool calls.
+``--sandbox-workers N`` is shared too: the most tool worker processes at once, by default one per
+thread up to the usable cores (:func:`tool_workers`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
+from otbench.cli import positive_int
 from otbench.errors import ConfigError
+from otbench.parallel import usable_cores
 
 _OPTION_MODULES = {
     "bfcl": "otbench.envs.bfcl.options",
@@ -48,10 +53,14 @@ class EnvironmentOptions:
     """A fault policy: a preset ``NAME-RATE[@PHASE]`` or a ``.json``/``.toml`` file (:func:`otbench.faults.read_policy`)."""
     own: Mapping[str, Any] = field(default_factory=dict)
     """The environment's own options by name (``call_timeout``, ``max_moves``...); those left out keep their defaults."""
+    sandbox_workers: int | None = None
+    """The most tool worker processes at once (BFCL's sandbox, Chess's engines); None: one per thread, at most one
+    per usable core. How a run is carried out, not what it computes: every call gets the same limits."""
 
     def values(self) -> dict[str, Any]:
         """The options by their command-line names, as runs log them."""
-        return {"env": self.env, "setting": self.setting, "faults": self.faults, **self.own}
+        return {"env": self.env, "setting": self.setting, "faults": self.faults, **self.own,
+                "sandbox_workers": self.sandbox_workers}
 
 
 def _options(name: str) -> ModuleType:
@@ -66,6 +75,10 @@ def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
     listed = "; ".join(f"{name}: {_options(name).settings()}" for name in ENVIRONMENTS)
     group.add_argument("--setting", default=None, help=f"what the agent is given to work with ({listed})")
     group.add_argument("--toolset", default=None, help=argparse.SUPPRESS)  # the older name of --setting
+    group.add_argument("--sandbox-workers", type=positive_int, default=None, metavar="N",
+                       help="the most worker processes running tool calls at once (BFCL's sandbox, Chess's Stockfish "
+                            "engines; default: one per --num-threads up to the number of cores; started as calls "
+                            "need them)")
     group.add_argument("--faults", default=None, metavar="POLICY",
                        help="inject tool failures: a preset NAME-RATE[@PHASE] (NAME: flaky, chaos, timeout, "
                             "rate_limit, unavailable, delay, corrupt, drift; PHASE: exploration, test or both) "
@@ -97,7 +110,7 @@ def options_from_values(values: Mapping[str, Any]) -> EnvironmentOptions:
             raise ConfigError("--toolset is the older name of --setting: give one of them")
         setting = older
     own = {name: values[name] for name in own_defaults(env) if name in values}
-    return EnvironmentOptions(env, setting, values.get("faults"), own)
+    return EnvironmentOptions(env, setting, values.get("faults"), own, values.get("sandbox_workers"))
 
 
 def resolve(options: EnvironmentOptions) -> EnvironmentOptions:
@@ -108,6 +121,8 @@ def resolve(options: EnvironmentOptions) -> EnvironmentOptions:
     unknown = sorted(set(options.own) - set(defaults))
     if unknown:
         raise ConfigError(f"{options.env} has no option {unknown[0]!r}; its options: {', '.join(defaults)}")
+    if options.sandbox_workers is not None and options.sandbox_workers < 1:
+        raise ConfigError(f"sandbox_workers must be at least 1, got {options.sandbox_workers}")
     resolved = replace(options, setting=options.setting or module.DEFAULT_SETTING, own={**defaults, **options.own})
     module.check(resolved)
     fault_policy(resolved)
@@ -126,11 +141,23 @@ def fault_policy(options: EnvironmentOptions) -> Any:
         raise ConfigError(f"--faults: {error}") from None
 
 
+def tool_workers(threads: int, cap: int | None) -> int:
+    """The most tool worker processes a command of ``threads`` threads runs: ``cap`` when given, else one per
+    usable core; never more than the threads, which make one call at a time each.
+
+    A tool call (a BFCL function, a Stockfish search) is CPU work: more workers than cores run no call sooner,
+    and each costs a process start and its memory. A burst of 64 threads' calls is served by a few warm workers
+    in milliseconds, where starting 64 of them took seconds of the cores and gigabytes.
+    """
+    return max(1, min(threads, cap if cap is not None else usable_cores()))
+
+
 def make_environment(options: EnvironmentOptions, *, workers: int = 1) -> Any:
     """The environment ``options`` name (an :class:`~otbench.envs.base.Environment`), with a state controller
-    when they name a fault policy."""
+    when they name a fault policy. ``workers`` is the command's thread count; its tool worker processes are
+    :func:`tool_workers` of it."""
     options = resolve(options)
-    env = _options(options.env).build(options, workers=workers)
+    env = _options(options.env).build(options, workers=tool_workers(workers, options.sandbox_workers))
     policy = fault_policy(options)
     if policy is not None:
         from otbench.faults import StateController

@@ -15,11 +15,14 @@ phase from the server itself, not inferred from wall time.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -222,9 +225,11 @@ class UsageMemory:
     def remember(self, key: str, tokens: int) -> None:
         with self._lock:
             self._known[key] = tokens
-        if self.directory is not None:
+        if self.directory is not None:  # written whole, then renamed: a reader never sees half a number
             self.directory.mkdir(parents=True, exist_ok=True)
-            (self.directory / key).write_text(str(tokens))
+            partial = self.directory / f".{key}.{os.getpid()}.{threading.get_ident()}"
+            partial.write_text(str(tokens))
+            os.replace(partial, self.directory / key)
 
     def recall(self, key: str) -> int:
         with self._lock:
@@ -237,8 +242,44 @@ class UsageMemory:
             return 0
 
 
+class _RequestsInFlight:
+    """One lock per request being made: identical requests made at once (threads of a run, temperature 0) are
+    made one after another, so only the first is paid for and the others are served by DSPy's cache.
+
+    Without it, 16 threads asking the same thing at once paid 16 times for one reply.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, tuple[threading.Lock, int]] = {}
+
+    @contextlib.contextmanager
+    def one_at_a_time(self, key: str) -> Iterator[None]:
+        with self._lock:
+            lock, waiting = self._held.get(key, (None, 0))
+            lock = lock or threading.Lock()
+            self._held[key] = (lock, waiting + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._lock:
+                waiting = self._held[key][1] - 1
+                if waiting:
+                    self._held[key] = (lock, waiting)
+                else:
+                    del self._held[key]
+
+
+_IN_FLIGHT = _RequestsInFlight()
+
+
 class MeteredLM(dspy.LM):
-    """A ``dspy.LM`` whose calls are charged to one phase of a :class:`TokenLedger`."""
+    """A ``dspy.LM`` whose calls are charged to one phase of a :class:`TokenLedger`.
+
+    With the cache on, identical requests made at once by several threads are paid for once
+    (:class:`_RequestsInFlight`): the others wait for the first and are counted as cache hits.
+    """
 
     def __init__(self, model: str, *, ledger: TokenLedger, phase: str, usage_memory: UsageMemory | None = None,
                  **kwargs: Any) -> None:
@@ -248,7 +289,11 @@ class MeteredLM(dspy.LM):
         self.usage_memory = usage_memory or UsageMemory()
 
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
-        with tracing.lm_call(self.phase, self.model, messages if messages is not None else prompt) as span:
+        # The server's address changes from run to run; it is not part of what was asked.
+        settings = {k: v for k, v in self.kwargs.items() if k not in ("api_base", "api_key")}
+        key = UsageMemory.key(self.model, settings, prompt, messages, kwargs)
+        with tracing.lm_call(self.phase, self.model, messages if messages is not None else prompt) as span, \
+                (_IN_FLIGHT.one_at_a_time(key) if self.cache else contextlib.nullcontext()):
             started = time.perf_counter()
             sink = _PhaseUsageSink(self.ledger, self.phase)
             _last_response.value = None
@@ -261,9 +306,6 @@ class MeteredLM(dspy.LM):
             timings = _timings_of(_last_response.value)
             if sink.billed and timings is not None:  # a replay from DSPy's cache carries the first call's timings
                 self.ledger.record_timings(self.phase, timings)
-            # The server's address changes from run to run; it is not part of what was asked.
-            settings = {k: v for k, v in self.kwargs.items() if k not in ("api_base", "api_key")}
-            key = UsageMemory.key(self.model, settings, prompt, messages, kwargs)
             cached = 0
             if sink.billed:
                 self.usage_memory.remember(key, sink.tokens)

@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from otbench.errors import SetupError
+from otbench.llm import running
 
 _STOP_SECONDS = 5
 _READY = "otbench-llm-url "
@@ -70,15 +71,24 @@ def new_api_key() -> str:
 
 class EmbeddedServer:
     """Context manager: ``with EmbeddedServer(settings) as url: ...`` gives ``http://127.0.0.1:PORT``, which
-    answers only requests that carry :attr:`api_key` (given, or a new random one)."""
+    answers only requests that carry :attr:`api_key` (given, or a new random one).
 
-    def __init__(self, settings: ServerSettings, api_key: str | None = None) -> None:
+    While it runs it is in this machine's record of embedded servers (:mod:`otbench.llm.running`), ``shared``
+    when it serves other commands (``otbench serve``); before it loads, one already running on the cores it
+    needs is named in a one-line warning, with how to use that one instead.
+    """
+
+    def __init__(self, settings: ServerSettings, api_key: str | None = None, *, shared: bool = False) -> None:
         self.settings = settings
         self.api_key = api_key or new_api_key()
+        self.shared = shared
         self.url: str | None = None
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> str:
+        crowded = running.crowding_warning(self.settings.threads)
+        if crowded is not None:
+            print(f"warning: {crowded}", file=sys.stderr, flush=True)
         # Loading takes seconds to a minute on a busy machine: say what is happening meanwhile.
         print(f"loading the embedded model {self.settings.model_path.name} ({self.settings.threads} thread(s), "
               f"{self.settings.slots} slot(s))...", file=sys.stderr, flush=True)
@@ -95,6 +105,7 @@ class EmbeddedServer:
             raise
         if line.startswith(_READY):
             self.url = line.removeprefix(_READY).strip()
+            self._record()
             return self.url
         self.stop()
         raise SetupError(line.removeprefix(_FAILED).strip() if line.startswith(_FAILED)
@@ -105,6 +116,14 @@ class EmbeddedServer:
     ) -> None:
         self.stop()
 
+    def _record(self) -> None:
+        assert self._process is not None and self.url is not None
+        started = running.start_time(self._process.pid)
+        if started is not None:  # else it ended at once: nothing runs to be recorded
+            running.record(running.RunningServer(
+                self._process.pid, started, self.url, self.settings.slots, self.settings.threads,
+                self.settings.model_path.name, self.shared, self.api_key))
+
     def stop(self) -> None:
         """End the server process: its input closed first (it exits), then terminated, then killed.
 
@@ -112,6 +131,7 @@ class EmbeddedServer:
         process, self._process, ready, self.url = self._process, None, self.url is not None, None
         if process is None:
             return
+        running.forget(process.pid)
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from otbench.errors import ConfigError, SetupError
+from otbench.llm import running
 from otbench.llm.lm_cache import guard_lm_cache
 from otbench.llm.server import EmbeddedServer, ServerSettings
 from otbench.llm.weights import EMBEDDED_MODELS, check_gguf_file, ensure_gguf
@@ -80,6 +81,15 @@ def server_url(text: str) -> str:
     return url if parsed.path else f"{url}/v1"
 
 
+def server_key(base: str, given: str) -> str:
+    """The key to send to the server at ``base``: the one given, else (the default given) the key of an embedded
+    server of this machine recorded at that address (:mod:`otbench.llm.running`), so that ``--api-base`` alone
+    reaches ``otbench serve`` from the same user."""
+    if given != DEFAULT_API_KEY:
+        return given
+    return running.key_for(server_url(base)) or given
+
+
 SERVER_PROBE_SECONDS = 5.0
 """How long a server named by ``--api-base`` may take to answer the probe made before any work."""
 
@@ -94,7 +104,8 @@ def check_models(options: LMOptions, phases: tuple[str, ...] = ("agent", "editor
         if base is not None:  # any model name goes: the server knows which it serves
             url = server_url(base)
             if url not in probed:
-                probe_server(url, options.api_key, "--api-base" if base == options.api_base else "--editor-api-base")
+                probe_server(url, server_key(url, options.api_key),
+                             "--api-base" if base == options.api_base else "--editor-api-base")
                 probed.add(url)
         elif model != EMBEDDED:
             check_hosted_model(model)
@@ -228,9 +239,10 @@ def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = 
             if model == EMBEDDED:
                 kwargs: dict[str, Any] = dict(started) if base is None else {
                     "model": f"openai/{_served_embedded_name(options)}", "api_base": server_url(base),
-                    "api_key": options.api_key, **_LLAMA_CPP}
+                    "api_key": server_key(base, options.api_key), **_LLAMA_CPP}
             elif base is not None:
-                kwargs = {"model": _served_model(model), "api_base": server_url(base), "api_key": options.api_key}
+                kwargs = {"model": _served_model(model), "api_base": server_url(base),
+                          "api_key": server_key(base, options.api_key)}
             else:
                 kwargs = {"model": model}
             lm_class = GrammarLM if model == EMBEDDED and options.grammar else MeteredLM

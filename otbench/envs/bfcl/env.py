@@ -26,7 +26,7 @@ from otbench.envs.bfcl.data import DEFAULT_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.gold import parse_call
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools, shown_names
 from otbench.errors import ConfigError
-from otbench.faults import Episode, StateController, episode
+from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
 from otbench.trajectory import Trajectory
 
@@ -90,7 +90,7 @@ class BfclEnvironment:
         task = self._by_id.get(toolset)
         if task is None:
             raise KeyError(f"no BFCL test {toolset!r}")
-        return self._execute(call, shown_names(task.functions, self.setting), episode(self.faults, toolset))
+        return self._execute(call, shown_names(task.functions, self.setting), call_episode(self.faults, toolset, call.name))
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: BfclTest) -> Trajectory:
         reply = agent(question=task.question, tools=toolbox.toolset(task.id))

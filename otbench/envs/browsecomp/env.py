@@ -25,7 +25,7 @@ from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
 from otbench.envs.browsecomp.settings import SETTINGS
 from otbench.envs.browsecomp.tools import ANSWER_TOOL, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import ConfigError
-from otbench.faults import Episode, StateController, episode
+from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.trajectory import Trajectory
 
 BROWSECOMP_INSTRUCTIONS = """\
@@ -128,7 +128,7 @@ class BrowseCompEnvironment:
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
         """One search outside any question (Play2Prompt's tool play)."""
-        return self._search(call, [], [], episode(self.faults, toolset))
+        return self._search(call, [], [], call_episode(self.faults, toolset, call.name))
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: Question) -> Trajectory:
         search_tools = toolbox.toolset(self.toolset)

@@ -53,7 +53,7 @@ from otbench.envs.chess.positions import Position, load_positions, phase_label, 
 from otbench.envs.chess.settings import DEFAULT_SETTING, PHASE_NAMED, SETTINGS
 from otbench.envs.chess.tools import FEN_PARAMETER, ChessTool, chess_tools, documented_tools
 from otbench.errors import ConfigError
-from otbench.faults import Episode, StateController, episode
+from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.trajectory import Trajectory
 
 TOOLSET_ID = "chess"          # the one toolset all tasks share (offline learning)
@@ -217,7 +217,7 @@ class ChessEnvironment:
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
         """One call on the position its FEN names, outside any game: the move, in UCI notation, with the
         outcome signal a game move gets (the evaluation change it makes, in pawns) and the position's phase."""
-        return episode(self.faults, toolset).run(call, lambda: self._suggestion(call, None, None))
+        return call_episode(self.faults, toolset, call.name).run(call, lambda: self._suggestion(call, None, None))
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: ChessTask) -> Trajectory:
         board = task.position.board()

@@ -45,7 +45,7 @@ from otbench.envs.wild.dataset import SPLITS, WildData, load_data
 from otbench.envs.wild.scenario import Dialogue, Task
 from otbench.envs.wild.settings import SETTINGS
 from otbench.errors import ConfigError, DataError
-from otbench.faults import Episode, StateController, episode
+from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
 from otbench.trajectory import Trajectory
 
@@ -194,7 +194,7 @@ class WildEnvironment:
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
         """One call outside any dialogue (an optimizer exploring a tool)."""
-        return self._execute(call, episode(self.faults, toolset))
+        return self._execute(call, call_episode(self.faults, toolset, call.name))
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: Dialogue) -> Trajectory:
         offered = [*self.control, *self._offered(toolbox, task)]
