@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evals.robustness import ROBUSTNESS_METRICS, robustness
-from otbench import tracking
+from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
@@ -33,10 +33,11 @@ from otbench.faults import phase_of
 from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
 from otbench.options import HOW_IT_RUNS, TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
 from otbench.outputs import check_outputs
-from otbench.report import format_table, server_table
+from otbench.report import format_table, interval_table, server_table
 from otbench.trajectory import Trajectory
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy): --help answers at once
+    from evals.stats import Interval
     from otbench.llm.metering import TokenLedger
 
 AGENTS = ("llm", "oracle", "null")
@@ -88,10 +89,13 @@ class EvaluateResult:
     tokens_by_phase: dict[str, Any]
     server: dict[str, Any]
     """The LM server's own figures by phase (empty for hosted models)."""
+    intervals: dict[str, Interval] = field(default_factory=dict)
+    """Each of the environment's metrics with its 95% interval (:mod:`evals.stats`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as ``--json`` prints it."""
-        return {**self.summary, "run_id": self.run_id, "tokens_by_phase": self.tokens_by_phase}
+        return {**self.summary, "run_id": self.run_id, "tokens_by_phase": self.tokens_by_phase,
+                "intervals": {name: value.as_dict() for name, value in self.intervals.items()}}
 
 
 def docs_kind(docs: str | None) -> str:
@@ -171,23 +175,26 @@ def run(options: EvaluateOptions) -> EvaluateResult:
                                                 description="evaluate", progress=options.progress)
             except MapInterrupted as stop:
                 finished = [stop.finished[i] for i in sorted(stop.finished)]
-                _log_results(env, finished, ledger, time.perf_counter() - started)
+                _log_results(env, finished, ledger, time.perf_counter() - started, options.seed)
                 if isinstance(stop.cause, (KeyboardInterrupt, OtbenchError)):
                     raise stop.cause from None
                 raise RunError(f"evaluation stopped after {len(finished)} tasks: {stop}") from stop.cause
-            summary = _log_results(env, trajectories, ledger, time.perf_counter() - started)
+            summary, found = _log_results(env, trajectories, ledger, time.perf_counter() - started, options.seed)
             mlflow.log_metric("docs_matched", docs_matched)  # how many tools the given docs documented
             total = ledger.snapshot()["all"]
             tracking.log_result({metric: summary[metric] for metric in env.metric_names if metric in summary},
-                                int(total["total_tokens"] + total["cached_tokens"]))
+                                int(total["total_tokens"] + total["cached_tokens"]), found)
     return EvaluateResult(tracked.info.run_id, summary, tuple(env.metric_names), ledger.snapshot(),
-                          ledger.server_figures())
+                          ledger.server_figures(), found)
 
 
-def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float) -> dict[str, Any]:
-    """Log metrics (the environment's and the robustness ones), tokens and per-task results to the active run;
-    returns the summary."""
+def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float,
+                 sample: int) -> tuple[dict[str, Any], dict[str, Interval]]:
+    """Log metrics (the environment's and the robustness ones), tokens and per-task results and outcomes to the
+    active run; returns the summary and each metric's interval."""
     import mlflow
+
+    from evals.outcomes import Outcomes, rules_of
 
     # the environment's metrics first: MLflow's compare page plots the first metric the first run logged
     summary: dict[str, Any] = {**env.summarise(trajectories), **robustness(trajectories)} if trajectories else {"n": 0}
@@ -200,7 +207,9 @@ def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, 
     if trajectories:
         tracking.log_table([{"task_id": t.task_id, **t.metrics, "calls": len(t.steps),
                              "parse_error": t.parse_error or ""} for t in trajectories], "per_task.json")
-    return summary
+    outcomes = Outcomes.of(trajectories, sample)
+    run_outcomes.log(run_outcomes.RunOutcomes({run_outcomes.RESULT: outcomes}, run_outcomes.RESULT))
+    return summary, run_outcomes.intervals(outcomes, rules_of(env))
 
 
 # -- the command line ----------------------------------------------------------------------------------------
@@ -233,8 +242,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print(result: EvaluateResult) -> None:
     summary = result.summary
-    metrics = {k: summary[k] for k in (*result.metric_names, "n") if k in summary}
-    print(format_table([metrics]), file=sys.stdout)
+    print(interval_table(result.metric_names, summary, result.intervals))
     robust = {k: summary[k] for k in ROBUSTNESS_METRICS if k in summary}
     print(format_table([robust]), file=sys.stdout)
     rows = [{"phase": phase, **row} for phase, row in result.tokens_by_phase.items()]

@@ -22,11 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.outcomes import rules_of
 from evals.robustness import robustness
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS, RunChoices, improvements_of
 from optimizers.settings import MODES, Improvements
-from otbench import tracking
+from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
@@ -43,11 +44,14 @@ from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
 from otbench.options import TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.report import format_table, server_table
+from otbench.run_outcomes import RunOutcomes
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
+    from evals.stats import Interval
     from modules.program import ToolAgentProgram
     from optimizers.base import DocOptimizer
     from otbench.llm.metering import TokenLedger
+    from otbench.trajectory import Trajectory
 
 DEFAULT_LIMIT = 10
 PHASES = ("agent", "editor", "exploration")
@@ -143,6 +147,8 @@ class OptimizeResult:
     prompts: dict[str, str]
     """Toolset -> the prompt version in MLflow's registry holding its docs."""
     contamination: dict[str, Any]
+    intervals: dict[str, dict[str, Interval]] = field(default_factory=dict)
+    """``before``, ``after`` and ``test`` (where scored): each metric with its 95% interval (:mod:`evals.stats`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -267,13 +273,13 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
             if isinstance(stop.cause, KeyboardInterrupt):
                 raise KeyboardInterrupt(hint) from None
             raise RunError(f"optimization stopped ({stop}); {hint}") from stop.cause
-        test = None
+        tested = None
         if env.learning == "offline":
-            test = _evaluate_on_test(options, env, learned, sample_tasks(env.tasks("test"), options.test_limit,
+            tested = _evaluate_on_test(options, env, learned, sample_tasks(env.tasks("test"), options.test_limit,
                                                                          options.seed))
         elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
-            test = _evaluate_on_test(options, env, learned, trainset)
-        return _finish(options, env, learned, optimizer, ledger, tracked.info.run_id, tracker.elapsed_seconds(), test,
+            tested = _evaluate_on_test(options, env, learned, trainset)
+        return _finish(options, env, learned, optimizer, ledger, tracked.info.run_id, tracker.elapsed_seconds(), tested,
                        register=not nested)
 
 
@@ -344,7 +350,7 @@ def _run(resume: str | None, name: str, tags: dict[str, Any], params: dict[str, 
 
 
 def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProgram,
-                      tasks: list[Any]) -> dict[str, float]:
+                      tasks: list[Any]) -> tuple[dict[str, float], list[Trajectory]]:
     """The learned docs scored on ``tasks`` in the test phase: offline learning is judged on held-out tasks
     (a seeded test sample); online learning under faults on its own tasks again, with the test phase's faults
     (none, for a policy of the exploration phase) instead of those it learned under."""
@@ -358,12 +364,12 @@ def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProg
     metrics = {**robustness(trajectories), **env.summarise(trajectories)}
     mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
     mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), "test_trajectories.jsonl")
-    return metrics
+    return metrics, trajectories
 
 
 def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optimizer: DocOptimizer,
-            ledger: TokenLedger, run_id: str, seconds: float, test: dict[str, float] | None, *,
-            register: bool) -> OptimizeResult:
+            ledger: TokenLedger, run_id: str, seconds: float,
+            tested: tuple[dict[str, float], list[Trajectory]] | None, *, register: bool) -> OptimizeResult:
     """Save final docs, log the summary table and return the result.
 
     With ``register``, each optimized toolset's docs become a new version of its prompt in MLflow's
@@ -379,6 +385,7 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
                for key in (*env.metric_names, "docs_changed", "tokens_all_total")}
     results = program.detailed_results
+    test = tested[0] if tested is not None else None
     before = {key: values[0].value for key, values in history.items()
               if values and key in env.metric_names and optimizer.evaluates_start_docs}
     if results.final_trajectories:
@@ -399,8 +406,12 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     contaminated = _log_contamination(env, program)
     rounds = list(results.editor_rounds.values())
     tokens = ledger.snapshot()
+    kept = _log_outcomes(options, env, run_id, history, list(results.final_trajectories),
+                         tested[1] if tested is not None else None, optimizer.evaluates_start_docs)
+    rules = rules_of(env)
+    intervals = {split: run_outcomes.intervals(part, rules) for split, part in kept.splits.items()}
     tracking.log_result({k: v for k, v in (test or after).items() if k in env.metric_names},
-                        int(tokens["all"]["total_tokens"] + tokens["all"]["cached_tokens"]))
+                        int(tokens["all"]["total_tokens"] + tokens["all"]["cached_tokens"]), intervals.get(kept.result))
     llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
     result = OptimizeResult(
         run_id=run_id, optimizer=options.optimizer, env=env.name, setting=env.setting, mode=str(options.mode),
@@ -409,12 +420,35 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
         steps=len(history["tokens_all_total"]), tokens_by_phase=tokens, server=ledger.server_figures(),
         seconds=round(seconds, 1),
         share_of_time_outside_llm=round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
-        docs=str(out / "final_docs.json"), prompts=prompts, contamination=contaminated)
+        docs=str(out / "final_docs.json"), prompts=prompts, contamination=contaminated, intervals=intervals)
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
                        {"mean_editor_iterations": result.mean_editor_iterations, "seconds": seconds})
     tracking.log_table(_summary_rows(result), "summary_table.json")
     mlflow.log_dict(result.to_dict(), "summary.json")
     return result
+
+
+def _log_outcomes(options: OptimizeOptions, env: Any, run_id: str, history: Mapping[str, list[Any]],
+                  final: list[Trajectory], test: list[Trajectory] | None, scores_start: bool) -> RunOutcomes:
+    """Keep the per-task outcomes of the starting docs (the first step's attempts, read back from the run, so a
+    resumed run has them too), of the final docs and of the test split; the row is the test split's where there
+    is one."""
+    from evals.outcomes import Outcomes
+
+    splits: dict[str, Outcomes] = {}
+    first = history.get(env.primary_metric) or []
+    if scores_start and first:
+        lines = run_outcomes.artifact_text(run_id, f"iterations/step_{first[0].step:02d}/trajectories.jsonl")
+        if lines is not None:
+            splits["before"] = run_outcomes.from_trajectory_lines(lines.splitlines(), options.seed)
+    if final:
+        splits["after"] = Outcomes.of(final, options.seed)
+    if test is not None:
+        splits["test"] = Outcomes.of(test, options.seed)
+    kept = RunOutcomes(splits, "test" if test is not None else "after")
+    if kept.result in splits:
+        run_outcomes.log(kept)
+    return kept
 
 
 def _log_contamination(env: Any, program: ToolAgentProgram) -> dict[str, Any]:
@@ -442,11 +476,28 @@ def _log_contamination(env: Any, program: ToolAgentProgram) -> dict[str, Any]:
     return report
 
 
-def _summary_rows(result: OptimizeResult) -> list[dict[str, Any]]:
-    rows = [{"docs": "before", **result.before}] if result.before else []
-    rows.append({"docs": "after", **result.after})
-    if result.test is not None:
-        rows.append({"docs": "after, test split", **{k: v for k, v in result.test.items() if k != "n"}})
+def _summary_rows(result: OptimizeResult, *, text: bool = False) -> list[dict[str, Any]]:
+    """Before, after and on the test split: each metric and its interval's ends (``text``: as one printed cell,
+    ``0.667 [0.488, 0.808]``)."""
+    splits = [("before", "before", result.before), ("after", "after", result.after),
+              ("after, test split", "test", result.test)]
+    rows = []
+    for label, split, values in splits:
+        if not values and split != "after":
+            continue
+        found = result.intervals.get(split, {})
+        row: dict[str, Any] = {"docs": label}
+        for name, value in (values or {}).items():
+            if name == "n":
+                continue
+            shown = found.get(name)
+            if text:
+                row[name] = f"{value:.3f} {shown.bounds_text(3)}" if shown is not None else value
+            else:
+                row[name] = value
+                if shown is not None and shown.known:
+                    row |= {f"{name}_ci_low": shown.low, f"{name}_ci_high": shown.high}
+        rows.append(row)
     return rows
 
 
@@ -529,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print(result: OptimizeResult) -> None:
-    print(format_table(_summary_rows(result)))
+    print(format_table(_summary_rows(result, text=True)))
     rows = [{"phase": phase, **row} for phase, row in result.tokens_by_phase.items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
                               "cached_tokens", "seconds"]))
