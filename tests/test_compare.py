@@ -246,18 +246,21 @@ def test_finished_runs_with_the_same_definition_are_reused_without_running_anyth
     assert 0.0 < rows["+TO"]["docs_sem"] < 1.0 and 0.0 < rows["+TO"]["docs_lex"] < 1.0
     assert rows["gold"]["docs_sem"] == pytest.approx(1.0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bfcl-names_only-E-by-iteration.png",
+                                                         "bfcl-names_only-E-by-row.png",
                                                          "bfcl-names_only-E-vs-tokens.png"]
 
 
 def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     _prelogged_comparison(seed=303)
     monkeypatch.setattr(compare, "_COMMANDS", {})
-    code, out, _ = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
-                        capsys)
+    code, out, err = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
+                          capsys)
     lines = out.splitlines()
-    assert code == 0 and lines[1].split()[:10] == ["row", "E", "P", "A", "tokens", "tokens_vs_to", "docs_sem",
-                                                   "docs_lex", "docs_faults", "run"]
+    assert code == 0 and lines[1].split()[:11] == ["row", "E", "P", "A", "vs_base", "vs_TO", "tokens", "tokens_vs_to",
+                                                   "docs_sem", "docs_lex", "docs_faults"]
     assert [line.split()[0] for line in lines[3:7]] == ["base", "gold", "+TO", "+TO"]  # "+TO (paper)", "+TO"
+    assert lines[6].split()[1:3] == ["0.500", "†"]  # logged before per-task outcomes were kept: no interval
+    assert "no per-task outcomes" in err and "†: no per-task outcomes" in lines[7]
 
 
 class BfclLike:
