@@ -34,9 +34,9 @@ from typing import Any
 
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS
-from optimizers.settings import Improvements
-from otbench import comparison, evaluate, optimize, tracking
+from otbench import comparison, evaluate, optimize, run_lookup, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_float, positive_int, run_main
+from otbench.definition import RunDefinition
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
     EnvironmentOptions,
@@ -47,23 +47,11 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
-from otbench.options import HOW_IT_RUNS, TrackingOptions, as_logged, lm_from_values, tracking_from_values
+from otbench.options import HOW_IT_RUNS, TrackingOptions, lm_from_values, tracking_from_values
 from otbench.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.report import format_table
 
 _COMMANDS: dict[str, Callable[[Any], Any]] = {"evaluate": evaluate.run, "optimize": optimize.run}
-# Options the commands log in another form, compared through the run's tags instead: an offline
-# environment's setting is its own, not BFCL's --setting; optimize logs the resolved mode and
-# editor model; evaluate logs no --docs as "".
-_COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
-# Options added after runs were logged without them, with the value those runs had in effect: a
-# ToolObserver run from before --variant existed ran the paper's protocol, and one from before an
-# always-logged improvement existed ran without it. (Other optimizers' runs do not log ToolObserver's
-# knobs at all.) Any run from before --faults existed ran without faults, and any Chess run from before
-# --board-diagram (--phase-name) existed showed the diagram (did not name the phase).
-_UNLOGGED_MEANT = {"toolobserver": {"variant": "paper",
-                                    **{name: as_logged(False) for name in Improvements.always_logged()}}}
-_UNLOGGED_BY_EVERY_RUN = {"faults": "null", "board_diagram": as_logged(True), "phase_name": as_logged(False)}
 
 
 @dataclass(frozen=True)
@@ -132,24 +120,18 @@ class CompareResult:
 
 @dataclass(frozen=True)
 class RowPlan:
-    """One row of the comparison: the run that produces it and what a reusable run looks like.
-
-    A run matches when it carries all of ``tags`` and ``params`` and when every parameter of
-    ``if_logged`` that it logged has the same value: ``if_logged`` is the row's definition as the
-    command logs it, so any option a command logs (its optimizer's knobs included) takes part, and
-    evaluate, which logs fewer parameters than optimize, is matched on those it logs.
-    """
+    """One row of the comparison on one task sample: the run that produces it and its definition, by which a
+    finished run is reused (:mod:`otbench.run_lookup`)."""
 
     label: str
     optimizer: str
+    """The optimizer's name; ``base`` or ``gold`` for the evaluated rows."""
     options: evaluate.EvaluateOptions | optimize.OptimizeOptions
-    tags: dict[str, str]
-    params: dict[str, str]
-    if_logged: dict[str, str] = field(default_factory=dict)
+    definition: RunDefinition
 
     @property
     def command(self) -> str:
-        return "evaluate" if isinstance(self.options, evaluate.EvaluateOptions) else "optimize"
+        return self.definition.command
 
 
 def chosen_optimizers(text: str) -> tuple[str, ...]:
@@ -162,36 +144,23 @@ def chosen_optimizers(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def run_definition(options: evaluate.EvaluateOptions | optimize.OptimizeOptions) -> dict[str, str]:
-    """What a run with ``options`` computes, as the command logs it."""
-    return {key: as_logged(value) for key, value in options.values().items()
-            if key not in HOW_IT_RUNS | _COMPARED_AS_TAGS}
-
-
 def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
     """base, gold and one row per chosen optimizer, each with its options and run definition."""
     online = env.learning == "online"
     evaluated_on = options.limit if online else options.test_limit
     evaluated_by = replace(options.lm, editor_lm=None, editor_api_base=None)
 
-    def evaluate_row(label: str, environment: EnvironmentOptions, docs: str | None, setting: str,
-                     optimizer_tag: str) -> RowPlan:
+    def evaluate_row(label: str, environment: EnvironmentOptions, docs: str | None) -> RowPlan:
         row = evaluate.EvaluateOptions(environment=environment, agent="llm", docs=docs, limit=evaluated_on,
                                        seed=options.seed, lm=evaluated_by, tracking=options.tracking,
                                        num_threads=options.num_threads, progress=options.progress)
-        return RowPlan(
-            label=label, optimizer=label, options=row,  # optimizer: base or gold
-            tags={"command": "evaluate", "env": env.name, "setting": setting, "agent": "llm", "lm": options.lm.lm,
-                  "optimizer": optimizer_tag},
-            params={"limit": str(evaluated_on), "seed": str(options.seed)},
-            if_logged=run_definition(row),
-        )
+        return RowPlan(label, label, row, row.definition(tasks=evaluated_on))  # optimizer: base or gold
 
     if online:  # per-task docs are tied to the setting's tool names: the true docs are the gold setting
-        gold = evaluate_row("gold", replace(options.environment, setting="gold"), None, "gold", "base")
+        gold = evaluate_row("gold", replace(options.environment, setting="gold"), None)
     else:  # shared tools keep their names: the true docs replace the setting's docs
-        gold = evaluate_row("gold", options.environment, "gold", env.setting, "gold")
-    rows = [evaluate_row("base", options.environment, None, env.setting, "base"), gold]
+        gold = evaluate_row("gold", options.environment, "gold")
+    rows = [evaluate_row("base", options.environment, None), gold]
 
     for name in options.optimizers:
         spec = OPTIMIZERS[name]
@@ -204,66 +173,14 @@ def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
         ablated = spec.ablations(env.learning) if options.ablations else ()
         for changes in (*spec.rows, *probed, *ablated):
             row = optimize.options_from({**base.values(), **changes})
-            rows.append(_optimizer_row(spec.row_label(row.variant, row.switches), name, row, options, env))
+            defined = row.definition(learning=env.learning)
+            rows.append(RowPlan(defined.method, name, row, defined))
     return rows
 
 
-def _optimizer_row(label: str, name: str, row: optimize.OptimizeOptions, options: CompareOptions, env: Any) -> RowPlan:
-    online = env.learning == "online"
-    return RowPlan(
-        label=label, optimizer=name, options=row,
-        tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,
-              "setting": env.setting, "lm": options.lm.lm, "editor_lm": options.lm.editor_lm or options.lm.lm,
-              "seed": str(options.seed)},
-        params={"limit": str(options.limit)} | ({} if online else {"test_limit": str(options.test_limit)}),
-        if_logged=_optimize_definition(row, env.learning),
-    )
-
-
-def _optimize_definition(row: optimize.OptimizeOptions, learning: str) -> dict[str, str]:
-    """The row's definition as its optimize run logs it, ToolObserver's always-logged improvements included with
-    the value they take where they act, and left out where they do not (a run there never logs them)."""
-    defined = {name: value for name, value in run_definition(row).items() if name not in Improvements.always_logged()}
-    acting = optimize.always_logged_improvements(row, learning)
-    return defined | {name: as_logged(value) for name, value in acting.items()}
-
-
 def find_run(plan: RowPlan) -> Any | None:
-    """The latest finished run that matches ``plan``, or None."""
-    import mlflow
-
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
-    if experiment is None:  # nothing was ever logged to this store
-        return None
-    clauses = [f"tags.{key} = {_quoted(value)}" for key, value in plan.tags.items()]
-    clauses += [f"params.{key} = {_quoted(value)}" for key, value in plan.params.items()]
-    clauses.append("attributes.status = 'FINISHED'")
-    runs = mlflow.MlflowClient().search_runs([experiment.experiment_id], " AND ".join(clauses),
-                                             order_by=["attributes.start_time DESC"])
-    unlogged = {**_own_defaults(plan), **_UNLOGGED_BY_EVERY_RUN, **_UNLOGGED_MEANT.get(plan.optimizer, {})}
-    for run in runs:
-        if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
-            continue
-        logged = {**unlogged, **run.data.params}
-        if all(logged[key] == value for key, value in plan.if_logged.items() if key in logged):
-            return run
-    return None
-
-
-def _own_defaults(plan: RowPlan) -> dict[str, str]:
-    """The optimizer's own options at their defaults, as logged: an optimize run logs its own options only where
-    they depart from their defaults, so a run without ``probe`` ran without probing (a ``(probe)`` row must not
-    take it)."""
-    if plan.command != "optimize":
-        return {}
-    defaults = run_definition(optimize.OptimizeOptions(optimizer=plan.optimizer))
-    return {name: value for name, value in defaults.items() if name in optimize.own_options(plan.optimizer)}
-
-
-def _quoted(value: str) -> str:
-    if "'" in value:
-        raise ConfigError(f"cannot search MLflow for a value with a quote in it: {value!r}")
-    return f"'{value}'"
+    """The latest finished run of the row's definition, or None."""
+    return run_lookup.find(plan.definition)
 
 
 def run_missing(plan: RowPlan) -> Any:
@@ -443,10 +360,10 @@ def plot_against_fault_rate(plots: Path, env: Any, run_id: str) -> Path:
 
     run = mlflow.get_run(run_id)
     family = run.data.tags["fault_family"]
-    same = " AND ".join([*(f"tags.{key} = {_quoted(run.data.tags[key])}" for key in ("env", "setting", "lm",
+    same = " AND ".join([*(f"tags.{key} = {run_lookup.quoted(run.data.tags[key])}" for key in ("env", "setting", "lm",
                                                                                        "editor_lm", "seed")),
-                         "tags.command = 'compare'", f"params.limit = {_quoted(run.data.params['limit'])}",
-                         f"params.test_limit = {_quoted(run.data.params['test_limit'])}"])
+                         "tags.command = 'compare'", f"params.limit = {run_lookup.quoted(run.data.params['limit'])}",
+                         f"params.test_limit = {run_lookup.quoted(run.data.params['test_limit'])}"])
     found = mlflow.MlflowClient().search_runs([run.info.experiment_id], same,
                                               order_by=["attributes.start_time DESC"])
     by_rate: dict[float, Any] = {}

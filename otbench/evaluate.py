@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evals.robustness import ROBUSTNESS_METRICS, robustness
+from otbench import definition as defining
 from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
@@ -30,20 +31,18 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.faults import phase_of
-from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
-from otbench.options import HOW_IT_RUNS, TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
+from otbench.llm.session import LMOptions, check_models, open_lms
+from otbench.options import TrackingOptions, lm_from_values, lm_values, tracking_from_values
 from otbench.outputs import check_outputs
 from otbench.report import format_table, interval_table, server_table
 from otbench.trajectory import Trajectory
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy): --help answers at once
     from evals.stats import Interval
+    from otbench.definition import RunDefinition
     from otbench.llm.metering import TokenLedger
 
 AGENTS = ("llm", "oracle", "null")
-MODEL_OPTIONS = frozenset({"lm", "embedded_model", "gguf", "temperature", "no_grammar"})
-EMBEDDED_MODEL_OPTIONS = frozenset({"embedded_model", "gguf", "no_grammar"})
-
 
 @dataclass(frozen=True)
 class EvaluateOptions:
@@ -67,6 +66,12 @@ class EvaluateOptions:
         return {**self.environment.values(), "agent": self.agent, "docs": self.docs, "limit": self.limit,
                 "seed": self.seed, **lm_values(self.lm), **self.tracking.values(), "num_threads": self.num_threads,
                 "quiet": not self.progress}
+
+    def definition(self, *, tasks: int) -> RunDefinition:
+        """What this evaluation computes (:mod:`otbench.definition`): its sample is ``limit`` tasks, or all
+        ``tasks`` there are without a limit."""
+        return defining.evaluation(resolve(self.environment), agent=self.agent, docs=self.docs,
+                                   tasks=self.limit if self.limit is not None else tasks, seed=self.seed, lm=self.lm)
 
 
 def options_from(values: Mapping[str, Any]) -> EvaluateOptions:
@@ -96,29 +101,6 @@ class EvaluateResult:
         """The summary as ``--json`` prints it."""
         return {**self.summary, "run_id": self.run_id, "tokens_by_phase": self.tokens_by_phase,
                 "intervals": {name: value.as_dict() for name, value in self.intervals.items()}}
-
-
-def docs_kind(docs: str | None) -> str:
-    """The docs an evaluation scores, as its ``optimizer`` tag says: base (the setting's own), gold, or docs."""
-    return {None: "base", "gold": "gold"}.get(docs, "docs")
-
-
-def logged_params(options: EvaluateOptions, env: Any, tasks: list[Any]) -> dict[str, Any]:
-    """What defines an evaluation, as logged: the comparison row it is (``method``: base, gold, or docs given
-    with ``--docs``), its docs and task sample, and the options it shares with optimize (the environment's own,
-    the agent's model) under optimize's names; unset ones (None) are left out. The runs of a comparison then
-    differ only in what sets them apart (:func:`otbench.optimize.logged_params` says why that matters)."""
-    skip = HOW_IT_RUNS | {"agent", "editor_lm"}
-    if options.agent != "llm":
-        skip |= MODEL_OPTIONS
-    elif options.lm.lm != EMBEDDED:
-        skip |= EMBEDDED_MODEL_OPTIONS
-    shared = {name: value for name, value in definition(options.values()).items()
-              if name not in skip and value is not None}
-    method = "gold" if "gold" in (options.docs, env.setting) else docs_kind(options.docs)
-    return {"method": method, **shared, "optimizer": docs_kind(options.docs), "env": env.name,
-            "setting": env.setting, "limit": options.limit or len(tasks),
-            "lm": options.lm.lm if options.agent == "llm" else "-"}
 
 
 def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
@@ -160,15 +142,14 @@ def run(options: EvaluateOptions) -> EvaluateResult:
         if uses_lm:
             lm = dataclasses.replace(options.lm, slots=options.num_threads)
             agent.lm = stack.enter_context(open_lms(lm, ledger))["agent"]
-        tags = {"command": "evaluate", "env": env.name, "setting": env.setting, "agent": options.agent,
-                "lm": options.lm.lm if uses_lm else "-", "optimizer": docs_kind(options.docs)}
-        params = logged_params(dataclasses.replace(options, environment=environment), env, tasks)
+        # what defines the run names it, tags it and is its params: runs of a comparison differ only in what sets
+        # them apart (RunDefinition.params says why that matters)
+        defined = dataclasses.replace(options, environment=environment).definition(tasks=len(tasks))
         started = time.perf_counter()
-        model = tracking.model_label(options.lm.lm, embedded_model=options.lm.embedded_model,
-                                     gguf=options.lm.gguf) if uses_lm else None
-        docs = {None: None, "gold": "gold-docs"}.get(options.docs, "learned-docs")
-        name = tracking.run_name("evaluate", env.name, tags["setting"], options.agent, docs, f"n{len(tasks)}", model)
-        with tracking.tracked_run(name, tags=tags, params=params) as tracked:
+        model = tracking.model_label(options.lm.lm, embedded_model=options.lm.embedded_model, gguf=options.lm.gguf)
+        name = tracking.run_name(defined.run_name(len(tasks), model, env.setting))
+        with tracking.tracked_run(name, tags=defined.tags(env.setting),
+                                  params=defined.params(env.setting, learning=env.learning)) as tracked:
             try:
                 with phase_of(env, "test"):
                     trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=options.num_threads,

@@ -27,6 +27,7 @@ from evals.robustness import robustness
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS, RunChoices, improvements_of
 from optimizers.settings import MODES, Improvements
+from otbench import definition as defining
 from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
@@ -35,21 +36,22 @@ from otbench.envs.registry import (
     add_environment_arguments,
     make_environment,
     options_from_values,
-    other_environments_options,
     resolve,
 )
 from otbench.errors import ConfigError, RunError
 from otbench.faults import phase_of
-from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
+from otbench.llm.session import LMOptions, check_models, open_lms
 from otbench.options import TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.report import format_table, server_table
 from otbench.run_outcomes import RunOutcomes
+from otbench.sweep import Study, SweepOptions, SweepResult, Trial, knobs_to_sweep, print_sweep, tune
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
     from evals.stats import Interval
     from modules.program import ToolAgentProgram
     from optimizers.base import DocOptimizer
+    from otbench.definition import RunDefinition
     from otbench.llm.metering import TokenLedger
     from otbench.trajectory import Trajectory
 
@@ -85,6 +87,14 @@ class OptimizeOptions:
     """The MLflow run id of an interrupted run to continue: what defines the run comes from its checkpoint."""
     out: Path = Path("learned_docs")
     progress: bool = True
+
+    def definition(self, *, learning: str) -> RunDefinition:
+        """What this run computes (:mod:`otbench.definition`), in the mode ``learning`` names unless ``mode`` is set:
+        the environment resolved, the optimizer with the knobs that act in that mode."""
+        return defining.optimization(resolve(self.environment), optimizer=self.optimizer, mode=self.mode or learning,
+                                     limit=self.limit, seed=self.seed, test_limit=self.test_limit,
+                                     oracle_feedback=self.oracle_feedback, variant=self.variant,
+                                     switches=self.switches, knobs=self.knobs, lm=self.lm)
 
     def chosen_knobs(self) -> Any:
         """The optimizer's knobs, its declared defaults when none were given (None without knobs)."""
@@ -175,6 +185,7 @@ def prepare(options: OptimizeOptions) -> tuple[OptimizeOptions, dict[str, Any]]:
         if saved.get("toolset") is not None:  # saved before --setting named chess's and BrowseComp's settings
             saved["setting"] = saved["toolset"]
         options = options_from({**options.values(), **saved})
+        _check_resumed(options)
         if "docs" not in checkpoint:  # stopped before its first iteration finished: it starts over, in the same run
             checkpoint = {}
     spec = OPTIMIZERS.get(options.optimizer)
@@ -191,6 +202,26 @@ def prepare(options: OptimizeOptions) -> tuple[OptimizeOptions, dict[str, Any]]:
     options = replace(options, environment=resolve(options.environment))
     check_models(options.lm)  # a missing key is refused before the store, data or model load
     return options, checkpoint
+
+
+def _check_resumed(options: OptimizeOptions) -> None:
+    """Refuse to resume a run whose checkpoint defines another run than the one the run was logged as: its key
+    tag says what the run is (runs logged before definitions carry none, and are resumed as their checkpoint
+    says)."""
+    import mlflow
+
+    from otbench.definition import DEFINITION_TAG, RunDefinition
+
+    try:
+        stored = mlflow.get_run(str(options.resume)).data.tags.get(DEFINITION_TAG)
+    except mlflow.exceptions.MlflowException:  # only a checkpoint to go by (its run is read when it resumes)
+        return
+    if stored is None or options.mode is None:
+        return
+    logged = RunDefinition.from_json(json.loads(stored))
+    if options.definition(learning=options.mode).key != logged.key:
+        raise ConfigError(f"--resume {options.resume}: its checkpoint defines another run than the one logged "
+                          f"({logged.key}); start a new run instead")
 
 
 @contextmanager
@@ -254,15 +285,13 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
                                               logged_steps=tracking.logged_steps(options.resume) if options.resume else None)
     optimizer = _build_optimizer(options, env, bench.lms, tracker)
     lm = options.lm
-    tags = {"command": "optimize", "optimizer": options.optimizer, "mode": options.mode, "env": env.name,
-            "setting": env.setting, "lm": lm.lm, "editor_lm": lm.editor_lm or lm.lm, "seed": options.seed}
+    # what defines the run names it, tags it and is its params (a sweep's trial logs every knob it draws)
+    defined = options.definition(learning=env.learning)
     models = dict.fromkeys(tracking.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
                            for model in (lm.lm, lm.editor_lm or lm.lm))
-    variant = options.variant if options.optimizer == "toolobserver" and options.variant != "improved" else None
-    name = tracking.run_name(options.optimizer, variant, env.name, env.setting, f"n{len(trainset)}", "+".join(models))
-    params = {"method": OPTIMIZERS[options.optimizer].row_label(options.variant, options.switches),
-              **logged_params(options, learning=env.learning, trial=nested)}
-    with _run(options.resume, name, tags, params, nested) as tracked:
+    name = tracking.run_name(defined.run_name(len(trainset), "+".join(models), env.setting))
+    params = defined.params(env.setting, learning=env.learning, swept=nested)
+    with _run(options.resume, name, defined.tags(env.setting), params, nested) as tracked:
         if not options.resume:
             tracking.log_definition(definition(options.values()))
         try:
@@ -283,53 +312,31 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
                        register=not nested)
 
 
-def own_options(optimizer: str) -> frozenset[str]:
-    """The options only ``optimizer`` reads: its knobs (from the registry), ToolObserver's mode, variant and
-    improvements, and ``--probe`` where it is offered. A run logs its own, not other optimizers'."""
-    spec = OPTIMIZERS[optimizer]
-    knobs = {knob_rules.dest(spec.knobs, name) for name, _, _ in knob_rules.declared(spec.knobs)} if spec.knobs else set()
-    if optimizer == "toolobserver":
-        return frozenset(knobs | {"mode", "oracle_feedback", "variant", *Improvements.names()})
-    return frozenset(knobs | ({"probe"} if spec.offers_probe else set()))
+def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:
+    """``--sweep N``: tune the optimizer's knobs with optuna (:func:`otbench.sweep.tune`), every trial a run of this
+    module on one shared environment and LM server, nested under the sweep's MLflow run."""
+    base, _ = prepare(options)
+    if base.resume:
+        raise ConfigError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
+    knobs = knobs_to_sweep(base.optimizer)
+    tracking.configure(base.tracking.uri, directory=base.tracking.directory)
+    with open_workbench(base) as bench:
+        env, lm = bench.env, base.lm
+        base = replace(base, mode=base.mode or env.learning)
 
+        def trial(drawn: Any) -> Trial:
+            result = run(replace(base, knobs=drawn), workbench=bench, nested=True)
+            return Trial(float((result.test or result.after)[env.primary_metric]),
+                         int(result.tokens_by_phase.get("all", {}).get("total_tokens", 0)), result.run_id)
 
-def logged_params(options: OptimizeOptions, *, learning: str, trial: bool = False) -> dict[str, Any]:
-    """The options that define this run, as logged: not other optimizers' or environments' options, nor options
-    that do not apply (an offline batch size online, embedded-model options for hosted models), nor unset ones.
-
-    The run's own optimizer options are logged where they depart from their default (given, or drawn by a
-    sweep's ``trial``, which logs all its knobs), ToolObserver's variant always (runs from before ``--variant``
-    ran the paper's), its mode where it is not the environment's ``learning``. MLflow's compare page plots the
-    first three params by name whose values differ between the runs it shows, one a run lacks counting as a
-    difference: defaults that only one optimizer's runs logged would push what tells the rows of a comparison
-    apart (method, optimizer, setting) off that plot.
-    """
-    saved = definition(options.values())
-    others = set().union(*(own_options(name) for name in OPTIMIZERS)) - own_options(options.optimizer)
-    others |= other_environments_options(options.environment.env)
-    if options.mode != "offline":
-        others |= {"batch_size", "test_limit"}
-    if EMBEDDED not in (options.lm.lm, options.lm.editor_lm or options.lm.lm):
-        others |= {"embedded_model", "gguf", "no_grammar"}
-    knobs = OPTIMIZERS[options.optimizer].knobs
-    swept = {knob_rules.dest(knobs, name) for name, _, _ in knob_rules.declared(knobs)} if trial and knobs else set()
-    defaults = OptimizeOptions().values()
-    at_default = {name for name in own_options(options.optimizer) - {"variant"} - swept
-                  if saved.get(name) == defaults.get(name)}
-    if options.mode == learning:
-        at_default.add("mode")
-    logged = {name: value for name, value in saved.items() if name not in others | at_default and value is not None}
-    return logged | always_logged_improvements(options, learning)
-
-
-def always_logged_improvements(options: OptimizeOptions, learning: str) -> dict[str, bool]:
-    """ToolObserver's :meth:`Improvements.always_logged` that act in the run's mode, each with the value the run
-    uses (its variant's, or the switch given); none for another optimizer."""
-    if options.optimizer != "toolobserver":
-        return {}
-    mode = options.mode or learning
-    used = improvements_of(options.variant, options.switches)
-    return {name: getattr(used, name) for name in Improvements.always_logged() if name in Improvements.acting_in(mode)}
+        model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
+        study = Study(name=sweeping.study_name or f"otbench-{base.optimizer}-{env.name}-{env.setting}-{lm.lm}",
+                      knobs=knobs, start=base.chosen_knobs(), mode=str(base.mode), seed=base.seed,
+                      metric=env.primary_metric,
+                      tags={"command": "sweep", "optimizer": base.optimizer, "env": env.name, "setting": env.setting,
+                            "lm": lm.lm},
+                      run_name="-".join(["sweep", base.optimizer, env.name, env.setting, f"n{base.limit}", model]))
+        return tune(sweeping, study, trial)
 
 
 def _build_optimizer(options: OptimizeOptions, env: Any, lms: Mapping[str, Any], tracker: Any) -> DocOptimizer:
@@ -562,14 +569,12 @@ def main(argv: list[str] | None = None) -> int:
     check_outputs(parser, args)
     options = options_from(vars(args))
     if args.sweep:
-        from otbench import sweep  # a sweep is made of this module's runs
-
-        swept = sweep.run(sweep.SweepOptions(options, trials=args.sweep, token_budget=args.token_budget,
-                                             storage=args.storage, study_name=args.study_name))
+        swept = sweep(options, SweepOptions(trials=args.sweep, token_budget=args.token_budget, storage=args.storage,
+                                            study_name=args.study_name))
         if args.json:
             print(json.dumps(swept.to_dict()))
         else:
-            sweep.print_sweep(swept)
+            print_sweep(swept)
         return 0
     result = run(options)
     if args.json:
