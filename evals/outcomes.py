@@ -245,6 +245,17 @@ def _pair(rows: Sequence[Outcomes], rule: MetricRule) -> _Paired:
     return _Paired(aligned, len(keys))
 
 
+def per_task_differences(row: Outcomes, reference: Outcomes, rule: Mean | Ratio) -> list[float]:
+    """Per cluster of the tasks both rows counted, the row's figure minus the reference's."""
+    paired = _pair((row, reference), rule)
+    if not paired.n:
+        return []
+    num_a, den_a = paired.sums(0, rule)
+    num_b, den_b = paired.sums(1, rule)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return [float(value) for value in _scale(rule) * (num_a / den_a - num_b / den_b)]
+
+
 def _ratio_of(numerators: np.ndarray, denominators: np.ndarray, indices: np.ndarray, scale: float) -> Any:
     with np.errstate(divide="ignore", invalid="ignore"):
         return scale * numerators[indices].sum(axis=-1) / denominators[indices].sum(axis=-1)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -70,6 +70,12 @@ class Interval:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Interval:
+        """Read :meth:`as_dict` back (JSON writes a missing end as null)."""
+        return cls(_float(values["value"]), _float(values["low"]), _float(values["high"]), int(values["n"]),
+                   int(values["clusters"]), str(values["method"]))
 
     def bounds_text(self, digits: int | None = None) -> str:
         """``[0.488, 0.808]``, or ``[-]`` without an interval."""
@@ -130,6 +136,16 @@ class Difference:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "holds": self.holds()}
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Difference:
+        """Read :meth:`as_dict` back (JSON writes a missing figure as null)."""
+        return cls(_float(values["value"]), _float(values["low"]), _float(values["high"]), _float(values["p_value"]),
+                   int(values["n"]), int(values["clusters"]), str(values["test"]), _float(values.get("p_adjusted")))
+
+
+def _float(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) else math.nan
 
 
 def _places(value: float) -> int:
@@ -214,7 +230,7 @@ def paired_permutation(difference: Statistic, clusters: int) -> float:
     """
     from scipy import stats
 
-    if clusters < 1:
+    if clusters < 2:  # nothing to permute: no test
         return math.nan
     own = np.arange(clusters)
     result = stats.permutation_test((own, own + clusters), difference, permutation_type="samples", vectorized=True,
