@@ -294,7 +294,8 @@ def tasks_needed(base_rate: float, difference: float, *, alpha: float = ALPHA, p
     h = abs(float(proportion_effectsize(target, base_rate)))
     if h == 0:
         return math.inf  # no size separates equal rates
-    return float(math.ceil(NormalIndPower().solve_power(effect_size=h, nobs1=None, alpha=alpha, power=power, ratio=1.0)))
+    needed = NormalIndPower().solve_power(effect_size=h, nobs1=None, alpha=alpha, power=power, ratio=1.0)
+    return float(math.ceil(needed))
 
 
 def detectable_mean_difference(clusters: int, spread: float, *, alpha: float = ALPHA, power: float = POWER) -> float:

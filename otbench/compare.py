@@ -550,14 +550,15 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
         tests = max(1, 2 * len(plans) - 3)  # each row against base, and all but base against +TO
         levels = {f"{stats.ALPHA}": stats.ALPHA, f"{stats.ALPHA / tests:.3g} (Holm's strictest)": stats.ALPHA / tests}
         if pass_fail:
-            detectable = {label: stats.detectable_difference(tasks, rate, alpha=alpha) for label, alpha in levels.items()}
+            detectable = {label: stats.detectable_difference(tasks, rate, alpha=alpha)
+                          for label, alpha in levels.items()}
             needed = {label: stats.tasks_needed(rate, wanted, alpha=alpha) for label, alpha in levels.items()} \
                 if wanted is not None else {}
         else:
             if spread is None:
                 if "base" not in outcomes or "+TO" not in outcomes:
-                    raise ConfigError(f"{env.primary_metric} is not pass/fail: give --spread (the standard deviation of "
-                                      "per-task differences), or finish the base and +TO rows first")
+                    raise ConfigError(f"{env.primary_metric} is not pass/fail: give --spread (the standard deviation "
+                                      "of per-task differences), or finish the base and +TO rows first")
                 spread = comparison.difference_spread(outcomes["+TO"], outcomes["base"], rule)
                 source += f"; spread observed against +TO run {observed['+TO'].info.run_id}"
             detectable = {label: stats.detectable_mean_difference(tasks, spread, alpha=alpha)

@@ -263,7 +263,8 @@ def display_rows(table: Table, primary: str) -> list[dict[str, Any]]:
         for column in REFERENCES:
             printed[column] = difference_cell(row, column)
         if f"{primary}_by_sample" in row:
-            printed[f"{primary}_by_sample"] = " / ".join(f"{value:.3g}" for value in row[f"{primary}_by_sample"].values())
+            by_sample = row[f"{primary}_by_sample"].values()
+            printed[f"{primary}_by_sample"] = " / ".join(f"{value:.3g}" for value in by_sample)
         share = row.get("gap_share")
         printed["gap_share"] = Interval.from_dict(share).text() if share else ""
         shown.append(printed)

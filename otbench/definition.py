@@ -205,8 +205,8 @@ class RunDefinition:
         if optimizer.mode != learning:
             params["mode"] = optimizer.mode
         spec = OPTIMIZERS[optimizer.name]
-        declared = {knob_rules.dest(spec.knobs, name): default for name, _, default in knob_rules.declared(spec.knobs)} \
-            if spec.knobs is not None else {}
+        declared = {knob_rules.dest(spec.knobs, name): default
+                    for name, _, default in knob_rules.declared(spec.knobs)} if spec.knobs is not None else {}
         params |= {name: value for name, value in optimizer.knobs if swept or value != declared.get(name)}
         if optimizer.variant is not None:
             params["variant"] = optimizer.variant
@@ -291,8 +291,8 @@ def optimization(environment: EnvironmentOptions, *, optimizer: str, mode: str, 
         defined = Optimizer(optimizer, mode, probe=bool(switches.get("probe")) if spec.offers_probe else None,
                             knobs=acting_knobs)
     sample = Sample(limit, seed, test_limit if mode == "offline" else None)
-    return RunDefinition("optimize", environment.env, str(environment.setting), environment_options(environment), sample,
-                         _models(lm, editor=True), optimizer=defined)
+    return RunDefinition("optimize", environment.env, str(environment.setting), environment_options(environment),
+                         sample, _models(lm, editor=True), optimizer=defined)
 
 
 def params_as_logged(params: Mapping[str, Any]) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""``otbench reproduce``: the paper's Table 2 as one grid, run or reused cell by cell, on one machine or several.
+"""``python -m otbench.reproduce``: the paper's Table 2 as one resumable grid, on one machine or several.
 
 A cell is one row of one setting on one task sample: an ``evaluate`` or ``optimize`` run with its
 definition (:mod:`otbench.definition`). Each worker walks the grid in order; a finished cell is reused,
@@ -32,6 +32,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from optimizers.registry import OPTIMIZERS
 from optimizers.settings import GEPAKnobs, ToolObserverKnobs
@@ -225,7 +226,8 @@ def open_grid(options: ReproduceOptions) -> Iterator[tuple[list[tuple[Section, A
                     replace(compare_options(section, options), seed=seed), env)}
                 for label in section.rows:
                     if label not in plans:
-                        raise ConfigError(f"{section.name}: compare makes no row {label!r}; its rows: {', '.join(plans)}")
+                        raise ConfigError(f"{section.name}: compare makes no row {label!r}; "
+                                          f"its rows: {', '.join(plans)}")
                     cell = Cell(section, seed, plans[label])
                     if cell.key not in seen:
                         seen.add(cell.key)
@@ -268,15 +270,16 @@ def _resumable(run: Any) -> bool:
     return True
 
 
-def work(cells: list[Cell], claims: Claims, options: ReproduceOptions) -> dict[str, str]:
+def work(cells: list[Cell], claims: Claims, options: ReproduceOptions) -> tuple[dict[str, str], set[str]]:
     """Claim and run missing cells until none is left (waiting while other workers hold the last ones); returns
-    the cells that failed here, with why."""
+    the cells that failed here, with why, and those this worker ran."""
     failed: dict[str, str] = {}
+    ran: set[str] = set()
     worker = f"{socket.gethostname()}:{os.getpid()}"
     while True:
         pending = [cell for cell in cells if cell.key not in failed and compare.find_run(cell.plan) is None]
         if not pending:
-            return failed
+            return failed, ran
         took = False
         for cell in pending:
             with claims.claim(cell.key) as held:
@@ -293,6 +296,7 @@ def work(cells: list[Cell], claims: Claims, options: ReproduceOptions) -> dict[s
                         failed[cell.key] = f"{cell.label}: {error}"
                         print(f"reproduce: {failed[cell.key]}", file=sys.stderr)
                     else:
+                        ran.add(cell.key)
                         print(f"reproduce: {cell.label}: finished in {time.perf_counter() - started:.0f} s",
                               file=sys.stderr)
                 break
@@ -311,12 +315,14 @@ def run(options: ReproduceOptions) -> ReproduceResult:
     claims = claims_for(options.storage, _store_directory(options))
     with open_grid(options) as (sections, cells):
         with one_embedded_server():  # cells run here share one model server
-            failed = work(cells, claims, options)
+            failed, ran = work(cells, claims, options)
         states = {cell.key: state_of(cell) for cell in cells}
-        listed = [_cell_row(cell, *states[cell.key], sections) for cell in cells]
+        listed = [{**_cell_row(cell, *states[cell.key], sections), "run": "ran" if cell.key in ran else "reused"}
+                  for cell in cells]
         if failed or any(state != "finished" for state, _ in states.values()):
             return ReproduceResult(listed, None, None, failed=failed)
-        return write_report(options, sections, cells, {key: run for key, (_, run) in states.items()}, listed, claims)
+        return write_report(options, sections, cells, {key: run for key, (_, run) in states.items()}, listed, claims,
+                            ran)
 
 
 def status(options: ReproduceOptions) -> list[dict[str, Any]]:
@@ -350,7 +356,8 @@ def _digest(values: list[str]) -> str:
 
 
 def write_report(options: ReproduceOptions, sections: list[tuple[Section, Any]], cells: list[Cell],
-                 runs: Mapping[str, Any], listed: list[dict[str, Any]], claims: Claims) -> ReproduceResult:
+                 runs: Mapping[str, Any], listed: list[dict[str, Any]], claims: Claims,
+                 ran: set[str]) -> ReproduceResult:
     """The report of a finished grid, written by one worker (the one that claims it), and reused when a report of
     the very same runs exists."""
     import mlflow
@@ -379,7 +386,7 @@ def write_report(options: ReproduceOptions, sections: list[tuple[Section, Any]],
                                   params=params) as parent:
             compared, beside = [], []
             for section, env in sections:
-                result = _compare_section(section, env, runs, options)
+                result = _compare_section(section, env, runs, ran, options)
                 compared.append(result)
                 beside += _beside_the_paper(section, env, result)
             text = _markdown(options, compared, beside, listed)
@@ -399,18 +406,21 @@ def write_report(options: ReproduceOptions, sections: list[tuple[Section, Any]],
         return outcome
 
 
-def _compare_section(section: Section, env: Any, runs: Mapping[str, Any],
+def _compare_section(section: Section, env: Any, runs: Mapping[str, Any], ran: set[str],
                      options: ReproduceOptions) -> compare.CompareResult:
-    """The section's comparison table from its finished cells, logged as a child of the report's run."""
+    """The section's comparison table from its finished cells, logged as a child of the report's run; its plots
+    go to the report's ``plots`` folder."""
     plans: dict[int, list[compare.RowPlan]] = {}
     found: dict[tuple[str, int], Any] = {}
+    reused: dict[tuple[str, int], bool] = {}
     for seed in options.seeds:
         for plan in compare.plan_rows(replace(compare_options(section, options), seed=seed), env):
             if plan.label in section.rows:
                 plans.setdefault(seed, []).append(plan)
                 found[(plan.label, seed)] = runs[plan.definition.key]
-    return compare.tabulate(replace(compare_options(section, options), plots=options.report), env, plans, found,
-                            dict.fromkeys(found, True), nested=True)
+                reused[(plan.label, seed)] = plan.definition.key not in ran
+    return compare.tabulate(replace(compare_options(section, options), plots=options.report / "plots"), env, plans,
+                            found, reused, nested=True)
 
 
 def _beside_the_paper(section: Section, env: Any, result: compare.CompareResult) -> list[dict[str, Any]]:
@@ -442,7 +452,7 @@ def _markdown(options: ReproduceOptions, compared: list[compare.CompareResult], 
         lines += [f"## {result.env} / {result.setting}", "",
                   markdown(result.printed, [c for c in result.columns if c != "run_id"]), result.legend, ""]
         lines += [f"> warning: {warning}" for warning in result.warnings]
-        lines += ["", *(f"![{Path(plot).name}](plots/{Path(plot).name})" for plot in result.plots), ""]
+        lines += ["", *(f"![{Path(plot).name}](plots/{quote(Path(plot).name)})" for plot in result.plots), ""]
     lines += [f"## Beside the paper ({paper.MODEL} as agent and editor)", "",
               ("Share of the gap from base docs to gold docs that a row closes, (row - base) / (gold - base): ours "
               "with its 95% paired bootstrap interval; the paper's from its Table 2."), ""]
@@ -452,15 +462,20 @@ def _markdown(options: ReproduceOptions, compared: list[compare.CompareResult], 
         theirs = row["paper_gap_share"]
         shown.append({"setting": row["section"], "row": row["row"],
                       "ours": f"{row['ours']:.3f}" if abs(row["ours"]) <= 1.5 else f"{row['ours']:.1f}",
-                      "ours: share of gap": Interval.from_dict(share).text() if share else "",
+                      "ours: share of gap": _share_text(Interval.from_dict(share)) if share else "",
                       f"{paper.MODEL}": "" if row["paper"] is None else f"{row['paper']:g}",
                       f"{paper.MODEL}: share of gap": "" if theirs is None else f"{theirs:.3f}"})
     lines += [markdown(shown, list(shown[0]) if shown else ["setting"]), paper.NOTE, ""]
     lines += ["## Cost of every cell", "", "Tokens are paid plus cache-served; hours are the run's wall time.", ""]
-    lines += [markdown(listed, ["section", "row", "sample", "tokens", "hours", "run_id"]),
+    lines += [markdown(listed, ["section", "row", "sample", "tokens", "hours", "run", "run_id"]),
               (f"Total: {sum(row.get('tokens', 0) for row in listed):,} tokens, "
               f"{sum(row.get('hours', 0.0) for row in listed):.2f} hours."), ""]
     return "\n".join(lines)
+
+
+def _share_text(share: Any) -> str:
+    """A share of the gap with its interval, or why there is none (``gold does not beat base``)."""
+    return share.text(3) if math.isfinite(share.value) else f"- ({share.method})"
 
 
 # -- the command line ----------------------------------------------------------------------------------------
