@@ -32,8 +32,11 @@ def test_only_the_knobs_that_act_in_the_runs_mode_define_it():
     offline = optimize.OptimizeOptions(knobs=ToolObserverKnobs(batch_size=5)).definition(learning="offline")
     assert offline.key != optimize.OptimizeOptions().definition(learning="offline").key
     assert _optimized(optimizer="gepa", knobs=GEPAKnobs(minibatch=5)).key == _optimized(optimizer="gepa").key
-    assert _optimized(switches={"cite_facts": False}).key == _optimized().key  # cite_facts acts offline only
-    assert _optimized(switches={"facts": False}).key != _optimized().key
+    offline_only = [name for name in Improvements.acting_in("offline") if name not in Improvements.acting_in("online")]
+    for name in offline_only:  # an improvement that does not act online does not define an online run
+        assert _optimized(switches={name: False}).key == _optimized().key
+    acting = Improvements.acting_in("online")[0]
+    assert _optimized(switches={acting: False}).key != _optimized().key
     assert _optimized(variant="paper", switches={"probe": True}).method == "+TO (paper) --probe"
 
 
