@@ -181,8 +181,10 @@ class RunDefinition:
         one a run lacks counting as a difference: defaults that only one optimizer's runs logged would push what
         tells the rows of a comparison apart (method, optimizer, setting) off that plot. So a run logs its
         optimizer's options only where they depart from their defaults (a sweep's trial, ``swept``, all the knobs
-        it draws), ToolObserver's variant always, its mode where it is not the environment's ``learning``, the
-        improvements declared always logged wherever they act, and nothing unset.
+        it draws), ToolObserver's variant always and the improvements switched away from it, its mode where it
+        is not the environment's ``learning``, and nothing unset. (Runs from before definitions were logged also
+        logged the improvements declared ``always_logged`` wherever they acted: the definition tag carries every
+        improvement now, and :mod:`otbench.run_lookup` reads those older runs.)
         """
         models = self.models
         shared: dict[str, Any] = {**{k: v for k, v in self.environment if v is not None}, "seed": self.sample.seed}
@@ -213,8 +215,6 @@ class RunDefinition:
             params |= self.switches()
             if optimizer.oracle_feedback:
                 params["oracle_feedback"] = True
-            params |= {name: name in optimizer.improvements for name in Improvements.always_logged()
-                       if name in Improvements.acting_in(optimizer.mode)}
         elif optimizer.probe:
             params["probe"] = True
         return {name: value for name, value in params.items() if value is not None}

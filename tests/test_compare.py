@@ -327,18 +327,19 @@ def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_a
     assert "replay_calls" not in paper.definition.optimizer.improvements
     assert "replay_calls" in improved.definition.optimizer.improvements
     assert "replay_calls" not in no_replay.definition.optimizer.improvements
-    assert improved.definition.params("names_only", learning="offline")["replay_calls"] is True
     # an offline run logged before the improvement existed lacks the parameter: it ran without it
     legacy = {"command": "optimize", "optimizer": "toolobserver", "mode": "offline", "env": "bfcl",
               "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": "0"}
     logged = {name: str(value).lower() if isinstance(value, bool) else str(value)
-              for name, value in improved.definition.params("names_only", learning="offline").items()
-              if name != "replay_calls"}
+              for name, value in improved.definition.params("names_only", learning="offline").items()}
+    # such a run logged every other improvement declared always logged where it acted (true in the improved variant)
+    logged |= {name: "true" for name in Improvements.always_logged()
+               if name != "replay_calls" and name in Improvements.acting_in("offline")}
     assert run_lookup._from_params(legacy, logged).key == no_replay.definition.key
     online = _plans(["--optimizers", "toolobserver"])[3]  # where it does not act: neither defined nor logged
     acts_online = "replay_calls" in Improvements.acting_in("online")
     assert ("replay_calls" in online.definition.optimizer.improvements) == acts_online
-    assert ("replay_calls" in online.definition.params("names_only", learning="online")) == acts_online
+    assert "replay_calls" not in online.definition.params("names_only", learning="online")  # in its definition tag
 
 
 def test_chess_rows_are_defined_by_the_move_question_and_older_runs_showed_the_diagram_but_no_phase():

@@ -5,7 +5,7 @@ import json
 
 import mlflow
 import pytest
-from test_compare import _ledger, _log_run
+from test_compare import BfclLike, _ledger, _log_run
 
 from evals import stats
 from modules.tool_docs import DocumentedTool, Toolbox
@@ -26,29 +26,30 @@ def _outcomes(tests, passed, seed):
 
 
 def _prelog(seed, passed):
-    """Finished base, gold, +TO (paper) and +TO runs on BFCL names_only, LIMIT tests of sample ``seed``, each with
-    per-task outcomes (``passed``: row -> how many tests it passed, the same first ones in every row)."""
+    """Finished base, gold, +TO (paper) and +TO runs on BFCL names_only, LIMIT tests of sample ``seed``, each logged
+    with its definition (as the commands log it) and per-task outcomes (``passed``: row -> how many tests it
+    passed, the same first ones in every row)."""
     with BfclEnvironment(setting="names_only") as env:
         tests = [test.id for test in sample_tasks(env.tasks(), LIMIT, seed)]
         gold_docs = env.toolbox("gold")
     learned = Toolbox({test: [DocumentedTool("function_1", description=gold_docs.toolset(test)[0].description)]
                        for test in tests})
-    evaluated = {"command": "evaluate", "env": "bfcl", "agent": "llm", "lm": "embedded", "optimizer": "base"}
-    params = {"limit": str(LIMIT), "seed": str(seed)}
-    for label, setting in (("base", "names_only"), ("gold", "gold")):
-        mean = passed[label] / LIMIT
-        _log_run({**evaluated, "setting": setting}, params, {"E": mean, "P": mean, "A": 0.5 + mean / 2},
-                 artifacts={"tokens.json": _ledger(1000), "outcomes.json": _outcomes(tests, passed[label], seed)})
-    optimized = {"command": "optimize", "optimizer": "toolobserver", "mode": "online", "env": "bfcl",
-                 "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": str(seed)}
-    for label, variant in (("+TO (paper)", "paper"), ("+TO", "improved")):
-        mean = passed[label] / LIMIT
-        outcomes = json.loads(_outcomes(tests, passed[label], seed))
-        outcomes = {"result": "after", "splits": {"after": outcomes["splits"]["result"]}}
-        _log_run(optimized, {**params, "variant": variant},
-                 {"final_E": mean, "final_P": mean, "final_A": 0.5 + mean / 2}, history=[0.0, mean],
-                 artifacts={"summary.json": _ledger(8000), "docs/final_docs.json": json.dumps(learned.to_json()),
-                            "outcomes.json": json.dumps(outcomes)})
+    options = compare.options_from(vars(compare.build_parser().parse_args(
+        ["--limit", str(LIMIT), "--seed", str(seed), "--optimizers", "toolobserver"])))
+    for plan in compare.plan_rows(options, BfclLike()):
+        defined = plan.definition
+        setting = "gold" if defined.setting == "gold" else "names_only"
+        mean = passed[plan.label] / LIMIT
+        records = json.loads(_outcomes(tests, passed[plan.label], seed))["splits"]["result"]
+        tags = defined.tags(setting)
+        params = defined.params(setting, learning="online")
+        if plan.command == "evaluate":
+            _log_run(tags, params, {"E": mean, "P": mean, "A": 0.5 + mean / 2},
+                     artifacts={"tokens.json": _ledger(1000), "outcomes.json": _outcomes(tests, passed[plan.label], seed)})
+        else:
+            _log_run(tags, params, {"final_E": mean, "final_P": mean, "final_A": 0.5 + mean / 2}, history=[0.0, mean],
+                     artifacts={"summary.json": _ledger(8000), "docs/final_docs.json": json.dumps(learned.to_json()),
+                                "outcomes.json": json.dumps({"result": "after", "splits": {"after": records}})})
 
 
 def _compare(argv, capsys, monkeypatch):
