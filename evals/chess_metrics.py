@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+from evals.outcomes import Mean, MetricRule, Ratio, Statistic
 
 TIE_MARGIN_CP = 25
 START_RATING = 1200.0
@@ -74,3 +76,23 @@ def bootstrapped_elo(games: Sequence[tuple[float, float]], permutations: int = P
         rng.shuffle(order)
         total += streaming_elo(order, start, k)
     return total / permutations
+
+
+RESAMPLED_PERMUTATIONS = 20
+"""Game orders averaged per resample when an Elo interval is bootstrapped (thousands of resamples)."""
+
+
+def _games(metrics: Sequence[Mapping[str, float]]) -> list[tuple[float, float]]:
+    return [(m["opponent_elo"], m["game_score"]) for m in metrics if "game_score" in m]
+
+
+METRIC_RULES: dict[str, MetricRule] = {
+    "optimal_pct": Ratio("optimal_calls", "decisions", scale=100.0),
+    "failed_move_pct": Ratio("failed_moves", "decisions", scale=100.0),
+    "elo": Statistic(lambda metrics: bootstrapped_elo(_games(metrics)), requires="game_score",
+                     resampled=lambda metrics: bootstrapped_elo(_games(metrics), RESAMPLED_PERMUTATIONS)),
+    "game_score": Mean("game_score"),
+    "eval_change_cp": Mean("eval_change_cp"),
+}
+"""How each chess metric is made from per-game scores (:mod:`evals.outcomes`): shares of moves are ratios of
+per-game counts, so moves are clustered by the game they were played in."""

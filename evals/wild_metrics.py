@@ -45,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evals.outcomes import Mean, MetricRule, Ratio
 from otbench.calls import CallResult
 
 KINDS = ("single", "series", "parallel", "series_parallel", "clarification", "chitchat")
@@ -58,6 +59,16 @@ ERROR_CLASSES = ("refused", "asked_instead", "acted_instead", "wrong_tool", "mis
                  "incomplete", "redundant_call")
 METRIC_NAMES = ("task_accuracy", "session_accuracy", "optimal_path_rate", "tool_selection_accuracy",
                 "call_correctness")
+METRIC_RULES: dict[str, MetricRule] = {
+    "task_accuracy": Ratio("correct_tasks", "tasks"),
+    "session_accuracy": Mean("session_accuracy"),
+    "optimal_path_rate": Ratio("optimal_tasks", "tool_tasks"),
+    "tool_selection_accuracy": Ratio("selected_turns", "turns"),
+    "call_correctness": Ratio("correctness_sum", "turns"),
+}
+"""How each metric is made from per-dialogue scores (:mod:`evals.outcomes`): tasks, turns and calls are counted
+within dialogues, so a dialogue is the cluster of its parts."""
+
 ENDINGS = ("reply", "ask", "none")
 """How a turn ended: a message to the user, a question back, or neither (no usable reply, or out of steps)."""
 TRANSIENT_FAULTS = frozenset({"timeout", "rate_limit", "unavailable"})
@@ -241,7 +252,8 @@ class DialogueScore:
             "optimal_path_rate": _mean([bool(t.optimal) for t in tool_tasks]) if tool_tasks else 1.0,
             "tool_selection_accuracy": _mean(list(self.selection)),
             "call_correctness": _mean(list(self.correctness)),
-            "tasks": float(len(self.tasks)), "tool_tasks": float(len(tool_tasks)),
+            "tasks": float(len(self.tasks)), "correct_tasks": float(sum(t.correct for t in self.tasks)),
+            "tool_tasks": float(len(tool_tasks)),
             "optimal_tasks": float(sum(bool(t.optimal) for t in tool_tasks)),
             "turns": float(len(self.selection)), "selected_turns": float(sum(self.selection)),
             "correctness_sum": float(sum(self.correctness)), "switches": float(self.switches),
@@ -398,16 +410,6 @@ def score_dialogue(tasks: Sequence[ExpectedTask], turns: Sequence[TurnRecord], s
 
 
 # -- over many dialogues ----------------------------------------------------------------------------------------
-def wilson(successes: float, trials: float, z: float = 1.959964) -> tuple[float, float]:
-    """The 95% Wilson score interval of a proportion (0, 1 for no trials)."""
-    if trials <= 0:
-        return 0.0, 1.0
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 @dataclass(frozen=True)
 class _Task:
     correct: bool
@@ -428,8 +430,8 @@ def _tasks_of(metrics: Mapping[str, float]) -> list[_Task]:
 
 
 def summarise(dialogues: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    """Micro-averaged metrics over dialogues (each task, turn and call counts once), the 95% Wilson intervals
-    of task and session accuracy, errors by class, and task accuracy by hidden intention, by task kind and
+    """Micro-averaged metrics over dialogues (each task, turn and call counts once; :data:`METRIC_RULES` says how,
+    for their intervals), errors by class, and task accuracy by hidden intention, by task kind and
     by the dialogue's number of switches (session accuracy too), as flat names MLflow groups by ``/``."""
     n = len(dialogues)
     if not n:
@@ -445,8 +447,6 @@ def summarise(dialogues: Sequence[Mapping[str, float]]) -> dict[str, float]:
         "call_correctness": total("correctness_sum") / total("turns") if total("turns") else 0.0,
         "n": float(n), "tasks": float(len(tasks)),
     }
-    summary["task_accuracy_low"], summary["task_accuracy_high"] = wilson(right, len(tasks))
-    summary["session_accuracy_low"], summary["session_accuracy_high"] = wilson(sessions, n)
     errors = Counter(t.error for t in tasks if t.error)
     summary.update({f"errors/{name}": float(errors[name]) for name in ERROR_CLASSES})
     for group, key in (("intention", "intention"), ("kind", "kind"), ("switches", "switches")):

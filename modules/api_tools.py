@@ -9,10 +9,42 @@ where nothing is known), and an open object for parameters nobody documented or 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
-if TYPE_CHECKING:  # tool_docs builds downstream tools with these schemas
-    from modules.tool_docs import DocumentedTool, ParameterSpec
+
+class ParameterSpec(Protocol):
+    """A parameter as the docs keep it (:class:`modules.tool_docs.ParameterSpec`): its name, whether it is
+    required, and its schema fragment."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def required(self) -> bool: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class DocumentedTool(Protocol):
+    """A tool's docs as this module reads them (:class:`modules.tool_docs.DocumentedTool`); described here, not
+    imported, so the docs module that builds API tools with these schemas is not imported back."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def returns(self) -> str: ...
+
+    @property
+    def parameters(self) -> Sequence[ParameterSpec] | None: ...
+
+    @property
+    def parameter_descriptions(self) -> Mapping[str, str]: ...
+
 
 # BFCL's and Python's type names in JSON-schema terms; anything else is left untyped.
 JSON_TYPES = {

@@ -14,25 +14,30 @@ from typing import Any, ClassVar, Protocol
 
 from otbench.errors import ConfigError
 
+MODES = ("online", "offline")
+"""The learning modes: docs learned per task at test time (``online``), or on a train split (``offline``)."""
+
 
 @dataclass(frozen=True)
 class Knob:
-    """What a knob field declares: its help text, its lower bound, and its sweep range by learning mode
-    (``"online"``, ``"offline"``, or ``"any"``; a mode without a range is not swept)."""
+    """What a knob field declares: its help text, its lower bound, its sweep range by learning mode
+    (``"online"``, ``"offline"``, or ``"any"``; a mode without a range is not swept), and the modes it acts in
+    (a knob that does not act in a run's mode is not part of what defines the run)."""
 
     help: str
     minimum: int | None = None
     sweep: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    modes: tuple[str, ...] = MODES
 
     def sweep_range(self, mode: str) -> tuple[int, int] | None:
         return self.sweep.get(mode, self.sweep.get("any"))
 
 
 def knob(default: int | None, help: str, *, minimum: int | None = None,
-         sweep: Mapping[str, tuple[int, int]] | tuple[int, int] | None = None) -> Any:
-    """A knob field: ``sweep`` is one range for every mode, or ranges by mode."""
+         sweep: Mapping[str, tuple[int, int]] | tuple[int, int] | None = None, modes: tuple[str, ...] = MODES) -> Any:
+    """A knob field: ``sweep`` is one range for every mode, or ranges by mode; ``modes``, where it acts."""
     ranges = {"any": sweep} if isinstance(sweep, tuple) else dict(sweep or {})
-    return field(default=default, metadata={"knob": Knob(help, minimum, ranges)})
+    return field(default=default, metadata={"knob": Knob(help, minimum, ranges, modes)})
 
 
 class Knobs(Protocol):
@@ -99,10 +104,11 @@ def values(knobs: Knobs) -> dict[str, Any]:
 
 
 def search_space(knobs: type[Knobs], trial: Any, mode: str) -> dict[str, Any]:
-    """An optuna trial's values for every knob with a sweep range in ``mode``, keyed as the command line's."""
+    """An optuna trial's values for every knob with a sweep range in ``mode`` that acts there, keyed as the command
+    line's."""
     space = {}
     for name, declaration, _ in declared(knobs):
         bounds = declaration.sweep_range(mode)
-        if bounds is not None:
+        if bounds is not None and mode in declaration.modes:
             space[dest(knobs, name)] = trial.suggest_int(dest(knobs, name), *bounds)
     return space

@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from optimizers.knobs import knob
-
-MODES = ("online", "offline")
+from optimizers.knobs import MODES, knob
 
 
 def _knob(help_text: str, modes: tuple[str, ...] = MODES, *, always_logged: bool = False) -> Any:
@@ -108,7 +106,7 @@ class ToolObserverKnobs:
     flag_prefix: ClassVar[str] = ""
     iterations: int | None = knob(None, "max editor iterations (default: 10 online, 3 offline)", minimum=1,
                                   sweep={"online": (1, 10), "offline": (1, 5)})
-    batch_size: int = knob(10, "offline mini-batch size", minimum=1, sweep={"offline": (5, 20)})
+    batch_size: int = knob(10, "offline mini-batch size", minimum=1, sweep={"offline": (5, 20)}, modes=("offline",))
 
 
 PAPER = Improvements()
@@ -137,4 +135,5 @@ class GEPAKnobs:
     flag_prefix: ClassVar[str] = "gepa"
     budget: int = knob(8, "attempts GEPA may spend searching, per task searched over (it starts no "
                               "iteration once they are spent)", minimum=2, sweep=(4, 16))
-    minibatch: int = knob(3, "tasks per reflection (offline; online there is one)", minimum=1, sweep=(1, 5))
+    minibatch: int = knob(3, "tasks per reflection (offline; online there is one)", minimum=1, sweep=(1, 5),
+                          modes=("offline",))

@@ -12,6 +12,11 @@ the train split, so the row is the learned docs scored on the test split (``test
 and base and gold are evaluated on the same test sample. The table is printed and logged as a
 ``compare`` run (table, CSV, markdown, plots). :func:`run` does the work from typed options; the
 command line only fills them and prints the result.
+
+Every figure carries its 95% interval, and each row its paired difference to ``base`` and to ``+TO``
+on the primary metric, marked where it holds after Holm's adjustment across the table
+(:mod:`otbench.comparison`); ``--seeds`` pools several task samples, and ``--plan`` says what a
+comparison of a given size can detect before any model time is spent (:func:`plan`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -28,9 +34,9 @@ from typing import Any
 
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS
-from optimizers.settings import Improvements
-from otbench import evaluate, optimize, tracking
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
+from otbench import comparison, evaluate, optimize, run_lookup, tracking
+from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_float, positive_int, run_main
+from otbench.definition import RunDefinition
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
     EnvironmentOptions,
@@ -41,23 +47,11 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
-from otbench.options import HOW_IT_RUNS, TrackingOptions, as_logged, lm_from_values, tracking_from_values
+from otbench.options import HOW_IT_RUNS, TrackingOptions, lm_from_values, tracking_from_values
 from otbench.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.report import format_table
 
 _COMMANDS: dict[str, Callable[[Any], Any]] = {"evaluate": evaluate.run, "optimize": optimize.run}
-# Options the commands log in another form, compared through the run's tags instead: an offline
-# environment's setting is its own, not BFCL's --setting; optimize logs the resolved mode and
-# editor model; evaluate logs no --docs as "".
-_COMPARED_AS_TAGS = {"env", "setting", "mode", "editor_lm", "docs"}
-# Options added after runs were logged without them, with the value those runs had in effect: a
-# ToolObserver run from before --variant existed ran the paper's protocol, and one from before an
-# always-logged improvement existed ran without it. (Other optimizers' runs do not log ToolObserver's
-# knobs at all.) Any run from before --faults existed ran without faults, and any Chess run from before
-# --board-diagram (--phase-name) existed showed the diagram (did not name the phase).
-_UNLOGGED_MEANT = {"toolobserver": {"variant": "paper",
-                                    **{name: as_logged(False) for name in Improvements.always_logged()}}}
-_UNLOGGED_BY_EVERY_RUN = {"faults": "null", "board_diagram": as_logged(True), "phase_name": as_logged(False)}
 
 
 @dataclass(frozen=True)
@@ -71,6 +65,9 @@ class CompareOptions:
     test_limit: int = optimize.DEFAULT_LIMIT
     """Offline environments: test tasks every row is scored on."""
     seed: int = 0
+    seeds: tuple[int, ...] = ()
+    """Several task samples (their seeds): every row is run on each and pooled, a sample being a cluster;
+    empty: the one sample ``seed``."""
     knobs: Mapping[str, Any] = field(default_factory=dict)
     """Optimizer name -> its knobs for its rows (the others run with their declared defaults)."""
     probe: bool = False
@@ -84,10 +81,16 @@ class CompareOptions:
     plots: Path = Path("reports")
     progress: bool = True
 
+    @property
+    def samples(self) -> tuple[int, ...]:
+        """The seeds of the task samples every row is scored on."""
+        return self.seeds or (self.seed,)
+
 
 @dataclass(frozen=True)
 class CompareResult:
-    """The comparison table (one row per docs: metrics, tokens, fidelity to the gold docs, the row's run)."""
+    """The comparison table (one row per docs: metrics with intervals, paired differences to base and +TO,
+    tokens, fidelity to the gold docs, the row's runs) and what keeps it from separating its rows."""
 
     env: str
     setting: str
@@ -101,32 +104,34 @@ class CompareResult:
     run_id: str
     columns: list[str]
     """The printed table's columns, in order."""
+    seeds: list[int] = field(default_factory=list)
+    """The task samples every row was scored on."""
+    warnings: list[str] = field(default_factory=list)
+    """Why the table cannot tell (some of) its rows apart, and rows without per-task outcomes."""
+    printed: list[dict[str, Any]] = field(default_factory=list)
+    """The rows as printed: metrics with their intervals, differences with their marks."""
+    legend: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The comparison as ``--json`` prints it."""
-        return {name: value for name, value in dataclasses.asdict(self).items() if name != "columns"}
+        return {name: value for name, value in dataclasses.asdict(self).items()
+                if name not in ("columns", "printed", "legend")}
 
 
 @dataclass(frozen=True)
 class RowPlan:
-    """One row of the comparison: the run that produces it and what a reusable run looks like.
-
-    A run matches when it carries all of ``tags`` and ``params`` and when every parameter of
-    ``if_logged`` that it logged has the same value: ``if_logged`` is the row's definition as the
-    command logs it, so any option a command logs (its optimizer's knobs included) takes part, and
-    evaluate, which logs fewer parameters than optimize, is matched on those it logs.
-    """
+    """One row of the comparison on one task sample: the run that produces it and its definition, by which a
+    finished run is reused (:mod:`otbench.run_lookup`)."""
 
     label: str
     optimizer: str
+    """The optimizer's name; ``base`` or ``gold`` for the evaluated rows."""
     options: evaluate.EvaluateOptions | optimize.OptimizeOptions
-    tags: dict[str, str]
-    params: dict[str, str]
-    if_logged: dict[str, str] = field(default_factory=dict)
+    definition: RunDefinition
 
     @property
     def command(self) -> str:
-        return "evaluate" if isinstance(self.options, evaluate.EvaluateOptions) else "optimize"
+        return self.definition.command
 
 
 def chosen_optimizers(text: str) -> tuple[str, ...]:
@@ -139,36 +144,23 @@ def chosen_optimizers(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def run_definition(options: evaluate.EvaluateOptions | optimize.OptimizeOptions) -> dict[str, str]:
-    """What a run with ``options`` computes, as the command logs it."""
-    return {key: as_logged(value) for key, value in options.values().items()
-            if key not in HOW_IT_RUNS | _COMPARED_AS_TAGS}
-
-
 def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
     """base, gold and one row per chosen optimizer, each with its options and run definition."""
     online = env.learning == "online"
     evaluated_on = options.limit if online else options.test_limit
     evaluated_by = replace(options.lm, editor_lm=None, editor_api_base=None)
 
-    def evaluate_row(label: str, environment: EnvironmentOptions, docs: str | None, setting: str,
-                     optimizer_tag: str) -> RowPlan:
+    def evaluate_row(label: str, environment: EnvironmentOptions, docs: str | None) -> RowPlan:
         row = evaluate.EvaluateOptions(environment=environment, agent="llm", docs=docs, limit=evaluated_on,
                                        seed=options.seed, lm=evaluated_by, tracking=options.tracking,
                                        num_threads=options.num_threads, progress=options.progress)
-        return RowPlan(
-            label=label, optimizer=label, options=row,  # optimizer: base or gold
-            tags={"command": "evaluate", "env": env.name, "setting": setting, "agent": "llm", "lm": options.lm.lm,
-                  "optimizer": optimizer_tag},
-            params={"limit": str(evaluated_on), "seed": str(options.seed)},
-            if_logged=run_definition(row),
-        )
+        return RowPlan(label, label, row, row.definition(tasks=evaluated_on))  # optimizer: base or gold
 
     if online:  # per-task docs are tied to the setting's tool names: the true docs are the gold setting
-        gold = evaluate_row("gold", replace(options.environment, setting="gold"), None, "gold", "base")
+        gold = evaluate_row("gold", replace(options.environment, setting="gold"), None)
     else:  # shared tools keep their names: the true docs replace the setting's docs
-        gold = evaluate_row("gold", options.environment, "gold", env.setting, "gold")
-    rows = [evaluate_row("base", options.environment, None, env.setting, "base"), gold]
+        gold = evaluate_row("gold", options.environment, "gold")
+    rows = [evaluate_row("base", options.environment, None), gold]
 
     for name in options.optimizers:
         spec = OPTIMIZERS[name]
@@ -181,66 +173,14 @@ def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
         ablated = spec.ablations(env.learning) if options.ablations else ()
         for changes in (*spec.rows, *probed, *ablated):
             row = optimize.options_from({**base.values(), **changes})
-            rows.append(_optimizer_row(spec.row_label(row.variant, row.switches), name, row, options, env))
+            defined = row.definition(learning=env.learning)
+            rows.append(RowPlan(defined.method, name, row, defined))
     return rows
 
 
-def _optimizer_row(label: str, name: str, row: optimize.OptimizeOptions, options: CompareOptions, env: Any) -> RowPlan:
-    online = env.learning == "online"
-    return RowPlan(
-        label=label, optimizer=name, options=row,
-        tags={"command": "optimize", "optimizer": name, "mode": env.learning, "env": env.name,
-              "setting": env.setting, "lm": options.lm.lm, "editor_lm": options.lm.editor_lm or options.lm.lm,
-              "seed": str(options.seed)},
-        params={"limit": str(options.limit)} | ({} if online else {"test_limit": str(options.test_limit)}),
-        if_logged=_optimize_definition(row, env.learning),
-    )
-
-
-def _optimize_definition(row: optimize.OptimizeOptions, learning: str) -> dict[str, str]:
-    """The row's definition as its optimize run logs it, ToolObserver's always-logged improvements included with
-    the value they take where they act, and left out where they do not (a run there never logs them)."""
-    defined = {name: value for name, value in run_definition(row).items() if name not in Improvements.always_logged()}
-    acting = optimize.always_logged_improvements(row, learning)
-    return defined | {name: as_logged(value) for name, value in acting.items()}
-
-
 def find_run(plan: RowPlan) -> Any | None:
-    """The latest finished run that matches ``plan``, or None."""
-    import mlflow
-
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
-    if experiment is None:  # nothing was ever logged to this store
-        return None
-    clauses = [f"tags.{key} = {_quoted(value)}" for key, value in plan.tags.items()]
-    clauses += [f"params.{key} = {_quoted(value)}" for key, value in plan.params.items()]
-    clauses.append("attributes.status = 'FINISHED'")
-    runs = mlflow.MlflowClient().search_runs([experiment.experiment_id], " AND ".join(clauses),
-                                             order_by=["attributes.start_time DESC"])
-    unlogged = {**_own_defaults(plan), **_UNLOGGED_BY_EVERY_RUN, **_UNLOGGED_MEANT.get(plan.optimizer, {})}
-    for run in runs:
-        if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
-            continue
-        logged = {**unlogged, **run.data.params}
-        if all(logged[key] == value for key, value in plan.if_logged.items() if key in logged):
-            return run
-    return None
-
-
-def _own_defaults(plan: RowPlan) -> dict[str, str]:
-    """The optimizer's own options at their defaults, as logged: an optimize run logs its own options only where
-    they depart from their defaults, so a run without ``probe`` ran without probing (a ``(probe)`` row must not
-    take it)."""
-    if plan.command != "optimize":
-        return {}
-    defaults = run_definition(optimize.OptimizeOptions(optimizer=plan.optimizer))
-    return {name: value for name, value in defaults.items() if name in optimize.own_options(plan.optimizer)}
-
-
-def _quoted(value: str) -> str:
-    if "'" in value:
-        raise ConfigError(f"cannot search MLflow for a value with a quote in it: {value!r}")
-    return f"'{value}'"
+    """The latest finished run of the row's definition, or None."""
+    return run_lookup.find(plan.definition)
 
 
 def run_missing(plan: RowPlan) -> Any:
@@ -329,9 +269,14 @@ def iteration_histories(plans: list[RowPlan], runs: dict[str, Any], metric: str)
 
 def write_plots(rows: list[dict[str, Any]], histories: dict[str, list[tuple[int, float]]], env: Any,
                 directory: Path) -> list[Path]:
-    from otbench.plots import plot_metric_by_iteration, plot_metric_vs_tokens
+    """The comparison's figures, each metric value drawn with its 95% interval where the row has one."""
+    from otbench.plots import plot_metric_by_iteration, plot_metric_by_row, plot_metric_vs_tokens
 
     metric, name = env.primary_metric, f"{env.name}-{env.setting}"
+    bounds = {row["row"]: (row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")) for row in rows}
+    known = {label: (float(low), float(high)) for label, (low, high) in bounds.items()
+             if low is not None and high is not None}
+    held = {row["row"] for row in rows if (row.get("vs_base") or {}).get("holds")}
     # offline optimizers log their iterations on the train split; the rows are scored on the test split
     split, row_split = ("", "") if env.learning == "online" else (" (train split)", " (test split)")
     return [
@@ -340,7 +285,9 @@ def write_plots(rows: list[dict[str, Any]], histories: dict[str, list[tuple[int,
                                  references={f"{row['row']}{row_split}": row[metric] for row in rows
                                              if row["optimizer"] in ("base", "gold")}),
         plot_metric_vs_tokens({row["row"]: (row["tokens"], row[metric]) for row in rows}, metric,
-                              f"{name}: {metric} vs tokens", directory / f"{name}-{metric}-vs-tokens.png"),
+                              f"{name}: {metric} vs tokens", directory / f"{name}-{metric}-vs-tokens.png", known),
+        plot_metric_by_row({row["row"]: row[metric] for row in rows}, metric, f"{name}: {metric} by row",
+                           directory / f"{name}-{metric}-by-row.png", known, held),
     ]
 
 
@@ -355,18 +302,10 @@ def add_token_ratios(rows: list[dict[str, Any]], reference: str = "+TO") -> bool
     return True
 
 
-def markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    def cell(value: Any) -> str:
-        return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell(row[column]) for column in columns) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def log_comparison(options: CompareOptions, env: Any, rows: list[dict[str, Any]], columns: list[str],
-                   plots: list[Path]) -> str:
-    """A ``compare`` run holding the table (JSON table, CSV, markdown) and the plots; returns its id.
+def log_comparison(options: CompareOptions, env: Any, table: comparison.Table, printed: list[dict[str, Any]],
+                   columns: list[str], plots: list[Path], *, nested: bool = False) -> str:
+    """A ``compare`` run holding the table (JSON table and CSV with one column per figure, Markdown as printed with
+    its legend and warnings) and the plots; returns its id. ``nested``: a child of the active run (a grid's).
 
     Its ``run_ids`` parameter lists the rows' runs, so ``otbench.ui_check`` can open them side by side.
     """
@@ -374,18 +313,22 @@ def log_comparison(options: CompareOptions, env: Any, rows: list[dict[str, Any]]
     import pandas as pd
 
     lm = options.lm
+    samples = ",".join(str(seed) for seed in options.samples)
     tags = {"command": "compare", "env": env.name, "setting": env.setting, "lm": lm.lm,
-            "editor_lm": lm.editor_lm or lm.lm, "seed": options.seed, "fault_family": fault_family(env)}
+            "editor_lm": lm.editor_lm or lm.lm, "seed": samples, "fault_family": fault_family(env)}
+    rows = table.rows
     params = {"limit": options.limit, "test_limit": options.test_limit, "optimizers": ",".join(options.optimizers),
               "rows": ",".join(row["row"] for row in rows), "run_ids": ",".join(row["run_id"] for row in rows),
               "faults": options.environment.faults}
     model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
     name = tracking.run_name("compare", env.name, env.setting, f"n{options.limit}", model)
-    with tracking.tracked_run(name, tags=tags, params=params) as run:
+    flat = comparison.flat_rows(table)
+    with tracking.tracked_run(name, tags=tags, params=params, nested=nested) as run:
         mlflow.log_metric("fault_rate", fault_rate(env))
-        tracking.log_table(rows, "comparison.json")
-        mlflow.log_text(pd.DataFrame(rows, columns=columns).to_csv(index=False), "comparison.csv")
-        mlflow.log_text(markdown_table(rows, columns), "comparison.md")
+        tracking.log_table(flat, "comparison.json")
+        mlflow.log_text(pd.DataFrame(flat).to_csv(index=False), "comparison.csv")
+        mlflow.log_text(comparison.markdown(printed, columns) + "\n" + comparison.legend(table, env.primary_metric)
+                        + "".join(f"\n\nwarning: {warning}" for warning in table.warnings) + "\n", "comparison.md")
         for path in plots:
             mlflow.log_artifact(str(path), "plots")
     return str(run.info.run_id)
@@ -417,10 +360,10 @@ def plot_against_fault_rate(plots: Path, env: Any, run_id: str) -> Path:
 
     run = mlflow.get_run(run_id)
     family = run.data.tags["fault_family"]
-    same = " AND ".join([*(f"tags.{key} = {_quoted(run.data.tags[key])}" for key in ("env", "setting", "lm",
+    same = " AND ".join([*(f"tags.{key} = {run_lookup.quoted(run.data.tags[key])}" for key in ("env", "setting", "lm",
                                                                                        "editor_lm", "seed")),
-                         "tags.command = 'compare'", f"params.limit = {_quoted(run.data.params['limit'])}",
-                         f"params.test_limit = {_quoted(run.data.params['test_limit'])}"])
+                         "tags.command = 'compare'", f"params.limit = {run_lookup.quoted(run.data.params['limit'])}",
+                         f"params.test_limit = {run_lookup.quoted(run.data.params['test_limit'])}"])
     found = mlflow.MlflowClient().search_runs([run.info.experiment_id], same,
                                               order_by=["attributes.start_time DESC"])
     by_rate: dict[float, Any] = {}
@@ -430,56 +373,200 @@ def plot_against_fault_rate(plots: Path, env: Any, run_id: str) -> Path:
         if other.data.tags.get("fault_family", "none") in (family, "none"):
             by_rate.setdefault(other.data.metrics.get("fault_rate", 0.0), other)
     lines: dict[str, list[tuple[float, float]]] = {}
+    bounds: dict[str, dict[float, tuple[float, float]]] = {}
+    metric = env.primary_metric
     for rate, other in sorted(by_rate.items()):
         table = _artifact_json(other.info.run_id, "comparison.json")
         for row in (dict(zip(table["columns"], values, strict=True)) for values in table["data"]):
-            if isinstance(row.get(env.primary_metric), (int, float)):
-                lines.setdefault(row["row"], []).append((rate, float(row[env.primary_metric])))
+            if isinstance(row.get(metric), (int, float)):
+                lines.setdefault(row["row"], []).append((rate, float(row[metric])))
+                low, high = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
+                if isinstance(low, (int, float)) and isinstance(high, (int, float)):  # comparisons of old: none
+                    bounds.setdefault(row["row"], {})[rate] = (float(low), float(high))
     name = f"{env.name}-{env.setting}"
-    path = plot_metric_vs_fault_rate(lines, env.primary_metric, f"{name}: {env.primary_metric} vs fault rate ({family})",
-                                     plots / f"{name}-{env.primary_metric}-vs-fault-rate.png")
+    path = plot_metric_vs_fault_rate(lines, metric, f"{name}: {metric} vs fault rate ({family})",
+                                     plots / f"{name}-{metric}-vs-fault-rate.png", bounds)
     with mlflow.start_run(run_id=run_id):
         mlflow.log_artifact(str(path), "plots")
     return path
 
 
-def run(options: CompareOptions) -> CompareResult:
-    """Reuse or run every row, score it, and log the comparison as a ``compare`` run; bad options are refused
-    before anything slow (data, model, MLflow store) loads."""
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one bar per row's artefact is noise
+def check(options: CompareOptions) -> CompareOptions:
+    """The options with the environment's defaults filled in, refused on one line before anything slow loads."""
     unknown = [name for name in options.optimizers if name not in OPTIMIZERS]
     if unknown:
         raise ConfigError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(OPTIMIZERS)}")
     if options.ablations and "toolobserver" not in options.optimizers:
         raise ConfigError("--ablations switches off ToolObserver's improvements: add toolobserver to --optimizers")
-    options = replace(options, environment=resolve(options.environment))
+    if len(set(options.samples)) != len(options.samples):
+        raise ConfigError(f"--seeds names a sample twice: {','.join(str(seed) for seed in options.samples)}")
+    return replace(options, environment=resolve(options.environment))
+
+
+def run(options: CompareOptions) -> CompareResult:
+    """Reuse or run every row on every sample, score it, and log the comparison as a ``compare`` run; bad options
+    are refused before anything slow (data, model, MLflow store) loads."""
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one bar per row's artefact is noise
+    options = check(options)
     check_models(options.lm)
     tracking.configure(options.tracking.uri, directory=options.tracking.directory)
     with make_environment(options.environment) as env:
-        plans = plan_rows(options, env)
-        runs: dict[str, Any] = {}
-        reused: dict[str, bool] = {}
+        plans = {seed: plan_rows(replace(options, seed=seed), env) for seed in options.samples}
+        runs: dict[tuple[str, int], Any] = {}
+        reused: dict[tuple[str, int], bool] = {}
         with one_embedded_server():  # missing runs share one model server instead of loading it each
-            for plan in plans:
-                found = find_run(plan)
-                reused[plan.label] = found is not None
-                runs[plan.label] = found or run_missing(plan)
-        evaluated_on = options.limit if env.learning == "online" else options.test_limit
-        scored = sample_tasks(env.tasks("test"), evaluated_on, options.seed)
-        fidelity = docs_fidelity(plans, runs, env, list(dict.fromkeys(env.toolset_of(task) for task in scored)))
-        rows = [{"row": plan.label, "optimizer": plan.optimizer, **row_results(plan, runs[plan.label], env),
+            for seed, sample_plans in plans.items():
+                for plan in sample_plans:
+                    found = find_run(plan)
+                    reused[(plan.label, seed)] = found is not None
+                    runs[(plan.label, seed)] = found or run_missing(plan)
+        return tabulate(options, env, plans, runs, reused)
+
+
+def tabulate(options: CompareOptions, env: Any, plans: Mapping[int, list[RowPlan]], runs: Mapping[tuple[str, int], Any],
+             reused: Mapping[tuple[str, int], bool], *, nested: bool = False) -> CompareResult:
+    """The comparison of finished runs (one per row and sample): the table, its plots and its ``compare`` run."""
+    rows = row_runs(options, env, plans, runs, reused)
+    table = comparison.build(env, rows)
+    ratios = ["tokens_vs_to"] if add_token_ratios(table.rows) else []
+    primary = env.primary_metric
+    spread = [f"{primary}_by_sample"] if len(options.samples) > 1 else []
+    columns = ["row", *table.metrics, *comparison.REFERENCES, *spread, "tokens", *ratios, "docs_sem", "docs_lex",
+               "docs_faults", "run", "run_id"]
+    printed = comparison.display_rows(table, primary)
+    first = plans[options.samples[0]]
+    histories = iteration_histories(first, {plan.label: runs[(plan.label, options.samples[0])] for plan in first},
+                                    primary)
+    plots = write_plots(table.rows, histories, env, options.plots)
+    compare_run = log_comparison(options, env, table, printed, columns, plots, nested=nested)
+    if options.environment.faults is not None:  # with the clean comparisons of the same definition at rate 0
+        plots.append(plot_against_fault_rate(options.plots, env, compare_run))
+    return CompareResult(env.name, env.setting, env.learning, table.metrics, options.limit, options.test_limit,
+                         options.seed, table.rows, [str(path) for path in plots], compare_run, columns,
+                         list(options.samples), table.warnings, printed, comparison.legend(table, primary))
+
+
+def row_runs(options: CompareOptions, env: Any, plans: Mapping[int, list[RowPlan]],
+             runs: Mapping[tuple[str, int], Any], reused: Mapping[tuple[str, int], bool]) -> list[comparison.RowRuns]:
+    """Every row with its runs on each sample, what it reads from each (metrics, tokens, docs fidelity, whether it
+    was reused) and each run's per-task outcomes."""
+    evaluated_on = options.limit if env.learning == "online" else options.test_limit
+    values: dict[str, list[dict[str, Any]]] = {}
+    for seed, sample_plans in plans.items():
+        scored = sample_tasks(env.tasks("test"), evaluated_on, seed)
+        sample_runs = {plan.label: runs[(plan.label, seed)] for plan in sample_plans}
+        fidelity = docs_fidelity(sample_plans, sample_runs, env, list(dict.fromkeys(env.toolset_of(t) for t in scored)))
+        for plan in sample_plans:
+            values.setdefault(plan.label, []).append(
+                {**row_results(plan, sample_runs[plan.label], env),
                  "docs_sem": round(fidelity[plan.label].semantic, 4), "docs_lex": round(fidelity[plan.label].lexical, 4),
-                 "run": "reused" if reused[plan.label] else "ran", "run_id": runs[plan.label].info.run_id}
-                for plan in plans]
-        metric_columns = [name for name in env.metric_names if all(name in row for row in rows)]
-        ratios = ["tokens_vs_to"] if add_token_ratios(rows) else []
-        columns = ["row", *metric_columns, "tokens", *ratios, "docs_sem", "docs_lex", "docs_faults", "run", "run_id"]
-        plots = write_plots(rows, iteration_histories(plans, runs, env.primary_metric), env, options.plots)
-        compare_run = log_comparison(options, env, rows, columns, plots)
-        if options.environment.faults is not None:  # with the clean comparisons of the same definition at rate 0
-            plots.append(plot_against_fault_rate(options.plots, env, compare_run))
-        return CompareResult(env.name, env.setting, env.learning, metric_columns, options.limit, options.test_limit,
-                             options.seed, rows, [str(path) for path in plots], compare_run, columns)
+                 "run": "reused" if reused[(plan.label, seed)] else "ran"})
+    first = plans[options.samples[0]]
+    return [comparison.RowRuns(
+        plan.label, plan.optimizer, tuple(runs[(plan.label, seed)] for seed in options.samples), options.samples,
+        tuple(values[plan.label]),
+        tuple(comparison.read_outcomes(runs[(plan.label, seed)]) for seed in options.samples)) for plan in first]
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    """What a comparison of a given size can tell apart, worked out before any model time is spent
+    (:mod:`evals.stats`: two proportions for a pass/fail metric, a paired t test otherwise)."""
+
+    env: str
+    setting: str
+    metric: str
+    pass_fail: bool
+    """Whether the metric is a share of tasks passed (else a continuous figure, planned from ``spread``)."""
+    tasks: int
+    """Tasks each row is scored on (over every sample)."""
+    samples: int
+    tests: int
+    """Paired tests in the table: Holm's strictest step is at alpha / tests."""
+    base_rate: float
+    base_from: str
+    """Where ``base_rate`` (and ``spread``) came from: assumed, or a finished run's outcomes."""
+    spread: float | None
+    """Continuous metrics: the standard deviation of the per-task differences between two rows."""
+    available: int
+    """Tasks the environment has in the split rows are scored on."""
+    detectable: dict[str, float]
+    """alpha -> the smallest difference the size detects with 80% power."""
+    wanted: float | None = None
+    needed: dict[str, float] = field(default_factory=dict)
+    """alpha -> tasks per row that detect ``wanted`` with 80% power."""
+
+    def lines(self) -> list[str]:
+        """The plan as ``compare --plan`` prints it."""
+        kind = "pass/fail" if self.pass_fail else f"continuous, per-task differences' spread {self.spread:.3g}"
+        lines = [f"plan: {self.env} / {self.setting}, {self.metric} ({kind}); {self.tasks} tasks per row"
+                 + (f" over {self.samples} samples" if self.samples > 1 else "")
+                 + f" ({self.available} available); {self.tests} paired tests in the table (Holm)",
+                 f"base rate {self.base_rate:.3f} ({self.base_from})"]
+        for alpha, value in self.detectable.items():
+            lines.append(f"smallest detectable difference, 80% power at alpha {alpha}: {value:.3f}")
+        for alpha, value in self.needed.items():
+            reach = "" if value <= self.available else f": more than the {self.available} this environment has"
+            lines.append(f"tasks per row to detect {self.wanted:+.3f} at alpha {alpha}: "
+                         + (f"{value:,.0f}{reach}" if math.isfinite(value) else "none (no difference)"))
+        if self.samples > 1:
+            lines.append("samples pooled as clusters: the paired tests count samples, not tasks; plan on tasks per "
+                         "sample with one sample, then add samples")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: float | None = None,
+         spread: float | None = None) -> PowerPlan:
+    """``compare --plan``: for the comparison ``options`` describe, the smallest difference it can detect and the
+    tasks a ``wanted`` difference needs, from an assumed ``base_rate`` (else the base row's finished run, found
+    as ``compare`` would reuse it; nothing is run). Continuous metrics take the ``spread`` of per-task
+    differences, else the one between the finished base and +TO rows."""
+    from evals import stats
+    from evals.outcomes import rules_of, value_of
+
+    options = check(options)
+    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
+    with make_environment(options.environment) as env:
+        plans = plan_rows(replace(options, seed=options.samples[0]), env)
+        rule = rules_of(env)[env.primary_metric]
+        per_sample = options.limit if env.learning == "online" else options.test_limit
+        available = len(env.tasks("test"))
+        tasks = min(per_sample, available) * len(options.samples)
+        found = {plan.label: find_run(plan) for plan in plans if plan.label in ("base", "+TO")}
+        observed = {label: run for label, run in found.items() if run is not None}
+        read = {label: comparison.read_outcomes(run) for label, run in observed.items()}
+        outcomes = {label: kept for label, kept in read.items() if kept is not None}
+        base_outcomes = outcomes.get("base")
+        pass_fail = base_outcomes is None or comparison.is_pass_fail(base_outcomes, rule)
+        if base_rate is not None:
+            rate, source = base_rate, "assumed: --base-rate"
+        elif base_outcomes is not None:
+            rate, source = value_of(base_outcomes, rule), f"observed: base run {observed['base'].info.run_id}"
+        else:
+            raise ConfigError("no finished base run of this comparison to read a base rate from; give --base-rate")
+        tests = max(1, 2 * len(plans) - 3)  # each row against base, and all but base against +TO
+        levels = {f"{stats.ALPHA}": stats.ALPHA, f"{stats.ALPHA / tests:.3g} (Holm's strictest)": stats.ALPHA / tests}
+        if pass_fail:
+            detectable = {label: stats.detectable_difference(tasks, rate, alpha=alpha)
+                          for label, alpha in levels.items()}
+            needed = {label: stats.tasks_needed(rate, wanted, alpha=alpha) for label, alpha in levels.items()} \
+                if wanted is not None else {}
+        else:
+            if spread is None:
+                if "base" not in outcomes or "+TO" not in outcomes:
+                    raise ConfigError(f"{env.primary_metric} is not pass/fail: give --spread (the standard deviation "
+                                      "of per-task differences), or finish the base and +TO rows first")
+                spread = comparison.difference_spread(outcomes["+TO"], outcomes["base"], rule)
+                source += f"; spread observed against +TO run {observed['+TO'].info.run_id}"
+            detectable = {label: stats.detectable_mean_difference(tasks, spread, alpha=alpha)
+                          for label, alpha in levels.items()}
+            needed = {label: stats.units_needed(wanted, spread, alpha=alpha) for label, alpha in levels.items()} \
+                if wanted is not None else {}
+        return PowerPlan(env.name, env.setting, env.primary_metric, pass_fail, tasks, len(options.samples), tests, rate,
+                         source, spread, available, detectable, wanted, needed)
 
 
 # -- the command line ----------------------------------------------------------------------------------------
@@ -492,7 +579,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"tasks optimized on (online: also evaluated on) (default {optimize.DEFAULT_LIMIT})")
     parser.add_argument("--test-limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
                         help=f"offline environments: test tasks every row is scored on (default {optimize.DEFAULT_LIMIT})")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the task samples (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the task samples (default 0)")
+    parser.add_argument("--seeds", type=seed_list, default=None, metavar="S1,S2,...",
+                        help="run every row on each of these task samples and pool them (a sample is a cluster)")
     for name, spec in OPTIMIZERS.items():  # each optimizer's knobs, passed on to its own row
         if spec.knobs is not None:
             knob_rules.add_arguments(parser.add_argument_group(name), spec.knobs)
@@ -503,6 +592,17 @@ def build_parser() -> argparse.ArgumentParser:
                              "a time ('+TO --no-facts'...): what each improvement buys")
     parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
     parser.add_argument("--plots", type=OUTPUT_DIRECTORY, default=Path("reports"), help="directory for the PNG plots (default reports/)")
+    planning = parser.add_argument_group("power, before spending (--plan runs nothing)")
+    planning.add_argument("--plan", action="store_true",
+                          help="print the smallest difference this comparison can detect and the tasks a wanted "
+                               "difference needs, then stop")
+    planning.add_argument("--base-rate", type=share, default=None,
+                          help="assumed base rate of the primary metric (default: the finished base row's)")
+    planning.add_argument("--difference", type=float, default=None,
+                          help="the difference to detect (e.g. 0.015 for 18.8%% -> 20.3%%)")
+    planning.add_argument("--spread", type=positive_float, default=None,
+                          help="continuous metrics: standard deviation of per-task differences between two rows "
+                               "(default: observed between the finished base and +TO rows)")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bars in missing runs")
     add_lm_arguments(parser, editor=True)
@@ -510,11 +610,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def seed_list(text: str) -> tuple[int, ...]:
+    """``1,2,3``: the seeds of several task samples."""
+    try:
+        seeds = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {text!r}") from None
+    if not seeds:
+        raise argparse.ArgumentTypeError("expected at least one seed")
+    return seeds
+
+
+def share(text: str) -> float:
+    """A rate between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text}")
+    return value
+
+
 def options_from(values: Mapping[str, Any]) -> CompareOptions:
     """Options from their command-line names (an argparse namespace's)."""
+    seed, seeds = values.get("seed"), values.get("seeds")
+    if seed is not None and seeds:
+        raise ConfigError("give --seed or --seeds, not both")
     return CompareOptions(
         environment=options_from_values(values), optimizers=chosen_optimizers(values["optimizers"]),
-        limit=values["limit"], test_limit=values["test_limit"], seed=values["seed"],
+        limit=values["limit"], test_limit=values["test_limit"], seed=seed or 0, seeds=tuple(seeds or ()),
         knobs={name: spec.knob_values(values) for name, spec in OPTIMIZERS.items() if spec.knobs is not None},
         probe=values["probe"], ablations=values["ablations"], lm=lm_from_values(values), tracking=tracking_from_values(values),
         num_threads=values["num_threads"], plots=values["plots"], progress=not values["quiet"])
@@ -524,19 +649,33 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_outputs(parser, args)
+    options = options_from(vars(args))
+    if args.plan:
+        planned = plan(options, base_rate=args.base_rate, wanted=args.difference, spread=args.spread)
+        print(json.dumps(planned.to_dict()) if args.json else "\n".join(planned.lines()))
+        return 0
     refuse("optimize --out (the learned docs of missing rows)", optimize.OptimizeOptions().out, "directory")
-    result = run(options_from(vars(args)))
+    result = run(options)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_dict()))
         return 0
+    print_result(result)
+    return 0
+
+
+def print_result(result: CompareResult) -> None:
+    """The table as the command prints it: what the columns mean, the rows, the legend of its marks."""
     columns = result.columns
-    print(f"{result.env} / {result.setting}: {', '.join(result.metrics)}; tokens = optimization + evaluation "
+    samples = f" on samples {','.join(str(seed) for seed in result.seeds)} pooled" if len(result.seeds) > 1 else ""
+    print(f"{result.env} / {result.setting}{samples}: {', '.join(result.metrics)}; tokens = optimization + evaluation "
           "(paid + cache-served)" + ("; tokens_vs_to = tokens / +TO's" if "tokens_vs_to" in columns else "")
           + "; docs_sem / docs_lex = similarity of the row's docs to the gold docs"
           + "; docs_faults = share of learned sentences stating faults as tool behaviour")
-    print(format_table(result.rows, columns))
+    print(format_table(result.printed, columns))
+    print(result.legend)
     print(f"plots: {', '.join(result.plots)}   MLflow run: {result.run_id}")
-    return 0
 
 
 if __name__ == "__main__":

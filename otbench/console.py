@@ -18,7 +18,8 @@ from otbench.cli import OneLineParser, run_main
 COMMANDS: dict[str, tuple[str, str]] = {
     "optimize": ("otbench.optimize", "learn tool docs with an optimizer, tracked in MLflow"),
     "evaluate": ("otbench.evaluate", "score an agent (with given docs) on an environment"),
-    "compare": ("otbench.compare", "compare optimizers side by side: metrics, tokens, doc fidelity"),
+    "compare": ("otbench.compare", "compare optimizers side by side: metrics with intervals, paired tests, tokens"),
+    "reproduce": ("otbench.reproduce", "the paper's Table 2 as one resumable grid, on one machine or several"),
     "export": ("otbench.export", "write learned docs for other agents (OpenAI tools, JSON)"),
     "ui": ("otbench.ui", "the MLflow UI over otbench's store"),
     "bench": ("otbench.bench", "measurements: oracle rollouts, retrieval, the embedded model"),

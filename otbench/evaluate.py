@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evals.robustness import ROBUSTNESS_METRICS, robustness
-from otbench import tracking
+from otbench import definition as defining
+from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
@@ -30,19 +31,18 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.faults import phase_of
-from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
-from otbench.options import HOW_IT_RUNS, TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
+from otbench.llm.session import LMOptions, check_models, open_lms
+from otbench.options import TrackingOptions, lm_from_values, lm_values, tracking_from_values
 from otbench.outputs import check_outputs
-from otbench.report import format_table, server_table
+from otbench.report import format_table, interval_table, server_table
 from otbench.trajectory import Trajectory
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy): --help answers at once
+    from evals.stats import Interval
+    from otbench.definition import RunDefinition
     from otbench.llm.metering import TokenLedger
 
 AGENTS = ("llm", "oracle", "null")
-MODEL_OPTIONS = frozenset({"lm", "embedded_model", "gguf", "temperature", "no_grammar"})
-EMBEDDED_MODEL_OPTIONS = frozenset({"embedded_model", "gguf", "no_grammar"})
-
 
 @dataclass(frozen=True)
 class EvaluateOptions:
@@ -67,6 +67,12 @@ class EvaluateOptions:
                 "seed": self.seed, **lm_values(self.lm), **self.tracking.values(), "num_threads": self.num_threads,
                 "quiet": not self.progress}
 
+    def definition(self, *, tasks: int) -> RunDefinition:
+        """What this evaluation computes (:mod:`otbench.definition`): its sample is ``limit`` tasks, or all
+        ``tasks`` there are without a limit."""
+        return defining.evaluation(resolve(self.environment), agent=self.agent, docs=self.docs,
+                                   tasks=self.limit if self.limit is not None else tasks, seed=self.seed, lm=self.lm)
+
 
 def options_from(values: Mapping[str, Any]) -> EvaluateOptions:
     """Options from their command-line names (an argparse namespace's)."""
@@ -88,36 +94,16 @@ class EvaluateResult:
     tokens_by_phase: dict[str, Any]
     server: dict[str, Any]
     """The LM server's own figures by phase (empty for hosted models)."""
+    intervals: dict[str, Interval] = field(default_factory=dict)
+    """Each of the environment's metrics with its 95% interval (:mod:`evals.stats`)."""
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """The environment's own tables by name (Wild: accuracy and errors by hidden intention and switches)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as ``--json`` prints it."""
         return {**self.summary, "run_id": self.run_id, "tokens_by_phase": self.tokens_by_phase,
+                "intervals": {name: value.as_dict() for name, value in self.intervals.items()},
                 **({"tables": self.tables} if self.tables else {})}
-
-
-def docs_kind(docs: str | None) -> str:
-    """The docs an evaluation scores, as its ``optimizer`` tag says: base (the setting's own), gold, or docs."""
-    return {None: "base", "gold": "gold"}.get(docs, "docs")
-
-
-def logged_params(options: EvaluateOptions, env: Any, tasks: list[Any]) -> dict[str, Any]:
-    """What defines an evaluation, as logged: the comparison row it is (``method``: base, gold, or docs given
-    with ``--docs``), its docs and task sample, and the options it shares with optimize (the environment's own,
-    the agent's model) under optimize's names; unset ones (None) are left out. The runs of a comparison then
-    differ only in what sets them apart (:func:`otbench.optimize.logged_params` says why that matters)."""
-    skip = HOW_IT_RUNS | {"agent", "editor_lm"}
-    if options.agent != "llm":
-        skip |= MODEL_OPTIONS
-    elif options.lm.lm != EMBEDDED:
-        skip |= EMBEDDED_MODEL_OPTIONS
-    shared = {name: value for name, value in definition(options.values()).items()
-              if name not in skip and value is not None}
-    method = "gold" if "gold" in (options.docs, env.setting) else docs_kind(options.docs)
-    return {"method": method, **shared, "optimizer": docs_kind(options.docs), "env": env.name,
-            "setting": env.setting, "limit": options.limit or len(tasks),
-            "lm": options.lm.lm if options.agent == "llm" else "-"}
 
 
 def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
@@ -160,39 +146,41 @@ def run(options: EvaluateOptions) -> EvaluateResult:
         if uses_lm:
             lm = dataclasses.replace(options.lm, slots=options.num_threads)
             agent.lm = stack.enter_context(open_lms(lm, ledger))["agent"]
-        tags = {"command": "evaluate", "env": env.name, "setting": env.setting, "agent": options.agent,
-                "lm": options.lm.lm if uses_lm else "-", "optimizer": docs_kind(options.docs)}
-        params = logged_params(dataclasses.replace(options, environment=environment), env, tasks)
+        # what defines the run names it, tags it and is its params: runs of a comparison differ only in what sets
+        # them apart (RunDefinition.params says why that matters)
+        defined = dataclasses.replace(options, environment=environment).definition(tasks=len(tasks))
         started = time.perf_counter()
-        model = tracking.model_label(options.lm.lm, embedded_model=options.lm.embedded_model,
-                                     gguf=options.lm.gguf) if uses_lm else None
-        docs = {None: None, "gold": "gold-docs"}.get(options.docs, "learned-docs")
-        name = tracking.run_name("evaluate", env.name, tags["setting"], options.agent, docs, f"n{len(tasks)}", model)
-        with tracking.tracked_run(name, tags=tags, params=params) as tracked:
+        model = tracking.model_label(options.lm.lm, embedded_model=options.lm.embedded_model, gguf=options.lm.gguf)
+        name = tracking.run_name(defined.run_name(len(tasks), model, env.setting))
+        with tracking.tracked_run(name, tags=defined.tags(env.setting),
+                                  params=defined.params(env.setting, learning=env.learning)) as tracked:
             try:
                 with phase_of(env, "test"):
                     trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=options.num_threads,
                                                 description="evaluate", progress=options.progress)
             except MapInterrupted as stop:
                 finished = [stop.finished[i] for i in sorted(stop.finished)]
-                _log_results(env, finished, ledger, time.perf_counter() - started)
+                _log_results(env, finished, ledger, time.perf_counter() - started, options.seed)
                 if isinstance(stop.cause, (KeyboardInterrupt, OtbenchError)):
                     raise stop.cause from None
                 raise RunError(f"evaluation stopped after {len(finished)} tasks: {stop}") from stop.cause
-            summary = _log_results(env, trajectories, ledger, time.perf_counter() - started)
+            summary, found = _log_results(env, trajectories, ledger, time.perf_counter() - started, options.seed)
             tables = tracking.log_environment_tables(env, trajectories)
             mlflow.log_metric("docs_matched", docs_matched)  # how many tools the given docs documented
             total = ledger.snapshot()["all"]
             tracking.log_result({metric: summary[metric] for metric in env.metric_names if metric in summary},
-                                int(total["total_tokens"] + total["cached_tokens"]))
+                                int(total["total_tokens"] + total["cached_tokens"]), found)
     return EvaluateResult(tracked.info.run_id, summary, tuple(env.metric_names), ledger.snapshot(),
-                          ledger.server_figures(), tables)
+                          ledger.server_figures(), found, tables)
 
 
-def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float) -> dict[str, Any]:
-    """Log metrics (the environment's and the robustness ones), tokens and per-task results to the active run;
-    returns the summary."""
+def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float,
+                 sample: int) -> tuple[dict[str, Any], dict[str, Interval]]:
+    """Log metrics (the environment's and the robustness ones), tokens and per-task results and outcomes to the
+    active run; returns the summary and each metric's interval."""
     import mlflow
+
+    from evals.outcomes import Outcomes, rules_of
 
     # the environment's metrics first: MLflow's compare page plots the first metric the first run logged
     summary: dict[str, Any] = {**env.summarise(trajectories), **robustness(trajectories)} if trajectories else {"n": 0}
@@ -205,7 +193,9 @@ def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, 
     if trajectories:
         tracking.log_table([{"task_id": t.task_id, **t.metrics, "calls": len(t.steps),
                              "parse_error": t.parse_error or ""} for t in trajectories], "per_task.json")
-    return summary
+    outcomes = Outcomes.of(trajectories, sample)
+    run_outcomes.log(run_outcomes.RunOutcomes({run_outcomes.RESULT: outcomes}, run_outcomes.RESULT))
+    return summary, run_outcomes.intervals(outcomes, rules_of(env))
 
 
 # -- the command line ----------------------------------------------------------------------------------------
@@ -238,12 +228,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print(result: EvaluateResult) -> None:
     summary = result.summary
-    metrics = {k: summary[k] for k in (*result.metric_names, "n") if k in summary}
-    print(format_table([metrics]), file=sys.stdout)
-    intervals = [f"{name} [{summary[name + '_low']:.3f}, {summary[name + '_high']:.3f}]"
-                 for name in result.metric_names if f"{name}_low" in summary]
-    if intervals:
-        print("95% intervals: " + ", ".join(intervals))
+    print(interval_table(result.metric_names, summary, result.intervals))
     robust = {k: summary[k] for k in ROBUSTNESS_METRICS if k in summary}
     print(format_table([robust]), file=sys.stdout)
     rows = [{"phase": phase, **row} for phase, row in result.tokens_by_phase.items()]

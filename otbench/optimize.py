@@ -22,11 +22,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.outcomes import rules_of
 from evals.robustness import robustness
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS, RunChoices, improvements_of
 from optimizers.settings import MODES, Improvements
-from otbench import tracking
+from otbench import definition as defining
+from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
@@ -34,20 +36,24 @@ from otbench.envs.registry import (
     add_environment_arguments,
     make_environment,
     options_from_values,
-    other_environments_options,
     resolve,
 )
 from otbench.errors import ConfigError, RunError
 from otbench.faults import phase_of
-from otbench.llm.session import EMBEDDED, LMOptions, check_models, open_lms
+from otbench.llm.session import LMOptions, check_models, open_lms
 from otbench.options import TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.report import format_table, server_table
+from otbench.run_outcomes import RunOutcomes
+from otbench.sweep import Study, SweepOptions, SweepResult, Trial, knobs_to_sweep, print_sweep, tune
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
+    from evals.stats import Interval
     from modules.program import ToolAgentProgram
     from optimizers.base import DocOptimizer
+    from otbench.definition import RunDefinition
     from otbench.llm.metering import TokenLedger
+    from otbench.trajectory import Trajectory
 
 DEFAULT_LIMIT = 10
 PHASES = ("agent", "editor", "exploration")
@@ -81,6 +87,14 @@ class OptimizeOptions:
     """The MLflow run id of an interrupted run to continue: what defines the run comes from its checkpoint."""
     out: Path = Path("learned_docs")
     progress: bool = True
+
+    def definition(self, *, learning: str) -> RunDefinition:
+        """What this run computes (:mod:`otbench.definition`), in the mode ``learning`` names unless ``mode`` is set:
+        the environment resolved, the optimizer with the knobs that act in that mode."""
+        return defining.optimization(resolve(self.environment), optimizer=self.optimizer, mode=self.mode or learning,
+                                     limit=self.limit, seed=self.seed, test_limit=self.test_limit,
+                                     oracle_feedback=self.oracle_feedback, variant=self.variant,
+                                     switches=self.switches, knobs=self.knobs, lm=self.lm)
 
     def chosen_knobs(self) -> Any:
         """The optimizer's knobs, its declared defaults when none were given (None without knobs)."""
@@ -145,6 +159,8 @@ class OptimizeResult:
     contamination: dict[str, Any]
     invented: dict[str, Any]
     """Learned sentences that state behaviour no call the optimizer saw supports (:mod:`evals.invented`)."""
+    intervals: dict[str, dict[str, Interval]] = field(default_factory=dict)
+    """``before``, ``after`` and ``test`` (where scored): each metric with its 95% interval (:mod:`evals.stats`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -171,6 +187,7 @@ def prepare(options: OptimizeOptions) -> tuple[OptimizeOptions, dict[str, Any]]:
         if saved.get("toolset") is not None:  # saved before --setting named chess's and BrowseComp's settings
             saved["setting"] = saved["toolset"]
         options = options_from({**options.values(), **saved})
+        _check_resumed(options)
         if "docs" not in checkpoint:  # stopped before its first iteration finished: it starts over, in the same run
             checkpoint = {}
     spec = OPTIMIZERS.get(options.optimizer)
@@ -187,6 +204,26 @@ def prepare(options: OptimizeOptions) -> tuple[OptimizeOptions, dict[str, Any]]:
     options = replace(options, environment=resolve(options.environment))
     check_models(options.lm)  # a missing key is refused before the store, data or model load
     return options, checkpoint
+
+
+def _check_resumed(options: OptimizeOptions) -> None:
+    """Refuse to resume a run whose checkpoint defines another run than the one the run was logged as: its key
+    tag says what the run is (runs logged before definitions carry none, and are resumed as their checkpoint
+    says)."""
+    import mlflow
+
+    from otbench.definition import DEFINITION_TAG, RunDefinition
+
+    try:
+        stored = mlflow.get_run(str(options.resume)).data.tags.get(DEFINITION_TAG)
+    except mlflow.exceptions.MlflowException:  # only a checkpoint to go by (its run is read when it resumes)
+        return
+    if stored is None or options.mode is None:
+        return
+    logged = RunDefinition.from_json(json.loads(stored))
+    if options.definition(learning=options.mode).key != logged.key:
+        raise ConfigError(f"--resume {options.resume}: its checkpoint defines another run than the one logged "
+                          f"({logged.key}); start a new run instead")
 
 
 @contextmanager
@@ -250,15 +287,13 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
                                               logged_steps=tracking.logged_steps(options.resume) if options.resume else None)
     optimizer = _build_optimizer(options, env, bench.lms, tracker)
     lm = options.lm
-    tags = {"command": "optimize", "optimizer": options.optimizer, "mode": options.mode, "env": env.name,
-            "setting": env.setting, "lm": lm.lm, "editor_lm": lm.editor_lm or lm.lm, "seed": options.seed}
+    # what defines the run names it, tags it and is its params (a sweep's trial logs every knob it draws)
+    defined = options.definition(learning=env.learning)
     models = dict.fromkeys(tracking.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
                            for model in (lm.lm, lm.editor_lm or lm.lm))
-    variant = options.variant if options.optimizer == "toolobserver" and options.variant != "improved" else None
-    name = tracking.run_name(options.optimizer, variant, env.name, env.setting, f"n{len(trainset)}", "+".join(models))
-    params = {"method": OPTIMIZERS[options.optimizer].row_label(options.variant, options.switches),
-              **logged_params(options, learning=env.learning, trial=nested)}
-    with _run(options.resume, name, tags, params, nested) as tracked:
+    name = tracking.run_name(defined.run_name(len(trainset), "+".join(models), env.setting))
+    params = defined.params(env.setting, learning=env.learning, swept=nested)
+    with _run(options.resume, name, defined.tags(env.setting), params, nested) as tracked:
         if not options.resume:
             tracking.log_definition(definition(options.values()))
         try:
@@ -269,63 +304,41 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
             if isinstance(stop.cause, KeyboardInterrupt):
                 raise KeyboardInterrupt(hint) from None
             raise RunError(f"optimization stopped ({stop}); {hint}") from stop.cause
-        test = None
+        tested = None
         if env.learning == "offline":
-            test = _evaluate_on_test(options, env, learned, sample_tasks(env.tasks("test"), options.test_limit,
+            tested = _evaluate_on_test(options, env, learned, sample_tasks(env.tasks("test"), options.test_limit,
                                                                          options.seed))
         elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
-            test = _evaluate_on_test(options, env, learned, trainset)
-        return _finish(options, env, learned, optimizer, ledger, tracked.info.run_id, tracker.elapsed_seconds(), test,
+            tested = _evaluate_on_test(options, env, learned, trainset)
+        return _finish(options, env, learned, optimizer, ledger, tracked.info.run_id, tracker.elapsed_seconds(), tested,
                        register=not nested)
 
 
-def own_options(optimizer: str) -> frozenset[str]:
-    """The options only ``optimizer`` reads: its knobs (from the registry), ToolObserver's mode, variant and
-    improvements, and ``--probe`` where it is offered. A run logs its own, not other optimizers'."""
-    spec = OPTIMIZERS[optimizer]
-    knobs = {knob_rules.dest(spec.knobs, name) for name, _, _ in knob_rules.declared(spec.knobs)} if spec.knobs else set()
-    if optimizer == "toolobserver":
-        return frozenset(knobs | {"mode", "oracle_feedback", "variant", *Improvements.names()})
-    return frozenset(knobs | ({"probe"} if spec.offers_probe else set()))
+def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:
+    """``--sweep N``: tune the optimizer's knobs with optuna (:func:`otbench.sweep.tune`), every trial a run of this
+    module on one shared environment and LM server, nested under the sweep's MLflow run."""
+    base, _ = prepare(options)
+    if base.resume:
+        raise ConfigError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
+    knobs = knobs_to_sweep(base.optimizer)
+    tracking.configure(base.tracking.uri, directory=base.tracking.directory)
+    with open_workbench(base) as bench:
+        env, lm = bench.env, base.lm
+        base = replace(base, mode=base.mode or env.learning)
 
+        def trial(drawn: Any) -> Trial:
+            result = run(replace(base, knobs=drawn), workbench=bench, nested=True)
+            return Trial(float((result.test or result.after)[env.primary_metric]),
+                         int(result.tokens_by_phase.get("all", {}).get("total_tokens", 0)), result.run_id)
 
-def logged_params(options: OptimizeOptions, *, learning: str, trial: bool = False) -> dict[str, Any]:
-    """The options that define this run, as logged: not other optimizers' or environments' options, nor options
-    that do not apply (an offline batch size online, embedded-model options for hosted models), nor unset ones.
-
-    The run's own optimizer options are logged where they depart from their default (given, or drawn by a
-    sweep's ``trial``, which logs all its knobs), ToolObserver's variant always (runs from before ``--variant``
-    ran the paper's), its mode where it is not the environment's ``learning``. MLflow's compare page plots the
-    first three params by name whose values differ between the runs it shows, one a run lacks counting as a
-    difference: defaults that only one optimizer's runs logged would push what tells the rows of a comparison
-    apart (method, optimizer, setting) off that plot.
-    """
-    saved = definition(options.values())
-    others = set().union(*(own_options(name) for name in OPTIMIZERS)) - own_options(options.optimizer)
-    others |= other_environments_options(options.environment.env)
-    if options.mode != "offline":
-        others |= {"batch_size", "test_limit"}
-    if EMBEDDED not in (options.lm.lm, options.lm.editor_lm or options.lm.lm):
-        others |= {"embedded_model", "gguf", "no_grammar"}
-    knobs = OPTIMIZERS[options.optimizer].knobs
-    swept = {knob_rules.dest(knobs, name) for name, _, _ in knob_rules.declared(knobs)} if trial and knobs else set()
-    defaults = OptimizeOptions().values()
-    at_default = {name for name in own_options(options.optimizer) - {"variant"} - swept
-                  if saved.get(name) == defaults.get(name)}
-    if options.mode == learning:
-        at_default.add("mode")
-    logged = {name: value for name, value in saved.items() if name not in others | at_default and value is not None}
-    return logged | always_logged_improvements(options, learning)
-
-
-def always_logged_improvements(options: OptimizeOptions, learning: str) -> dict[str, bool]:
-    """ToolObserver's :meth:`Improvements.always_logged` that act in the run's mode, each with the value the run
-    uses (its variant's, or the switch given); none for another optimizer."""
-    if options.optimizer != "toolobserver":
-        return {}
-    mode = options.mode or learning
-    used = improvements_of(options.variant, options.switches)
-    return {name: getattr(used, name) for name in Improvements.always_logged() if name in Improvements.acting_in(mode)}
+        model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
+        study = Study(name=sweeping.study_name or f"otbench-{base.optimizer}-{env.name}-{env.setting}-{lm.lm}",
+                      knobs=knobs, start=base.chosen_knobs(), mode=str(base.mode), seed=base.seed,
+                      metric=env.primary_metric,
+                      tags={"command": "sweep", "optimizer": base.optimizer, "env": env.name, "setting": env.setting,
+                            "lm": lm.lm},
+                      run_name="-".join(["sweep", base.optimizer, env.name, env.setting, f"n{base.limit}", model]))
+        return tune(sweeping, study, trial)
 
 
 def _build_optimizer(options: OptimizeOptions, env: Any, lms: Mapping[str, Any], tracker: Any) -> DocOptimizer:
@@ -346,7 +359,7 @@ def _run(resume: str | None, name: str, tags: dict[str, Any], params: dict[str, 
 
 
 def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProgram,
-                      tasks: list[Any]) -> dict[str, float]:
+                      tasks: list[Any]) -> tuple[dict[str, float], list[Trajectory]]:
     """The learned docs scored on ``tasks`` in the test phase: offline learning is judged on held-out tasks
     (a seeded test sample); online learning under faults on its own tasks again, with the test phase's faults
     (none, for a policy of the exploration phase) instead of those it learned under."""
@@ -361,12 +374,12 @@ def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProg
     mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
     tracking.log_environment_tables(env, trajectories, prefix="test_")
     mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), "test_trajectories.jsonl")
-    return metrics
+    return metrics, trajectories
 
 
 def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optimizer: DocOptimizer,
-            ledger: TokenLedger, run_id: str, seconds: float, test: dict[str, float] | None, *,
-            register: bool) -> OptimizeResult:
+            ledger: TokenLedger, run_id: str, seconds: float,
+            tested: tuple[dict[str, float], list[Trajectory]] | None, *, register: bool) -> OptimizeResult:
     """Save final docs, log the summary table and return the result.
 
     With ``register``, each optimized toolset's docs become a new version of its prompt in MLflow's
@@ -382,6 +395,7 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
                for key in (*env.metric_names, "docs_changed", "tokens_all_total")}
     results = program.detailed_results
+    test = tested[0] if tested is not None else None
     before = {key: values[0].value for key, values in history.items()
               if values and key in env.metric_names and optimizer.evaluates_start_docs}
     if results.final_trajectories:
@@ -406,8 +420,12 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
                     "invented_claims.json")
     rounds = list(results.editor_rounds.values())
     tokens = ledger.snapshot()
+    kept = _log_outcomes(options, env, run_id, history, list(results.final_trajectories),
+                         tested[1] if tested is not None else None, optimizer.evaluates_start_docs)
+    rules = rules_of(env)
+    intervals = {split: run_outcomes.intervals(part, rules) for split, part in kept.splits.items()}
     tracking.log_result({k: v for k, v in (test or after).items() if k in env.metric_names},
-                        int(tokens["all"]["total_tokens"] + tokens["all"]["cached_tokens"]))
+                        int(tokens["all"]["total_tokens"] + tokens["all"]["cached_tokens"]), intervals.get(kept.result))
     llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
     result = OptimizeResult(
         run_id=run_id, optimizer=options.optimizer, env=env.name, setting=env.setting, mode=str(options.mode),
@@ -417,12 +435,36 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
         seconds=round(seconds, 1),
         share_of_time_outside_llm=round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
         docs=str(out / "final_docs.json"), prompts=prompts, contamination=contaminated,
-        invented={**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)})
+        invented={**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)},
+        intervals=intervals)
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
                        {"mean_editor_iterations": result.mean_editor_iterations, "seconds": seconds})
     tracking.log_table(_summary_rows(result), "summary_table.json")
     mlflow.log_dict(result.to_dict(), "summary.json")
     return result
+
+
+def _log_outcomes(options: OptimizeOptions, env: Any, run_id: str, history: Mapping[str, list[Any]],
+                  final: list[Trajectory], test: list[Trajectory] | None, scores_start: bool) -> RunOutcomes:
+    """Keep the per-task outcomes of the starting docs (the first step's attempts, read back from the run, so a
+    resumed run has them too), of the final docs and of the test split; the row is the test split's where there
+    is one."""
+    from evals.outcomes import Outcomes
+
+    splits: dict[str, Outcomes] = {}
+    first = history.get(env.primary_metric) or []
+    if scores_start and first:
+        lines = run_outcomes.artifact_text(run_id, f"iterations/step_{first[0].step:02d}/trajectories.jsonl")
+        if lines is not None:
+            splits["before"] = run_outcomes.from_trajectory_lines(lines.splitlines(), options.seed)
+    if final:
+        splits["after"] = Outcomes.of(final, options.seed)
+    if test is not None:
+        splits["test"] = Outcomes.of(test, options.seed)
+    kept = RunOutcomes(splits, "test" if test is not None else "after")
+    if kept.result in splits:
+        run_outcomes.log(kept)
+    return kept
 
 
 def _log_contamination(env: Any, program: ToolAgentProgram) -> dict[str, Any]:
@@ -450,11 +492,28 @@ def _log_contamination(env: Any, program: ToolAgentProgram) -> dict[str, Any]:
     return report
 
 
-def _summary_rows(result: OptimizeResult) -> list[dict[str, Any]]:
-    rows = [{"docs": "before", **result.before}] if result.before else []
-    rows.append({"docs": "after", **result.after})
-    if result.test is not None:
-        rows.append({"docs": "after, test split", **{k: v for k, v in result.test.items() if k != "n"}})
+def _summary_rows(result: OptimizeResult, *, text: bool = False) -> list[dict[str, Any]]:
+    """Before, after and on the test split: each metric and its interval's ends (``text``: as one printed cell,
+    ``0.667 [0.488, 0.808]``)."""
+    splits = [("before", "before", result.before), ("after", "after", result.after),
+              ("after, test split", "test", result.test)]
+    rows = []
+    for label, split, values in splits:
+        if not values and split != "after":
+            continue
+        found = result.intervals.get(split, {})
+        row: dict[str, Any] = {"docs": label}
+        for name, value in (values or {}).items():
+            if name == "n":
+                continue
+            shown = found.get(name)
+            if text:
+                row[name] = f"{value:.3f} {shown.bounds_text(3)}" if shown is not None else value
+            else:
+                row[name] = value
+                if shown is not None and shown.known:
+                    row |= {f"{name}_ci_low": shown.low, f"{name}_ci_high": shown.high}
+        rows.append(row)
     return rows
 
 
@@ -519,14 +578,12 @@ def main(argv: list[str] | None = None) -> int:
     check_outputs(parser, args)
     options = options_from(vars(args))
     if args.sweep:
-        from otbench import sweep  # a sweep is made of this module's runs
-
-        swept = sweep.run(sweep.SweepOptions(options, trials=args.sweep, token_budget=args.token_budget,
-                                             storage=args.storage, study_name=args.study_name))
+        swept = sweep(options, SweepOptions(trials=args.sweep, token_budget=args.token_budget, storage=args.storage,
+                                            study_name=args.study_name))
         if args.json:
             print(json.dumps(swept.to_dict()))
         else:
-            sweep.print_sweep(swept)
+            print_sweep(swept)
         return 0
     result = run(options)
     if args.json:
@@ -537,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print(result: OptimizeResult) -> None:
-    print(format_table(_summary_rows(result)))
+    print(format_table(_summary_rows(result, text=True)))
     rows = [{"phase": phase, **row} for phase, row in result.tokens_by_phase.items()]
     print(format_table(rows, ["phase", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "paid_calls",
                               "cached_tokens", "seconds"]))

@@ -1,7 +1,7 @@
 """``optimize --sweep N``: tune an optimizer's knobs with optuna under a token budget.
 
-Each trial is a full optimize run (:func:`otbench.optimize.run`, sharing one environment and one
-LM server), nested under one sweep run in MLflow, scored by the environment's primary metric (the
+Each trial is a full optimize run (``otbench.optimize`` hands :func:`tune` a function that runs one, sharing
+one environment and one LM server; this module knows nothing of optimize), nested under one sweep run in MLflow, scored by the environment's primary metric (the
 test split's for offline environments). Trials stop once the study has spent the token budget. The
 best trial is the highest score, the cheaper one on a tie.
 
@@ -13,27 +13,51 @@ points every worker at one MLflow server.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from optimizers import knobs as knob_rules
 from optimizers.registry import OPTIMIZERS
-from otbench import optimize, tracking
+from otbench import tracking
 from otbench.errors import ConfigError, RunError
 from otbench.report import format_table
 
 
 @dataclass(frozen=True)
 class SweepOptions:
-    """A sweep: the optimize run whose knobs are tuned, how many trials, the token budget, the shared study."""
+    """A sweep: how many trials, the token budget, the study workers share."""
 
-    optimize: optimize.OptimizeOptions
     trials: int
     token_budget: int = 500_000
     """Stop starting trials once the study has spent this many tokens."""
     storage: str | None = None
     """An optuna RDB storage URL that sweep workers share (None: in memory)."""
     study_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Study:
+    """What a sweep tunes: the knobs of one optimizer in one learning mode, scored by one metric."""
+
+    name: str
+    knobs: type[knob_rules.Knobs]
+    start: Any
+    """The knob values trials start from (those a trial does not draw keep them)."""
+    mode: str
+    seed: int
+    metric: str
+    tags: Mapping[str, Any] = field(default_factory=dict)
+    run_name: str = "sweep"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """What one trial (one optimize run with the drawn knobs) scored and cost."""
+
+    score: float
+    tokens: int
+    run_id: str
 
 
 @dataclass(frozen=True)
@@ -81,64 +105,49 @@ def _join_study(name: str, storage: str | None, seed: int, attempts: int = 3) ->
     return create()
 
 
-def run(options: SweepOptions) -> SweepResult:
-    """Run the trials (each an :func:`otbench.optimize.run` of one configuration) and return the sweep's result."""
-    base, _ = optimize.prepare(options.optimize)
-    if base.resume:
-        raise ConfigError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
-    knobs = knobs_to_sweep(base.optimizer)
-    tracking.configure(base.tracking.uri, directory=base.tracking.directory)
-    with optimize.open_workbench(base) as bench:
-        return _sweep(options, replace(base, mode=base.mode or bench.env.learning), knobs, bench)
-
-
-def _sweep(options: SweepOptions, base: optimize.OptimizeOptions, knobs: type[knob_rules.Knobs],
-           bench: optimize.Workbench) -> SweepResult:
+def tune(options: SweepOptions, study: Study, trial: Callable[[Any], Trial]) -> SweepResult:
+    """Run trials until ``options.trials`` or the token budget: each draws knob values in the study's mode and
+    hands them to ``trial`` (an optimize run, nested under the sweep's MLflow run); the best is the highest
+    score, the cheaper one on a tie."""
     import mlflow
     import optuna
 
-    env, lm = bench.env, base.lm
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    name = options.study_name or f"otbench-{base.optimizer}-{env.name}-{env.setting}-{lm.lm}"
     try:
-        study = _join_study(name, options.storage, base.seed)
+        shared = _join_study(study.name, options.storage, study.seed)
     except (ValueError, ImportError, optuna.exceptions.OptunaError) as error:
         raise ConfigError(f"--storage {options.storage}: {error}".splitlines()[0]) from error
 
     def spent() -> int:
-        return sum(int(t.user_attrs.get("tokens", 0)) for t in study.get_trials(deepcopy=False))
+        return sum(int(t.user_attrs.get("tokens", 0)) for t in shared.get_trials(deepcopy=False))
 
-    def objective(trial: Any) -> float:
+    def objective(drawn: Any) -> float:
         if spent() >= options.token_budget:
-            study.stop()
+            shared.stop()
             raise optuna.TrialPruned("token budget spent")
-        chosen = knob_rules.search_space(knobs, trial, str(base.mode))
-        trial_knobs = knob_rules.from_values(knobs, {**knob_rules.values(base.chosen_knobs()), **chosen})
-        result = optimize.run(replace(base, knobs=trial_knobs), workbench=bench, nested=True)
-        trial.set_user_attr("tokens", int(result.tokens_by_phase.get("all", {}).get("total_tokens", 0)))
-        trial.set_user_attr("run_id", result.run_id)
-        return float((result.test or result.after)[env.primary_metric])
+        chosen = knob_rules.search_space(study.knobs, drawn, study.mode)
+        outcome = trial(knob_rules.from_values(study.knobs, {**knob_rules.values(study.start), **chosen}))
+        drawn.set_user_attr("tokens", outcome.tokens)
+        drawn.set_user_attr("run_id", outcome.run_id)
+        return outcome.score
 
-    def stop_when_spent(study: Any, trial: Any) -> None:
+    def stop_when_spent(current: Any, finished: Any) -> None:
         if spent() >= options.token_budget:
-            study.stop()
+            current.stop()
 
-    tags = {"command": "sweep", "optimizer": base.optimizer, "env": env.name, "setting": env.setting, "lm": lm.lm,
-            "study": name}
     params = {"trials": options.trials, "token_budget": options.token_budget, "storage": options.storage or "memory"}
-    model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
-    run_name = tracking.run_name("sweep", base.optimizer, env.name, env.setting, f"n{base.limit}", model)
-    with tracking.tracked_run(run_name, tags=tags, params=params) as tracked:
-        study.optimize(objective, n_trials=options.trials, callbacks=[stop_when_spent])
-        rows = _trial_rows(study, env.primary_metric)
+    with tracking.tracked_run(tracking.run_name(study.run_name), tags={**study.tags, "study": study.name},
+                              params=params) as tracked:
+        shared.optimize(objective, n_trials=options.trials, callbacks=[stop_when_spent])
+        rows = _trial_rows(shared, study.metric)
         if not any(row["state"] == "COMPLETE" for row in rows):
             raise RunError("no sweep trial finished within the token budget; raise --token-budget")
         best = max((row for row in rows if row["state"] == "COMPLETE"),
-                   key=lambda row: (row[env.primary_metric], -row["tokens"]))
+                   key=lambda row: (row[study.metric], -row["tokens"]))
         tracking.log_table(rows, "sweep_trials.json")
-        mlflow.log_metrics({f"best_{env.primary_metric}": best[env.primary_metric], "tokens_spent": spent()})
+        mlflow.log_metrics({f"best_{study.metric}": best[study.metric], "tokens_spent": spent()})
         mlflow.log_dict(best, "best_configuration.json")
-        return SweepResult(tracked.info.run_id, name, rows, best, spent())
+        return SweepResult(tracked.info.run_id, study.name, rows, best, spent())
 
 
 def _trial_rows(study: Any, metric: str) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -253,14 +253,19 @@ def run_color(experiment_id: str, run_id: str) -> str:
     return free[0] if free else max(RUN_COLORS, key=used.index)
 
 
-def log_result(metrics: dict[str, float], tokens: int) -> None:
+def log_result(metrics: dict[str, float], tokens: int, intervals: Mapping[str, Any] | None = None) -> None:
     """Log the active run's result as ``result/METRIC`` and ``result/tokens`` (paid and cache-served): the
     same names for an evaluation's scores and an optimizer's final docs, so they line up in MLflow's tables and
-    charts. ``compare`` reads the same values (evaluate's metrics, optimize's ``final_``/``test_`` ones)."""
+    charts. ``compare`` reads the same values (evaluate's metrics, optimize's ``final_``/``test_`` ones).
+    Each metric's interval (:class:`evals.stats.Interval`) goes beside it: ``result/METRIC_ci_low``,
+    ``result/METRIC_ci_high`` and ``result/METRIC_n``."""
     import mlflow
 
+    from otbench.run_outcomes import interval_metrics
+
+    shown = {name: value for name, value in (intervals or {}).items() if name in metrics}
     mlflow.log_metrics({f"{RESULT_PREFIX}{name}": float(value) for name, value in metrics.items()}
-                       | {f"{RESULT_PREFIX}tokens": float(tokens)})
+                       | interval_metrics(RESULT_PREFIX, shown) | {f"{RESULT_PREFIX}tokens": float(tokens)})
 
 
 def view_id(env: str) -> str:

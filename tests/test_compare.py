@@ -13,7 +13,8 @@ from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 from modules.tool_docs import DocumentedTool, Toolbox
 from optimizers.registry import OPTIMIZERS, OptimizerSpec
-from otbench import compare, evaluate, optimize, tracking
+from optimizers.settings import Improvements
+from otbench import compare, definition, evaluate, optimize, run_lookup, tracking
 from otbench.cli import run_main
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
@@ -227,7 +228,7 @@ def _prelogged_comparison(seed):
     optimize_run({"final_E": 0.9, "final_P": 0.9, "final_A": 0.9}, status="FAILED")
     optimize_run({"final_E": 0.8, "final_P": 0.8, "final_A": 0.8}, params={**optimize_params, "oracle_feedback": "true"})
     optimize_run({"final_E": 0.7, "final_P": 0.7, "final_A": 0.7}, params={**optimize_params, "limit": "4"})
-    optimize_run({"final_E": 0.6, "final_P": 0.6, "final_A": 0.6}, params={**optimize_params, "p2p_samples": "9"})
+    optimize_run({"final_E": 0.6, "final_P": 0.6, "final_A": 0.6}, params={**optimize_params, "iterations": "4"})
     unlogged_variant = {key: value for key, value in optimize_params.items() if key != "variant"}
     paper = optimize_run({"final_E": 0.1, "final_P": 0.2, "final_A": 0.3}, params=unlogged_variant)  # before --variant
     return {"base": base, "gold": gold, "+TO (paper)": paper, "+TO": chosen}
@@ -246,18 +247,21 @@ def test_finished_runs_with_the_same_definition_are_reused_without_running_anyth
     assert 0.0 < rows["+TO"]["docs_sem"] < 1.0 and 0.0 < rows["+TO"]["docs_lex"] < 1.0
     assert rows["gold"]["docs_sem"] == pytest.approx(1.0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bfcl-names_only-E-by-iteration.png",
+                                                         "bfcl-names_only-E-by-row.png",
                                                          "bfcl-names_only-E-vs-tokens.png"]
 
 
 def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     _prelogged_comparison(seed=303)
     monkeypatch.setattr(compare, "_COMMANDS", {})
-    code, out, _ = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
-                        capsys)
+    code, out, err = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
+                          capsys)
     lines = out.splitlines()
-    assert code == 0 and lines[1].split()[:10] == ["row", "E", "P", "A", "tokens", "tokens_vs_to", "docs_sem",
-                                                   "docs_lex", "docs_faults", "run"]
+    assert code == 0 and lines[1].split()[:11] == ["row", "E", "P", "A", "vs_base", "vs_TO", "tokens", "tokens_vs_to",
+                                                   "docs_sem", "docs_lex", "docs_faults"]
     assert [line.split()[0] for line in lines[3:7]] == ["base", "gold", "+TO", "+TO"]  # "+TO (paper)", "+TO"
+    assert lines[6].split()[1:3] == ["0.500", "†"]  # logged before per-task outcomes were kept: no interval
+    assert "no per-task outcomes" in err and "†: no per-task outcomes" in lines[7]
 
 
 class BfclLike:
@@ -272,11 +276,13 @@ def test_the_optimizer_rows_follow_the_optimizer_registry(monkeypatch):
     newcomer = OptimizerSpec("newcomer", "+newcomer", build=lambda *parts: None)
     monkeypatch.setattr(compare, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
     monkeypatch.setattr(optimize, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
+    monkeypatch.setattr(definition, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
     plans = _plans([])
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+newcomer"]
-    assert plans[2].if_logged["variant"] == "paper" and plans[3].if_logged["variant"] == "improved"
-    assert plans[3].if_logged["oracle_feedback"] == "false" and plans[3].if_logged["iterations"] == "null"
-    assert "num_threads" not in plans[2].if_logged and "no_cache" not in plans[0].if_logged
+    paper, improved = plans[2].definition.optimizer, plans[3].definition.optimizer
+    assert (paper.variant, paper.improvements, improved.variant) == ("paper", (), "improved")
+    assert improved.oracle_feedback is False and dict(improved.knobs) == {"iterations": None}  # batch_size: offline
+    assert "num_threads" not in plans[2].definition.canonical() and "cache" not in plans[0].definition.canonical()
     assert plans[1].options.environment.setting == "gold" and plans[1].command == "evaluate"
     assert plans[4].options.optimizer == "newcomer" and plans[4].command == "optimize"
 
@@ -284,13 +290,13 @@ def test_the_optimizer_rows_follow_the_optimizer_registry(monkeypatch):
         learning = "offline"
 
     gold = _plans(["--test-limit", "7"], Offline)[1]
-    assert gold.options.docs == "gold" and gold.tags["optimizer"] == "gold" and gold.params["limit"] == "7"
+    assert gold.options.docs == "gold" == gold.definition.docs and gold.definition.sample.limit == 7
 
 
 def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
     plans = _plans(["--probe", "--optimizers", "toolobserver,easytool"])
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+ET", "+ET (probe)"]
-    assert plans[-1].if_logged["probe"] == "true" and plans[-2].if_logged["probe"] != "true"
+    assert plans[-1].definition.optimizer.probe is True and plans[-2].definition.optimizer.probe is False
     assert plans[-1].options.switches == {"probe": True} and not plans[-2].options.switches
     assert not plans[3].options.switches  # ToolObserver probes by its own variant
 
@@ -300,8 +306,9 @@ def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+TO --no-probe", "+TO --no-facts",
                                               "+TO --no-learned-schema", "+TO --no-per-tool", "+TO --no-accept-check",
                                               "+ET"]
-    assert plans[5].options.switches == {"facts": False} and plans[5].if_logged["facts"] == "false"
-    assert plans[3].if_logged["facts"] != "false"  # the full method's row never takes an ablation's run
+    assert plans[5].options.switches == {"facts": False} and "facts" not in plans[5].definition.optimizer.improvements
+    assert "facts" in plans[3].definition.optimizer.improvements  # the full method's row never takes an ablation's run
+    assert len({plan.definition.key for plan in plans}) == len(plans)
 
     class Offline(BfclLike):
         learning = "offline"
@@ -317,28 +324,35 @@ def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_a
 
     plans = {plan.label: plan for plan in _plans(["--ablations", "--optimizers", "toolobserver"], Offline)}
     paper, improved, no_replay = plans["+TO (paper)"], plans["+TO"], plans["+TO --no-replay-calls"]
-    assert (paper.if_logged["replay_calls"], improved.if_logged["replay_calls"]) == ("false", "true")
-    assert no_replay.if_logged["replay_calls"] == "false"
+    assert "replay_calls" not in paper.definition.optimizer.improvements
+    assert "replay_calls" in improved.definition.optimizer.improvements
+    assert "replay_calls" not in no_replay.definition.optimizer.improvements
     # an offline run logged before the improvement existed lacks the parameter: it ran without it
-    assert compare._UNLOGGED_MEANT["toolobserver"]["replay_calls"] == "false"
-    assert optimize.logged_params(improved.options, learning="offline")["replay_calls"] is True
-    online = _plans(["--optimizers", "toolobserver"])[3]  # online it does not act: neither logged nor matched on
-    assert "replay_calls" not in online.if_logged
-    assert "replay_calls" not in optimize.logged_params(online.options, learning="online")
+    legacy = {"command": "optimize", "optimizer": "toolobserver", "mode": "offline", "env": "bfcl",
+              "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": "0"}
+    logged = {name: str(value).lower() if isinstance(value, bool) else str(value)
+              for name, value in improved.definition.params("names_only", learning="offline").items()}
+    # such a run logged every other improvement declared always logged where it acted (true in the improved variant)
+    logged |= {name: "true" for name in Improvements.always_logged()
+               if name != "replay_calls" and name in Improvements.acting_in("offline")}
+    assert run_lookup._from_params(legacy, logged).key == no_replay.definition.key
+    online = _plans(["--optimizers", "toolobserver"])[3]  # where it does not act: neither defined nor logged
+    acts_online = "replay_calls" in Improvements.acting_in("online")
+    assert ("replay_calls" in online.definition.optimizer.improvements) == acts_online
+    assert "replay_calls" not in online.definition.params("names_only", learning="online")  # in its definition tag
 
 
 def test_chess_rows_are_defined_by_the_move_question_and_older_runs_showed_the_diagram_but_no_phase():
     class ChessLike:
         name, setting, learning = "chess", "phase", "offline"
 
-    base = _plans(["--env", "chess", "--optimizers", "toolobserver"], ChessLike)[0]
-    assert (base.if_logged["board_diagram"], base.if_logged["phase_name"]) == ("false", "true")
-    assert _plans(["--env", "chess", "--board-diagram"], ChessLike)[0].if_logged["board_diagram"] == "true"
-    assert _plans(["--env", "chess", "--no-phase-name"], ChessLike)[0].if_logged["phase_name"] == "false"
+    base = dict(_plans(["--env", "chess", "--optimizers", "toolobserver"], ChessLike)[0].definition.environment)
+    assert (base["board_diagram"], base["phase_name"]) == (False, True)
+    assert dict(_plans(["--env", "chess", "--board-diagram"], ChessLike)[0].definition.environment)["board_diagram"]
+    assert not dict(_plans(["--env", "chess", "--no-phase-name"], ChessLike)[0].definition.environment)["phase_name"]
     # a Chess run logged before an option existed lacks its parameter: its agent saw the diagram, no phase name
-    assert (compare._UNLOGGED_BY_EVERY_RUN["board_diagram"], compare._UNLOGGED_BY_EVERY_RUN["phase_name"]) == (
-        "true", "false")
-    assert "board_diagram" not in _plans([])[0].if_logged  # not a BFCL option
+    assert (run_lookup.MEANT_WHEN_ABSENT["board_diagram"], run_lookup.MEANT_WHEN_ABSENT["phase_name"]) == (True, False)
+    assert "board_diagram" not in dict(_plans([])[0].definition.environment)  # not a BFCL option
 
 
 def test_a_run_is_labelled_with_the_improvements_switched_away_from_its_variant():
@@ -351,8 +365,9 @@ def test_a_run_is_labelled_with_the_improvements_switched_away_from_its_variant(
 
 def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
     plans = {p.optimizer: p for p in _plans(["--p2p-samples", "2"])}
-    assert plans["play2prompt"].options.knobs.samples == 2 and plans["play2prompt"].if_logged["p2p_samples"] == "2"
-    assert plans["toolobserver"].if_logged["p2p_samples"] == "3"  # another optimizer's knob: its default
+    assert plans["play2prompt"].options.knobs.samples == 2
+    assert dict(plans["play2prompt"].definition.optimizer.knobs)["p2p_samples"] == 2
+    assert "p2p_samples" not in dict(plans["toolobserver"].definition.optimizer.knobs)  # not a knob that acts there
 
 
 @pytest.mark.parametrize(

@@ -141,3 +141,66 @@ def test_two_sweep_workers_share_one_study_and_one_mlflow_server(tmp_path):
         assert client.list_artifacts(best["run_id"], "docs")  # the best trial's learned docs are on the server
         print(f"\n{len(trials)} trials in one study, sweep runs {sorted(sweep_ids)}, best trial {best['trial']} "
               f"(run {best['run_id']})")
+
+
+def test_reproduce_workers_share_a_grid_and_a_dead_workers_cell_goes_to_another(tmp_path):
+    """One worker is killed (SIGKILL) while it runs a cell; two more started together finish the grid: every cell
+    has exactly one finished run, the dead worker's cell among them, and one report."""
+    import signal
+
+    import mlflow
+    from test_compare import every_role_reply
+
+    pace = {"seconds": 2.0}
+
+    def reply(body):
+        time.sleep(pace["seconds"])
+        return every_role_reply(body["messages"])
+
+    with postgres() as database, mlflow_server(f"{database}/mlflow", tmp_path / "artifacts") as tracking_uri, \
+            chat_server(reply) as (model, _):
+        argv = [sys.executable, "-m", "otbench.reproduce", "--size", "small", "--only", "bfcl/names_only",
+                "--limits", "bfcl=2", "--seeds", "5", "--storage", f"{database}/optuna", "--tracking-uri",
+                tracking_uri, "--lm", "scripted", "--api-base", f"{model}/v1", "--no-cache", "--json", "--quiet",
+                "--wait-seconds", "2", "--report", str(tmp_path / "report")]
+        environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+        def worker(name):
+            folder = tmp_path / name
+            folder.mkdir()
+            return subprocess.Popen(argv, cwd=folder, env=environment, text=True, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
+
+        client = mlflow.MlflowClient(tracking_uri)
+        doomed = worker("doomed")
+        deadline = time.monotonic() + 300
+        running = []
+        while not running:
+            assert doomed.poll() is None and time.monotonic() < deadline, doomed.stderr.read()[-3000:]
+            time.sleep(0.5)
+            experiment = client.get_experiment_by_name("otbench")
+            if experiment is not None:
+                running = client.search_runs([experiment.experiment_id], "attributes.status = 'RUNNING'")
+        doomed.send_signal(signal.SIGKILL)  # no cleanup at all: its run stays RUNNING, its claim goes with it
+        doomed.wait(30)
+        held = running[0]
+        pace["seconds"] = 0.0
+
+        workers = [worker("first"), worker("second")]
+        outputs = [process.communicate(timeout=900) for process in workers]
+        for process, (out, err) in zip(workers, outputs, strict=True):
+            assert process.returncode == 0, err[-3000:]
+        results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+
+        cells = results[0]["cells"]
+        assert len(cells) == 6 and all(cell["state"] == "finished" for cell in cells)
+        runs = client.search_runs([experiment.experiment_id], "attributes.status = 'FINISHED'")
+        finished_keys = [run.data.tags.get("otbench.key") for run in runs
+                         if run.data.tags.get("command") in ("evaluate", "optimize")]
+        assert sorted(finished_keys) == sorted(set(finished_keys)) and len(finished_keys) == 6  # each cell once
+        assert held.data.tags["otbench.key"] in finished_keys  # the dead worker's cell was finished by another
+        assert client.get_run(held.info.run_id).info.status in ("KILLED", "FINISHED")  # replaced, or resumed
+        reports = [run for run in runs if run.data.tags.get("command") == "reproduce"]
+        assert len(reports) == 1 and {r["run_id"] for r in results} <= {reports[0].info.run_id, None}
+        by_worker = [err.count("claimed by") for _, err in outputs]
+        print(f"\ncells run by the two workers: {by_worker}; the killed worker's cell: {held.data.tags['otbench.key']}")

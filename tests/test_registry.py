@@ -74,5 +74,5 @@ def test_comparison_rows_are_the_registrys_labels_and_variants():
     options = compare.options_from(vars(compare.build_parser().parse_args(["--iterations", "4"])))
     plans = compare.plan_rows(options, Env())
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+P2P", "+ET", "+GEPA"]
-    assert all(plan.if_logged["iterations"] == "4" for plan in plans[2:4])  # a knob reaches its own rows only
-    assert all(plan.if_logged["iterations"] == "null" for plan in plans[4:])
+    assert all(dict(plan.definition.optimizer.knobs)["iterations"] == 4 for plan in plans[2:4])  # its own rows only
+    assert all("iterations" not in dict(plan.definition.optimizer.knobs) for plan in plans[4:])

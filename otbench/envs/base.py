@@ -51,7 +51,10 @@ class Environment(Protocol):
     defaults). A *toolset* is something else: the tools one task is played with, by id (every BFCL
     test has its own; Chess and BrowseComp share one among all tasks).
     ``metric_names`` lists the metrics ``summarise`` reports, the primary one first; it is also
-    the column order of every table. Environments are context managers: leaving the ``with``
+    the column order of every table. An environment whose metrics are not plain means of the
+    same-named per-task scores also says how each is made from them (``metric_rules``,
+    :mod:`evals.outcomes`: Chess's % optimal is a ratio of per-game move counts), so intervals and
+    paired tests are computed on the right units. Environments are context managers: leaving the ``with``
     block stops whatever they started (sandboxes, engines).
     """
 

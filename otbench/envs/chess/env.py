@@ -41,7 +41,7 @@ from typing import Self
 
 import chess
 
-from evals.chess_metrics import MATE_CP, bootstrapped_elo, expected_score, is_mate, optimal_tools
+from evals.chess_metrics import MATE_CP, METRIC_RULES, bootstrapped_elo, expected_score, is_mate, optimal_tools
 from modules.agent import AgentReply
 from modules.reference_agents import OracleAgent
 from modules.tool_docs import Toolbox
@@ -167,6 +167,8 @@ class ChessEnvironment:
     name = "chess"
     primary_metric = "optimal_pct"
     metric_names = ("optimal_pct", "elo", "game_score", "eval_change_cp", "failed_move_pct")
+    metric_rules = METRIC_RULES
+    """Shares of moves are ratios of per-game counts: a game's moves are one cluster (:mod:`evals.outcomes`)."""
     learning = "offline"
     one_reply = False
     agent_instructions = CHESS_INSTRUCTIONS

@@ -25,6 +25,7 @@ from typing import Any, Self
 
 from evals.wild_metrics import (
     METRIC_NAMES,
+    METRIC_RULES,
     ExpectedCall,
     ExpectedTask,
     TurnRecord,
@@ -147,6 +148,7 @@ class WildEnvironment:
     name = "wild"
     primary_metric = "task_accuracy"
     metric_names = METRIC_NAMES
+    metric_rules = METRIC_RULES
     learning = "offline"
     one_reply = False
     agent_instructions = WILD_INSTRUCTIONS
