@@ -224,7 +224,8 @@ def _prelogged_comparison(seed):
                         artifacts={"summary.json": summary, "docs/final_docs.json": json.dumps(learned.to_json())},
                         **kwargs)
 
-    chosen = optimize_run({"final_E": 0.5, "final_P": 0.4, "final_A": 0.8})
+    improved = {**optimize_params, **dict.fromkeys(Improvements.always_logged(), "true")}  # as the full method logs them
+    chosen = optimize_run({"final_E": 0.5, "final_P": 0.4, "final_A": 0.8}, params=improved)
     optimize_run({"final_E": 0.9, "final_P": 0.9, "final_A": 0.9}, status="FAILED")
     optimize_run({"final_E": 0.8, "final_P": 0.8, "final_A": 0.8}, params={**optimize_params, "oracle_feedback": "true"})
     optimize_run({"final_E": 0.7, "final_P": 0.7, "final_A": 0.7}, params={**optimize_params, "limit": "4"})
@@ -303,9 +304,9 @@ def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
 
 def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses():
     plans = _plans(["--ablations", "--optimizers", "toolobserver,easytool"])
-    assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+TO --no-probe", "+TO --no-facts",
-                                              "+TO --no-learned-schema", "+TO --no-per-tool", "+TO --no-accept-check",
-                                              "+ET"]
+    ablations = [f"+TO --no-{name.replace('_', '-')}" for name in Improvements.acting_in("online")]
+    assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", *ablations, "+ET"]
+    assert ablations[1] == "+TO --no-facts"
     assert plans[5].options.switches == {"facts": False} and "facts" not in plans[5].definition.optimizer.improvements
     assert "facts" in plans[3].definition.optimizer.improvements  # the full method's row never takes an ablation's run
     assert len({plan.definition.key for plan in plans}) == len(plans)
@@ -314,8 +315,7 @@ def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses
         learning = "offline"
 
     offline = [plan.label for plan in _plans(["--ablations", "--optimizers", "toolobserver"], Offline)]
-    assert offline[4:] == ["+TO --no-facts", "+TO --no-per-tool", "+TO --no-cite-facts", "+TO --no-drop-contradicted",
-                           "+TO --no-spread-calls", "+TO --no-replay-calls"]
+    assert offline[4:] == [f"+TO --no-{name.replace('_', '-')}" for name in Improvements.acting_in("offline")]
 
 
 def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_as_without_it():

@@ -2,8 +2,10 @@
 
 import pytest
 
+from evals.outcomes import Outcomes, TaskOutcome, interval
 from evals.wild_metrics import (
     ERROR_CLASSES,
+    METRIC_RULES,
     ExpectedCall,
     ExpectedTask,
     TurnRecord,
@@ -12,7 +14,6 @@ from evals.wild_metrics import (
     score_dialogue,
     summarise,
     values_equal,
-    wilson,
 )
 from otbench.calls import CallResult, ToolCall
 
@@ -152,15 +153,11 @@ def test_summaries_count_every_task_once_and_break_errors_down():
     assert summary["errors/asked_instead"] == 1.0 and summary["errors/wrong_tool"] == 0.0
     assert summary["task_accuracy/intention/coreference"] == 0.5
     assert summary["task_accuracy/switches/0"] == 1.0 and summary["session_accuracy/switches/1"] == 0.0
-    assert summary["task_accuracy_low"] < 0.75 < summary["task_accuracy_high"]
+    outcomes = Outcomes(tuple(TaskOutcome(str(i), 0, m) for i, m in enumerate([right, wrong])))
+    task_accuracy = interval(outcomes, METRIC_RULES["task_accuracy"])  # tasks clustered by their dialogue
+    assert task_accuracy.value == 0.75 and task_accuracy.low < 0.75 < task_accuracy.high
     rows = breakdown([right, wrong])
     assert rows[0] == {"group": "all", "value": "-", "tasks": 4, "task_accuracy": 0.75, "session_accuracy": 0.5,
                        **dict.fromkeys(ERROR_CLASSES, 0), "asked_instead": 1}
     assert {(row["group"], row["value"]) for row in rows} >= {("intention", "coreference"), ("switches", "1"),
                                                              ("kind", "series")}
-
-
-def test_wilson_intervals():
-    low, high = wilson(20, 30)
-    assert (round(low, 2), round(high, 2)) == (0.49, 0.81)
-    assert wilson(0, 0) == (0.0, 1.0) and wilson(10, 10)[1] == pytest.approx(1.0)
