@@ -18,8 +18,9 @@ an optimizer applies them (:func:`unsupported`), and measures docs afterwards (:
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,63 @@ def rule_sentence(parameter: str, rule: str) -> str:
     return f"{rule[0].upper()}{rule[1:]} (its own error for {parameter})."
 
 
+def _number(arguments: Mapping[str, Any]) -> float | None:
+    values = [v for v in arguments.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return float(values[0]) if len(values) == 1 == len(arguments) else None
+
+
+def _text(arguments: Mapping[str, Any]) -> str | None:
+    values = [v for v in arguments.values() if isinstance(v, str)]
+    return values[0] if len(values) == 1 == len(arguments) else None
+
+
+def _close(output: Any, expected: float) -> bool:
+    return isinstance(output, (int, float)) and not isinstance(output, bool) and \
+        math.isclose(float(output), expected, rel_tol=1e-3, abs_tol=1e-6)
+
+
+def _on_number(check: Callable[[float, Any], bool]) -> Callable[[Mapping[str, Any], Any], bool | None]:
+    def judged(arguments: Mapping[str, Any], output: Any) -> bool | None:
+        x = _number(arguments)
+        return None if x is None else check(x, output)
+    return judged
+
+
+def _on_text(check: Callable[[str, Any], bool]) -> Callable[[Mapping[str, Any], Any], bool | None]:
+    def judged(arguments: Mapping[str, Any], output: Any) -> bool | None:
+        text = _text(arguments)
+        return None if text is None else check(text, output)
+    return judged
+
+
+# Operations a description can name whose result code can check on a call that took one number (or one text):
+# a claim that no such working call bears out, where the tool had some, is invented. Only unmistakable phrasings.
+_OPERATIONS: tuple[tuple[re.Pattern[str], Callable[[Mapping[str, Any], Any], bool | None]], ...] = (
+    (re.compile(r"\bsquare roots?\b"), _on_number(lambda x, out: x >= 0 and _close(out, math.sqrt(x)))),
+    (re.compile(r"\bsquared\b|\bthe square of\b|\bits square\b"), _on_number(lambda x, out: _close(out, x * x))),
+    (re.compile(r"\bnegates?\b|\bnegative counterpart\b|\bthe negative of\b"),
+     _on_number(lambda x, out: _close(out, -x))),
+    (re.compile(r"\babsolute value\b"), _on_number(lambda x, out: _close(out, abs(x)))),
+    (re.compile(r"\btwice\b|\bdoubles (?:it|the)\b"), _on_number(lambda x, out: _close(out, 2 * x))),
+    (re.compile(r"\bhalf of\b|\bhalves\b"), _on_number(lambda x, out: _close(out, x / 2))),
+    (re.compile(r"\buppercase\b|\bupper case\b"), _on_text(lambda t, out: out == t.upper())),
+    (re.compile(r"\blowercase\b|\blower case\b"), _on_text(lambda t, out: out == t.lower())),
+    (re.compile(r"\breverse[sd]?\b|\breverse order\b"), _on_text(lambda t, out: out == t[::-1])),
+)
+
+
+def _operation_unsupported(sentence: str, examples: Sequence[tuple[Mapping[str, Any], Any]]) -> str | None:
+    for pattern, check in _OPERATIONS:
+        named = pattern.search(sentence)
+        if named is None:
+            continue
+        verdicts = [check(arguments, output) for arguments, output in examples]
+        judged = [verdict for verdict in verdicts if verdict is not None]
+        if examples and not any(judged):
+            return f"says it computes the {named.group(0)}, which none of its working calls did"
+    return None
+
+
 def value_kind(value: Any) -> str:
     """The JSON kind of a value (numbers as one kind: an integer is a number, a number may be whole)."""
     if isinstance(value, bool):
@@ -118,6 +176,8 @@ class Observed:
     """Names of the tools of its set: a sentence that names one (``the `function_2` tool``) names no parameter."""
     rejected: set[str] = field(default_factory=set)
     """Argument names the tool refused as unexpected."""
+    examples: list[tuple[Mapping[str, Any], Any]] = field(default_factory=list)
+    """(arguments, output) of the first working calls: what an operation a sentence names is checked on."""
 
     def add(self, result: CallResult) -> None:
         if result.injected is not None:
@@ -131,6 +191,8 @@ class Observed:
             return
         self.worked += 1
         arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
+        if len(self.examples) < MAX_EXAMPLES:
+            self.examples.append((arguments, result.output))
         for name, value in arguments.items():
             self.input_kinds.setdefault(name, set()).add(value_kind(value))
             if self.parameters is not None:
@@ -149,6 +211,10 @@ def observe(tools: Sequence[DocumentedTool], calls: Iterable[CallResult]) -> dic
         if result.call.name in seen:
             seen[result.call.name].add(result)
     return seen
+
+
+MAX_EXAMPLES = 8
+"""Working calls kept per tool for checking the operations sentences name."""
 
 
 def _kinds_in(text: str) -> set[str]:
@@ -185,6 +251,9 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
         if given and claimed and not claimed & given:
             return f"gives {parameter} a kind ({', '.join(sorted(claimed))}) no working call gave it"
         return None
+    operation = _operation_unsupported(lowered, observed.examples)
+    if operation is not None:
+        return operation
     output = _OUTPUT_CUE.search(lowered)
     inputs_text, output_text = (lowered[: output.start()], lowered[output.end():]) if output else (lowered, "")
     claimed_output = _kinds_in(output_text)

@@ -18,7 +18,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.invented import Observed, error_rules, not_parameters_sentence, rule_sentence, rule_type, value_kind
+from evals.invented import (
+    MAX_EXAMPLES,
+    Observed,
+    error_rules,
+    not_parameters_sentence,
+    rule_sentence,
+    rule_type,
+    value_kind,
+)
 from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from optimizers.rivals import JudgedCall
 from otbench.calls import CallResult, ToolCall
@@ -84,6 +92,8 @@ class ToolEvidence:
     """Of those, the ones answered."""
     rules: dict[str, list[str]] = field(default_factory=dict)
     """Parameter name -> rules the tool's own errors stated for it ("must be one of 1d|1wk")."""
+    examples: list[list[Any]] = field(default_factory=list)
+    """[arguments, output] of the first working calls, as JSON data: what a claimed operation is checked on."""
 
     def add(self, result: CallResult) -> None:
         self.calls += 1
@@ -92,6 +102,8 @@ class ToolEvidence:
         if result.ok:
             if result.injected is None:
                 self.working += 1
+                if len(self.examples) < MAX_EXAMPLES:
+                    self.examples.append(json.loads(json.dumps([arguments, result.output], default=str)))
                 for name, value in arguments.items():
                     _note(self.input_kinds.setdefault(name, []), value_kind(value))
                 _note(self.output_kinds, value_kind(result.output))
@@ -144,7 +156,7 @@ class ToolEvidence:
         stated = {rule_sentence(name, rule) for name, rules in self.rules.items() for rule in rules}
         return Observed(known, {name: set(kinds) for name, kinds in self.input_kinds.items()},
                         set(self.output_kinds), self.working, stated=stated, rejected=set(self.rejected),
-                        tools={tool.name, *tools})
+                        tools={tool.name, *tools}, examples=[(arguments, output) for arguments, output in self.examples])
 
     def parameters(self) -> list[ParameterSpec] | None:
         """The schema these facts support: required names first, then other accepted names; None if unknown.

@@ -86,9 +86,9 @@ class Replays:
 
     def judged(self, env: Environment, toolbox: Toolbox, task: Any, attempt: Trajectory) -> list[JudgedCall]:
         """Each working call of the attempt judged as the request's answer on its own tool and on every rival: the
-        attempt is played again with that call sent to the tool and without the attempt's other calls to tools of
-        the same interface (an agent unsure which converter to use calls two; the metric then fails both, and
-        neither would be credited). A call that was the only one of its interface is judged by the attempt's own
+        attempt is played again with that call sent to the tool and without the attempt's other calls of the same
+        arguments to tools of the same interface (an agent unsure which converter to use calls two with one value;
+        the metric then fails both, and neither would be credited). A call that was the only one of its interface is judged by the attempt's own
         outcome. Nothing is played twice in a run: a fixed reply answers the same every time."""
         calls = [step.call for step in attempt.steps]
         others = rivals(toolbox.toolset(attempt.toolset))
@@ -97,7 +97,8 @@ class Replays:
             if not step.ok:
                 continue  # a call that failed fails on a rival taking the same arguments the same way
             group = {step.call.name, *others.get(step.call.name, ())}
-            kept = [j for j, call in enumerate(calls) if j == index or call.name not in group]
+            kept = [j for j, call in enumerate(calls)
+                    if j == index or call.name not in group or call.arguments != step.call.arguments]
             position = kept.index(index)
             for tool in [step.call.name, *others.get(step.call.name, ())]:
                 variant = [replace(calls[j], name=tool) if j == index else calls[j] for j in kept]

@@ -285,3 +285,14 @@ def test_the_evidence_tells_the_judge_its_tools_names_and_refused_arguments():
                                  ["function_1"])
     assert observed.tools == {"function_4", "function_1"} and observed.rejected == {"unit"}
     assert not unsupported("The `function_4` tool converts pounds to kilograms.", observed)
+
+
+def test_an_operation_a_sentence_names_is_checked_on_the_working_calls():
+    seen = Observed({"value"}, {"value": {"number"}}, {"number"}, 2,
+                    examples=[({"value": 222.6}, 730.315), ({"value": 9.0}, 29.5276)])
+    assert unsupported("Takes a number and returns its square root.", seen)
+    assert not unsupported("Converts metres to feet.", seen)
+    roots = Observed({"value"}, {"value": {"number"}}, {"number"}, 1, examples=[({"value": 9.0}, 3.0)])
+    assert not unsupported("Returns the square root of the value.", roots)
+    text = Observed({"text"}, {"text": {"string"}}, {"string"}, 1, examples=[({"text": "ab"}, "AB")])
+    assert not unsupported("Returns the text in uppercase.", text) and unsupported("Returns it in reverse order.", text)
