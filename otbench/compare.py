@@ -72,6 +72,8 @@ class CompareOptions:
     """Optimizer name -> its knobs for its rows (the others run with their declared defaults)."""
     probe: bool = False
     """Also a ``(probe)`` row for each optimizer offered the shared probe."""
+    probe_only: bool = False
+    """Those optimizers' rows only with the shared probe (no row without it): a comparison on the same ground."""
     ablations: bool = False
     """Also a ToolObserver row with each of its improvements that act in the environment's learning mode
     switched off, one at a time (``+TO --no-facts``...)."""
@@ -169,9 +171,10 @@ def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
                                         seed=options.seed, test_limit=options.test_limit,
                                         knobs=options.knobs.get(name), lm=options.lm, tracking=options.tracking,
                                         num_threads=options.num_threads, progress=options.progress)
-        probed = ({"probe": True},) if options.probe and spec.offers_probe else ()
+        probed = ({"probe": True},) if (options.probe or options.probe_only) and spec.offers_probe else ()
+        own = () if options.probe_only and spec.offers_probe else spec.rows
         ablated = spec.ablations(env.learning) if options.ablations else ()
-        for changes in (*spec.rows, *probed, *ablated):
+        for changes in (*own, *probed, *ablated):
             row = optimize.options_from({**base.values(), **changes})
             defined = row.definition(learning=env.learning)
             rows.append(RowPlan(defined.method, name, row, defined))
@@ -587,6 +590,8 @@ def build_parser() -> argparse.ArgumentParser:
             knob_rules.add_arguments(parser.add_argument_group(name), spec.knobs)
     parser.add_argument("--probe", action="store_true",
                         help="also a '(probe)' row for each optimizer offered the shared --probe (fair to ToolObserver's)")
+    parser.add_argument("--probe-only", action="store_true",
+                        help="the rows of the optimizers offered the shared --probe only with it (no row without it)")
     parser.add_argument("--ablations", action="store_true",
                         help="also a ToolObserver row with each improvement its learning mode uses switched off, one at "
                              "a time ('+TO --no-facts'...): what each improvement buys")
@@ -641,7 +646,7 @@ def options_from(values: Mapping[str, Any]) -> CompareOptions:
         environment=options_from_values(values), optimizers=chosen_optimizers(values["optimizers"]),
         limit=values["limit"], test_limit=values["test_limit"], seed=seed or 0, seeds=tuple(seeds or ()),
         knobs={name: spec.knob_values(values) for name, spec in OPTIMIZERS.items() if spec.knobs is not None},
-        probe=values["probe"], ablations=values["ablations"], lm=lm_from_values(values), tracking=tracking_from_values(values),
+        probe=values["probe"], probe_only=values["probe_only"], ablations=values["ablations"], lm=lm_from_values(values), tracking=tracking_from_values(values),
         num_threads=values["num_threads"], plots=values["plots"], progress=not values["quiet"])
 
 

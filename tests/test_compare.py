@@ -300,6 +300,8 @@ def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
     assert plans[-1].definition.optimizer.probe is True and plans[-2].definition.optimizer.probe is False
     assert plans[-1].options.switches == {"probe": True} and not plans[-2].options.switches
     assert not plans[3].options.switches  # ToolObserver probes by its own variant
+    only = _plans(["--probe-only", "--optimizers", "toolobserver,easytool,gepa"])
+    assert [plan.label for plan in only] == ["base", "gold", "+TO (paper)", "+TO", "+ET (probe)", "+GEPA (probe)"]
 
 
 def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses():
