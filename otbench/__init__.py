@@ -1,15 +1,37 @@
 """otbench: make LLM agents learn opaque tools by improving the tools' documentation.
 
+The public API is what this package exports; everything else is internal and may move:
+
+- :class:`FunctionEnvironment`: your own functions, examples and metric as an environment;
+- the documentation optimizers, DSPy teleprompters: :class:`ToolObserver`, :class:`Play2Prompt`,
+  :class:`EasyTool`, :class:`GEPA`;
+- :class:`Toolbox` (tool docs as DSPy state) and :func:`load_docs` (learned docs from a file, a run or
+  MLflow's prompt registry);
+- :func:`embedded_lm`: the embedded local model as a DSPy LM, for machines with no key.
+
 Importing the package first makes the offline machine safe for the libraries it uses: litellm
-must not try to fetch its model cost map at import, and MLflow must not write telemetry.
-``from otbench import FunctionEnvironment`` (your own functions, examples and metric) is imported
-on first use, so the commands' ``--help`` and ``--version`` do not wait for DSPy.
+must not try to fetch its model cost map at import, and MLflow must not write telemetry. The
+exports are imported on first use, so the commands' ``--help`` and ``--version`` do not wait for DSPy.
 """
 
+import importlib
 import os
 from typing import Any
 
-__all__ = ["FunctionEnvironment"]
+__all__ = [
+    "GEPA",
+    "EasyTool",
+    "FunctionEnvironment",
+    "Play2Prompt",
+    "ToolObserver",
+    "Toolbox",
+    "embedded_lm",
+    "load_docs",
+]
+
+_EXPORTS = {"FunctionEnvironment": "otbench.envs.functions", "ToolObserver": "optimizers.toolobserver",
+            "Play2Prompt": "optimizers.play2prompt", "EasyTool": "optimizers.easytool", "GEPA": "optimizers.gepa",
+            "Toolbox": "modules.tool_docs", "load_docs": "otbench.docs_io", "embedded_lm": "otbench.llm.session"}
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -17,8 +39,10 @@ os.environ.setdefault("DSPY_CACHEDIR", os.path.join(os.path.expanduser("~"), ".c
 
 
 def __getattr__(name: str) -> Any:
-    if name == "FunctionEnvironment":
-        from otbench.envs.functions import FunctionEnvironment
-
-        return FunctionEnvironment
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'otbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -211,6 +211,25 @@ def one_embedded_server() -> Iterator[None]:
         _pool = None
 
 
+@contextmanager
+def embedded_lm(*, model: str = "qwen-1.5b", gguf: Path | None = None, threads: int | None = None,
+                cache: bool = True) -> Iterator[MeteredLM]:
+    """A DSPy LM for the embedded model, exactly as the commands use it: the reply schema sent as a compact
+    grammar (a plain ``dspy.LM`` against ``otbench serve`` gets ``response_format``, which the small model answers
+    in pretty-printed JSON, some replies cut short), llama.cpp's sampling settings, tokens metered and DSPy's
+    cache. The model server starts on entry (loading the weights: seconds) and stops when the block ends::
+
+        with otbench.embedded_lm() as lm:
+            dspy.configure(lm=lm)
+            ...
+    """
+    from otbench.llm.metering import TokenLedger
+
+    options = LMOptions(embedded_model=model, gguf=gguf, threads=threads, cache=cache)
+    with open_lms(options, TokenLedger(), phases=("agent",)) as lms:
+        yield lms["agent"]
+
+
 # repeat_penalty: at temperature 0 the small Qwen models can loop until max_tokens. The litellm engine
 # forwards it (and a grammar) to llama.cpp and keeps the server's timings in each reply.
 _LLAMA_CPP = {"repeat_penalty": 1.15, "num_retries": 0, "engine": "litellm"}
