@@ -20,6 +20,7 @@ from optimizers.toolobserver import ToolObserver
 from otbench import FunctionEnvironment
 from otbench.calls import ToolCall
 from otbench.envs.functions import task_id
+from otbench.llm import session
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TRUTH = {"function_1": "Adds a and b.", "function_2": "Multiplies a and b."}
@@ -79,11 +80,19 @@ def _readme_loop() -> str:
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
-def test_the_readme_loop_runs_as_printed(capsys):
+def test_the_readme_loop_runs_as_printed(capsys, monkeypatch):
     code = _readme_loop()
     assert len([line for line in code.splitlines() if line.strip()]) <= 12
-    with dspy.context(lm=scripted_lm(everyone)):
+
+    @contextmanager
+    def scripted_embedded_lm():  # the embedded model itself runs in the embedded test set
+        yield scripted_lm(everyone)
+
+    monkeypatch.setattr(session, "embedded_lm", scripted_embedded_lm)
+    try:
         exec(compile(code, str(README), "exec"), {"__name__": "readme"})  # noqa: S102 - the README as printed
+    finally:
+        dspy.configure(lm=None)
     assert capsys.readouterr().out.strip() == "{'score': 1.0, 'n': 1.0} 42"
 
 
