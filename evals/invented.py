@@ -244,6 +244,9 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
                          if name not in observed.parameters and name not in observed.tools)
         if unknown:
             return f"names {unknown[0]!r}, not one of its parameters ({', '.join(sorted(observed.parameters))})"
+    operation = _operation_unsupported(lowered, observed.examples)
+    if operation is not None:
+        return operation
     given = set().union(*observed.input_kinds.values()) if observed.input_kinds else set()
     if parameter is not None:
         given = observed.input_kinds.get(parameter, set())
@@ -251,9 +254,6 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
         if given and claimed and not claimed & given:
             return f"gives {parameter} a kind ({', '.join(sorted(claimed))}) no working call gave it"
         return None
-    operation = _operation_unsupported(lowered, observed.examples)
-    if operation is not None:
-        return operation
     output = _OUTPUT_CUE.search(lowered)
     inputs_text, output_text = (lowered[: output.start()], lowered[output.end():]) if output else (lowered, "")
     claimed_output = _kinds_in(output_text)

@@ -292,6 +292,7 @@ def test_an_operation_a_sentence_names_is_checked_on_the_working_calls():
                     examples=[({"value": 222.6}, 730.315), ({"value": 9.0}, 29.5276)])
     assert unsupported("Takes a number and returns its square root.", seen)
     assert not unsupported("Converts metres to feet.", seen)
+    assert unsupported("The number for which the square root is to be calculated.", seen, parameter="value")
     roots = Observed({"value"}, {"value": {"number"}}, {"number"}, 1, examples=[({"value": 9.0}, 3.0)])
     assert not unsupported("Returns the square root of the value.", roots)
     text = Observed({"text"}, {"text": {"string"}}, {"string"}, 1, examples=[({"text": "ab"}, "AB")])
