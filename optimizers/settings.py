@@ -75,9 +75,10 @@ class Improvements:
                                 "answered and the call that answered it, quoted by code: an agent matches a new "
                                 "request to a worked example more surely than to a small editor's paraphrase",
                                 always_logged=True)
-    settle: bool = _knob("leave alone what already works: an attempt in which every call worked (or that succeeded, "
-                         "where the outcome is known) gets no editor call, and an offline run stops once every "
-                         "train attempt succeeded", always_logged=True)
+    settle: bool = _knob("leave alone what already works: an attempt that succeeded (where the outcome is known), or "
+                         "in which every call worked and no tool sharing a called tool's interface answered the same "
+                         "arguments otherwise, gets no editor call; an offline run stops once every train attempt "
+                         "succeeded", always_logged=True)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
