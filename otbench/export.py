@@ -20,7 +20,7 @@ from otbench.errors import ConfigError
 from otbench.outputs import OUTPUT_FILE, check_outputs
 
 if TYPE_CHECKING:  # tool docs load DSPy: imported after the options are parsed
-    from modules.tool_docs import Toolbox
+    from otbench.modules.tool_docs import Toolbox
 
 FORMATS = ("openai", "json")
 STORED_DOCS = ("runs:/", "prompts:/")
@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     check_outputs(parser, args, store=args.docs.startswith(STORED_DOCS), cache=False)
     if args.format not in FORMATS:
         raise ConfigError(f"unknown format {args.format!r}; choose from {', '.join(FORMATS)}")
-    from modules.tool_docs import Toolbox
     from otbench.docs_io import load_docs
+    from otbench.modules.tool_docs import Toolbox
 
     if args.docs.startswith(STORED_DOCS):
         tracking.configure(args.tracking_uri, directory=args.mlruns)
@@ -68,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _api_tools(toolbox: Toolbox, *, responses: bool) -> object:
     """One ``tools`` list, or one per toolset when there are several (only the optimized ones, when known)."""
-    from modules.api_tools import chat_completions_tool, responses_tool
-    from modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.modules.api_tools import chat_completions_tool, responses_tool
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
 
     shape = responses_tool if responses else chat_completions_tool
     toolsets = toolbox.toolset_ids()

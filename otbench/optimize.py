@@ -22,11 +22,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.outcomes import rules_of
-from evals.robustness import robustness
-from optimizers import knobs as knob_rules
-from optimizers.registry import OPTIMIZERS, RunChoices, improvements_of
-from optimizers.settings import MODES, Improvements
 from otbench import definition as defining
 from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
@@ -39,8 +34,13 @@ from otbench.envs.registry import (
     resolve,
 )
 from otbench.errors import ConfigError, RunError
+from otbench.evals.outcomes import rules_of
+from otbench.evals.robustness import robustness
 from otbench.faults import phase_of
 from otbench.llm.session import LMOptions, check_models, open_lms
+from otbench.optimizers import knobs as knob_rules
+from otbench.optimizers.registry import OPTIMIZERS, RunChoices, improvements_of
+from otbench.optimizers.settings import MODES, Improvements
 from otbench.options import TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.report import format_table, server_table
@@ -48,11 +48,11 @@ from otbench.run_outcomes import RunOutcomes
 from otbench.sweep import Study, SweepOptions, SweepResult, Trial, knobs_to_sweep, print_sweep, tune
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
-    from evals.stats import Interval
-    from modules.program import ToolAgentProgram
-    from optimizers.base import DocOptimizer
     from otbench.definition import RunDefinition
+    from otbench.evals.stats import Interval
     from otbench.llm.metering import TokenLedger
+    from otbench.modules.program import ToolAgentProgram
+    from otbench.optimizers.base import DocOptimizer
     from otbench.trajectory import Trajectory
 
 DEFAULT_LIMIT = 10
@@ -79,7 +79,7 @@ class OptimizeOptions:
     """Improvements turned on or off whatever the variant (``probe``, ``facts``...); ``probe`` also reaches the
     other optimizers that offer it."""
     knobs: Any = None
-    """The optimizer's knobs (its knob dataclass, :mod:`optimizers.knobs`); None: their declared defaults."""
+    """The optimizer's knobs (its knob dataclass, :mod:`otbench.optimizers.knobs`); None: their declared defaults."""
     lm: LMOptions = field(default_factory=LMOptions)
     tracking: TrackingOptions = field(default_factory=TrackingOptions)
     num_threads: int = 1
@@ -158,9 +158,9 @@ class OptimizeResult:
     """Toolset -> the prompt version in MLflow's registry holding its docs."""
     contamination: dict[str, Any]
     invented: dict[str, Any]
-    """Learned sentences that state behaviour no call the optimizer saw supports (:mod:`evals.invented`)."""
+    """Learned sentences that state behaviour no call the optimizer saw supports (:mod:`otbench.evals.invented`)."""
     intervals: dict[str, dict[str, Interval]] = field(default_factory=dict)
-    """``before``, ``after`` and ``test`` (where scored): each metric with its 95% interval (:mod:`evals.stats`)."""
+    """``before``, ``after`` and ``test`` (where scored): each metric with its 95% interval (:mod:`otbench.evals.stats`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -256,9 +256,9 @@ def run(options: OptimizeOptions, *, workbench: Workbench | None = None, nested:
 
 def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, Any], *,
               nested: bool) -> OptimizeResult:
-    from modules.agent import FunctionCallingAgent
-    from modules.program import ToolAgentProgram
-    from modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.modules.agent import FunctionCallingAgent
+    from otbench.modules.program import ToolAgentProgram
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
     from otbench.parallel import MapInterrupted
 
     env, ledger = bench.env, bench.ledger
@@ -365,7 +365,7 @@ def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProg
     (none, for a policy of the exploration phase) instead of those it learned under."""
     import mlflow
 
-    from evals.harness import run_rollouts
+    from otbench.evals.harness import run_rollouts
 
     with phase_of(env, "test"):
         trajectories = run_rollouts(env, program.agent, program.toolbox, tasks, num_threads=options.num_threads,
@@ -387,8 +387,8 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     """
     import mlflow
 
-    from modules.tool_docs import OPTIMIZED_TOOLSETS
     from otbench.docs_io import RUN_DOCS_ARTIFACT
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
     from otbench.prompts import register_docs
 
     client = mlflow.tracking.MlflowClient()
@@ -449,7 +449,7 @@ def _log_outcomes(options: OptimizeOptions, env: Any, run_id: str, history: Mapp
     """Keep the per-task outcomes of the starting docs (the first step's attempts, read back from the run, so a
     resumed run has them too), of the final docs and of the test split; the row is the test split's where there
     is one."""
-    from evals.outcomes import Outcomes
+    from otbench.evals.outcomes import Outcomes
 
     splits: dict[str, Outcomes] = {}
     first = history.get(env.primary_metric) or []
@@ -468,13 +468,13 @@ def _log_outcomes(options: OptimizeOptions, env: Any, run_id: str, history: Mapp
 
 
 def _log_contamination(env: Any, program: ToolAgentProgram) -> dict[str, Any]:
-    """How much of the final docs states injected faults as tool behaviour (:mod:`evals.contamination`): logged
+    """How much of the final docs states injected faults as tool behaviour (:mod:`otbench.evals.contamination`): logged
     as metrics, with the contaminated sentences and the injected faults as an artefact; also measured without
     faults, where it counts fault vocabulary an optimizer wrote on its own."""
     import mlflow
 
-    from evals.contamination import contamination
-    from modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.evals.contamination import contamination
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
 
     controller = getattr(env, "faults", None)
     faults = controller.injected if controller is not None else []
@@ -519,7 +519,7 @@ def _summary_rows(result: OptimizeResult, *, text: bool = False) -> list[dict[st
 
 # -- the command line ----------------------------------------------------------------------------------------
 def add_optimizer_arguments(parser: argparse.ArgumentParser) -> dict[str, argparse._ArgumentGroup]:
-    """One option group per optimizer with its knobs (:data:`optimizers.registry.OPTIMIZERS`); ToolObserver's
+    """One option group per optimizer with its knobs (:data:`otbench.optimizers.registry.OPTIMIZERS`); ToolObserver's
     group also holds its variant and, for ablations, each of its improvements on or off."""
     groups = {name: parser.add_argument_group(name) for name in OPTIMIZERS}
     groups["toolobserver"].description = ("ToolObserver's budget, variant and improvements; --probe (probing and "

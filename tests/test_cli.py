@@ -5,9 +5,9 @@ import json
 import mlflow
 import pytest
 
-from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench import evaluate, export, optimize
 from otbench.cli import run_main
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 
 
 def _run(main, argv, capsys):

@@ -6,12 +6,12 @@ import json
 import mlflow
 import pytest
 
-from optimizers.gepa import GEPAKnobs
-from optimizers.settings import Improvements, ToolObserverKnobs
 from otbench import definition, evaluate, optimize, run_lookup, tracking
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
+from otbench.optimizers.gepa import GEPAKnobs
+from otbench.optimizers.settings import Improvements, ToolObserverKnobs
 
 
 def _optimized(**changes):

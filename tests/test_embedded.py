@@ -41,13 +41,13 @@ def test_toolobserver_runs_one_online_iteration_with_the_embedded_model(tmp_path
 
 def test_the_embedded_model_replies_in_compact_json_under_every_reply_grammar():
     """llama.cpp accepts the grammar of every reply schema, and the agent's reply is compact and exact."""
-    from modules.agent import FunctionCallingAgent, call_schema
-    from modules.editor import updates_schema
-    from modules.lm_output import ask_json
-    from modules.tool_docs import DocumentedTool
-    from optimizers import easytool, play2prompt
     from otbench.llm.metering import TokenLedger
     from otbench.llm.session import LMOptions, open_lms
+    from otbench.modules.agent import FunctionCallingAgent, call_schema
+    from otbench.modules.editor import updates_schema
+    from otbench.modules.lm_output import ask_json
+    from otbench.modules.tool_docs import DocumentedTool
+    from otbench.optimizers import easytool, play2prompt
 
     ledger = TokenLedger()
     with open_lms(LMOptions(cache=False), ledger, ("agent", "editor")) as lms:

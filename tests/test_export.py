@@ -12,12 +12,12 @@ import json
 import jsonschema
 import pytest
 
-from modules.api_tools import chat_completions_tool, json_schema, responses_tool
-from modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench import export
 from otbench.cli import run_main
 from otbench.envs.bfcl.data import load_tests
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools
+from otbench.modules.api_tools import chat_completions_tool, json_schema, responses_tool
+from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 
 _FUNCTION_NAME = {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"}
 _PARAMETERS = {"type": "object", "properties": {"type": {"const": "object"}}, "required": ["type"]}

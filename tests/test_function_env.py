@@ -12,15 +12,15 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm
 from toy_env import docs_aware_agent_reply
 
-from evals.harness import run_rollouts
-from optimizers.easytool import EasyTool
-from optimizers.gepa import GEPA
-from optimizers.play2prompt import Play2Prompt
-from optimizers.toolobserver import ToolObserver
 from otbench import FunctionEnvironment
 from otbench.calls import ToolCall
 from otbench.envs.functions import task_id
+from otbench.evals.harness import run_rollouts
 from otbench.llm import session
+from otbench.optimizers.easytool import EasyTool
+from otbench.optimizers.gepa import GEPA
+from otbench.optimizers.play2prompt import Play2Prompt
+from otbench.optimizers.toolobserver import ToolObserver
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TRUTH = {"function_1": "Adds a and b.", "function_2": "Multiplies a and b."}

@@ -14,8 +14,8 @@ import dspy
 import mlflow
 from scripted_lm import prompt_text, scripted_lm
 
-from modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench import tracking
+from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench.prompts import register_docs
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -13,13 +13,13 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 
-from evals.harness import run_rollouts
-from modules.agent import AgentReply
 from otbench import compare, evaluate, optimize
 from otbench.calls import ToolCall
 from otbench.cli import run_main
 from otbench.envs.toolkits import FAMILIES, inventory, scoring
 from otbench.envs.toolkits.families import load
+from otbench.evals.harness import run_rollouts
+from otbench.modules.agent import AgentReply
 from otbench.opaque import PRESENTATIONS
 
 KITS = {name: load(name) for name in FAMILIES}
