@@ -159,3 +159,18 @@ def test_export_reads_the_docs_registered_as_a_prompt(capsys):
     assert code == 0 and tool["description"] == "Greatest common divisor."
     code, _, err = _export(["prompts:/otbench.nothing.here@latest"], capsys)
     assert code == 2 and "no such prompt" in err
+
+
+def test_export_gold_gives_the_true_docs_evaluate_uses_with_docs_gold(capsys):
+    from otbench.envs.registry import EnvironmentOptions, make_environment
+
+    code, out, err = _export(["gold", "--env", "toolkit", "--toolkit", "inventory", "--format", "json"], capsys)
+    assert code == 0, err
+    with make_environment(EnvironmentOptions("toolkit", own={"toolkit": "inventory"})) as env:
+        assert json.loads(out) == env.toolbox("gold").to_json()
+    code, out, _ = _export(["gold", "--toolset", "exec_simple_66"], capsys)  # BFCL's gold docs of one test
+    (tool,) = json.loads(out)
+    assert code == 0 and tool["function"]["name"] == "math_gcd"
+    assert_accepted([tool])
+    code, _, err = _export(["gold", "--toolset", "exec_simple_999"], capsys)
+    assert code == 2 and err.strip() == "error: no toolset 'exec_simple_999' in gold"
