@@ -145,9 +145,12 @@ class RunDefinition:
     # -- what runs log, derived ---------------------------------------------------------------------------------
     @property
     def method(self) -> str:
-        """The comparison row the run is: ``base``, ``gold``, ``docs`` for an evaluation; the optimizer's row label
-        (``+TO (paper)``, ``+TO --no-facts``, ``+ET (probe)``) for an optimize run."""
+        """The comparison row the run is: ``base``, ``gold``, ``docs`` for an evaluation by the LLM agent, and a
+        reference agent's name (``oracle``, ``null``: they read no docs, so no docs row fits them); the optimizer's
+        row label (``+TO (paper)``, ``+TO --no-facts``, ``+ET (probe)``) for an optimize run."""
         if self.optimizer is None:
+            if self.agent not in (None, "llm"):
+                return self.agent
             return "gold" if "gold" in (self.docs, self.setting) else docs_kind(self.docs)
         optimizer = self.optimizer
         spec = OPTIMIZERS[optimizer.name]
