@@ -276,7 +276,7 @@ def test_compare_on_a_toolkit_runs_every_row_and_no_prompt_names_a_real_tool(rec
 
 
 # -- the documentation page ------------------------------------------------------------------------------------
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "toolkits.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs/environments/toolkits.md"
 
 
 def _python_blocks():
@@ -302,4 +302,4 @@ def test_the_documentation_examples_run_as_printed(capsys):
 
 
 def test_the_readme_points_at_the_toolkits_page():
-    assert "docs/toolkits.md" in (DOCS.parents[1] / "README.md").read_text()
+    assert "docs/environments/toolkits.md" in (DOCS.parents[2] / "README.md").read_text()

@@ -284,7 +284,7 @@ def test_wild_options_are_checked_before_anything_loads():
 
 
 def test_the_python_example_of_the_docs_runs_as_printed(tmp_path, capsys):
-    page = Path(__file__).resolve().parents[1] / "docs" / "environments" / "wild.md"
+    page = Path(__file__).resolve().parents[1] / "docs/environments/wild.md"
     (code,) = re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)
     (tmp_path / "example.py").write_text(code)
     runpy.run_path(str(tmp_path / "example.py"), run_name="__main__")
