@@ -19,7 +19,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 
-from evals.outcomes import Mean, MetricRule, Ratio, Statistic
+from otbench.evals.outcomes import Mean, MetricRule, Ratio, Statistic
 
 TIE_MARGIN_CP = 25
 START_RATING = 1200.0
@@ -94,5 +94,5 @@ METRIC_RULES: dict[str, MetricRule] = {
     "game_score": Mean("game_score"),
     "eval_change_cp": Mean("eval_change_cp"),
 }
-"""How each chess metric is made from per-game scores (:mod:`evals.outcomes`): shares of moves are ratios of
+"""How each chess metric is made from per-game scores (:mod:`otbench.evals.outcomes`): shares of moves are ratios of
 per-game counts, so moves are clustered by the game they were played in."""

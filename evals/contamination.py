@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from evals.fidelity import doc_text
-from modules.tool_docs import Toolbox
+from otbench.evals.fidelity import doc_text
 from otbench.faults import FAULT_VOCABULARY
+from otbench.modules.tool_docs import Toolbox
 
 SHARED_WORDS = 4
 """Words in a row a learned sentence must share with a fault message to be taken from it."""

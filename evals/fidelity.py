@@ -17,8 +17,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from modules.tool_docs import DocumentedTool, Toolbox
 from otbench.errors import DataError
+from otbench.modules.tool_docs import DocumentedTool, Toolbox
 
 
 @dataclass(frozen=True)

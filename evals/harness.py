@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from modules.tool_docs import Toolbox
 from otbench import tracing
 from otbench.envs.base import Agent, Environment
+from otbench.modules.tool_docs import Toolbox
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
 

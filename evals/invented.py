@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.contamination import sentences
-from modules.tool_docs import DocumentedTool, Toolbox
 from otbench.calls import CallResult
+from otbench.evals.contamination import sentences
+from otbench.modules.tool_docs import DocumentedTool, Toolbox
 
 # Words that give a value a kind, by the JSON kind they name. Only words that name a kind and nothing else:
 # "value" or "amount" say nothing of a type.

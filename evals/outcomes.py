@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from evals import stats
-from evals.stats import Difference, Interval
+from otbench.evals import stats
+from otbench.evals.stats import Difference, Interval
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ def value_of(outcomes: Outcomes, rule: MetricRule) -> float:
 
 
 def interval(outcomes: Outcomes, rule: MetricRule) -> Interval:
-    """The metric with its 95% interval (:mod:`evals.stats` says which method fits which data)."""
+    """The metric with its 95% interval (:mod:`otbench.evals.stats` says which method fits which data)."""
     tasks = _counted(outcomes, rule)
     if not tasks:
         return stats.no_interval(math.nan, "no tasks")

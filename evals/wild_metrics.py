@@ -45,8 +45,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.outcomes import Mean, MetricRule, Ratio
 from otbench.calls import CallResult
+from otbench.evals.outcomes import Mean, MetricRule, Ratio
 
 KINDS = ("single", "series", "parallel", "series_parallel", "clarification", "chitchat")
 """Task kinds: one call; calls where one output feeds the next; independent calls; both; a needed value is
@@ -66,7 +66,7 @@ METRIC_RULES: dict[str, MetricRule] = {
     "tool_selection_accuracy": Ratio("selected_turns", "turns"),
     "call_correctness": Ratio("correctness_sum", "turns"),
 }
-"""How each metric is made from per-dialogue scores (:mod:`evals.outcomes`): tasks, turns and calls are counted
+"""How each metric is made from per-dialogue scores (:mod:`otbench.evals.outcomes`): tasks, turns and calls are counted
 within dialogues, so a dialogue is the cluster of its parts."""
 
 ENDINGS = ("reply", "ask", "none")

@@ -1,7 +1,7 @@
 """The function-calling agent: one turn, at least one tool call, possibly several.
 
 The agent renders the *current* docs of the tools it is handed at every call, so an optimizer
-that edits a :class:`~modules.tool_docs.DocumentedTool` changes the very next prompt. Output is
+that edits a :class:`~otbench.modules.tool_docs.DocumentedTool` changes the very next prompt. Output is
 constrained with a JSON schema (small local models write calls as text and get them wrong
 without one); a reply that still is not a call comes back as a failure with its reason.
 """
@@ -14,10 +14,10 @@ from typing import Any
 
 import dspy
 
-from modules.call_parsing import parse_reply
-from modules.lm_output import first_text
-from modules.tool_docs import DocumentedTool
 from otbench.calls import ToolCall
+from otbench.modules.call_parsing import parse_reply
+from otbench.modules.lm_output import first_text
+from otbench.modules.tool_docs import DocumentedTool
 
 FUNCTION_CALLING_INSTRUCTIONS = """\
 You answer a user's request by calling tools. Every reply must call at least one tool; replying \

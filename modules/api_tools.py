@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 
 class ParameterSpec(Protocol):
-    """A parameter as the docs keep it (:class:`modules.tool_docs.ParameterSpec`): its name, whether it is
+    """A parameter as the docs keep it (:class:`otbench.modules.tool_docs.ParameterSpec`): its name, whether it is
     required, and its schema fragment."""
 
     @property
@@ -27,7 +27,7 @@ class ParameterSpec(Protocol):
 
 
 class DocumentedTool(Protocol):
-    """A tool's docs as this module reads them (:class:`modules.tool_docs.DocumentedTool`); described here, not
+    """A tool's docs as this module reads them (:class:`otbench.modules.tool_docs.DocumentedTool`); described here, not
     imported, so the docs module that builds API tools with these schemas is not imported back."""
 
     @property

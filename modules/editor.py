@@ -13,8 +13,8 @@ from typing import Any
 
 import dspy
 
-from modules.lm_output import ask_json, parse_json_object, reply_text
-from modules.tool_docs import DocumentedTool
+from otbench.modules.lm_output import ask_json, parse_json_object, reply_text
+from otbench.modules.tool_docs import DocumentedTool
 from otbench.trajectory import Trajectory, preview
 
 EDITOR_ROLE = """\

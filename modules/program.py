@@ -6,8 +6,8 @@ from typing import Any
 
 import dspy
 
-from modules.agent import FunctionCallingAgent
-from modules.tool_docs import Toolbox
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.tool_docs import Toolbox
 
 
 class ToolAgentProgram(dspy.Module):

@@ -2,7 +2,7 @@
 
 ``OracleAgent`` replies with given calls (an environment's gold calls), so it must score perfectly;
 ``NullAgent`` never calls anything, so it must score zero. Both answer like
-:class:`~modules.agent.FunctionCallingAgent`.
+:class:`~otbench.modules.agent.FunctionCallingAgent`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from modules.agent import AgentReply
 from otbench.calls import ToolCall
+from otbench.modules.agent import AgentReply
 
 
 class OracleAgent:

@@ -30,9 +30,9 @@ from typing import Any
 import dspy
 from dspy.signatures.signature import _default_instructions
 
-from modules import api_tools
-from modules.api_tools import JSON_TYPES
 from otbench.errors import ConfigError, DataError
+from otbench.modules import api_tools
+from otbench.modules.api_tools import JSON_TYPES
 
 DOCS_FORMAT = "otbench.docs/1"
 # Meta key of a docs file: the toolsets an optimizer worked on (the others keep the setting's docs).

@@ -15,15 +15,15 @@ from typing import Any, Protocol
 import dspy
 from dspy.teleprompt import Teleprompter
 
-from evals.harness import run_rollouts
-from evals.invented import invented_claims
-from modules.program import ToolAgentProgram
-from modules.tool_docs import Toolbox
-from optimizers.evidence import EvidenceBook, probe_toolset
-from optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Environment
 from otbench.errors import ConfigError
+from otbench.evals.harness import run_rollouts
+from otbench.evals.invented import invented_claims
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import Toolbox
+from otbench.optimizers.evidence import EvidenceBook, probe_toolset
+from otbench.optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
 from otbench.trajectory import Trajectory
 
 
@@ -66,7 +66,7 @@ class _Recording:
 
 class _WatchedEnvironment:
     """The environment an optimizer works with, keeping every call result it sees (in tasks and outside them):
-    the evidence its learned docs are judged against (:mod:`evals.invented`)."""
+    the evidence its learned docs are judged against (:mod:`otbench.evals.invented`)."""
 
     def __init__(self, env: Environment) -> None:
         self._env = env
@@ -137,7 +137,7 @@ class DocOptimizer(Teleprompter):
     contract for ``compile``.
 
     ``compile(student, trainset=..., valset=..., resume=...)`` leaves ``student`` untouched and returns
-    an improved copy whose ``detailed_results`` (:class:`~optimizers.results.DocOptimizationResult`)
+    an improved copy whose ``detailed_results`` (:class:`~otbench.optimizers.results.DocOptimizationResult`)
     hold the iterations, the final attempts and the tokens spent. A subclass implements
     :meth:`_optimize`, which improves the copy's docs in place, and may set ``final_trajectories``
     (the train tasks run with the final docs) and ``editor_rounds`` (editor rounds per task) on the way.

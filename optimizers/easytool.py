@@ -15,11 +15,11 @@ from typing import Any
 
 import dspy
 
-from modules.lm_output import ask_json, reply_text
-from modules.program import ToolAgentProgram
-from modules.tool_docs import DocumentedTool
-from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 from otbench.envs.base import Environment
+from otbench.modules.lm_output import ask_json, reply_text
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import DocumentedTool
+from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 from otbench.parallel import parallel_map
 
 WRITER_ROLE = """\

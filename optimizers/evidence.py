@@ -18,7 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.invented import (
+from otbench.calls import CallResult, ToolCall
+from otbench.envs.base import Environment
+from otbench.evals.invented import (
     MAX_EXAMPLES,
     Observed,
     error_rules,
@@ -27,10 +29,8 @@ from evals.invented import (
     rule_type,
     value_kind,
 )
-from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
-from optimizers.rivals import JudgedCall
-from otbench.calls import CallResult, ToolCall
-from otbench.envs.base import Environment
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+from otbench.optimizers.rivals import JudgedCall
 from otbench.trajectory import preview
 
 _MISSING = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?: (.+)$")
@@ -148,7 +148,7 @@ class ToolEvidence:
         return " ".join(f"Example: {line}." for line in self.answered[:limit])
 
     def observed(self, tool: DocumentedTool, tools: Iterable[str] = ()) -> Observed:
-        """This evidence as the claims judge reads it (:mod:`evals.invented`), with the interface ``tool`` shows;
+        """This evidence as the claims judge reads it (:mod:`otbench.evals.invented`), with the interface ``tool`` shows;
         ``tools`` names the other tools of its set."""
         known = {p.name for p in tool.parameters} if tool.parameters is not None else None
         if known is not None:

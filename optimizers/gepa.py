@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import dspy
 
-from evals.harness import run_rollouts
-from modules.editor import EditorExchange
-from modules.lm_output import first_text
-from modules.program import ToolAgentProgram
-from modules.tool_docs import Toolbox, tool_key
-from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
-from optimizers.knobs import check
-from optimizers.settings import GEPAKnobs
 from otbench.envs.base import Agent, Environment
+from otbench.evals.harness import run_rollouts
+from otbench.modules.editor import EditorExchange
+from otbench.modules.lm_output import first_text
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import Toolbox, tool_key
+from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
+from otbench.optimizers.knobs import check
+from otbench.optimizers.settings import GEPAKnobs
 from otbench.trajectory import Trajectory, preview
 
 if TYPE_CHECKING:

@@ -32,15 +32,15 @@ from typing import Any
 
 import dspy
 
-from modules.editor import EditorExchange, render_docs
-from modules.lm_output import ask_json, reply_number, reply_text
-from modules.program import ToolAgentProgram
-from modules.tool_docs import DocumentedTool
-from optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
-from optimizers.knobs import check
-from optimizers.settings import Play2PromptKnobs
 from otbench.calls import CallResult, ToolCall, checked_call
 from otbench.envs.base import Agent, Environment
+from otbench.modules.editor import EditorExchange, render_docs
+from otbench.modules.lm_output import ask_json, reply_number, reply_text
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import DocumentedTool
+from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
+from otbench.optimizers.knobs import check
+from otbench.optimizers.settings import Play2PromptKnobs
 from otbench.parallel import parallel_map
 from otbench.trajectory import preview
 

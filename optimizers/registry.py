@@ -1,10 +1,10 @@
 """Every documentation optimizer the commands offer, declared once.
 
 A spec names the optimizer, its row label in comparisons (the paper's ``+TO``, ``+P2P``, ``+ET``),
-its knobs (a dataclass, see :mod:`optimizers.knobs`), the extra rows ``compare`` shows for it, and
+its knobs (a dataclass, see :mod:`otbench.optimizers.knobs`), the extra rows ``compare`` shows for it, and
 how the commands build it from their choices and LMs. The commands derive their ``--optimizer``
 choices, knob flags, sweep spaces and comparison rows from :data:`OPTIMIZERS`: a new optimizer is
-its own module, its knobs in :mod:`optimizers.settings`, and one entry here.
+its own module, its knobs in :mod:`otbench.optimizers.settings`, and one entry here.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from optimizers import knobs as knob_rules
-from optimizers.settings import IMPROVED, VARIANTS, GEPAKnobs, Improvements, Play2PromptKnobs, ToolObserverKnobs
 from otbench.errors import ConfigError
+from otbench.optimizers import knobs as knob_rules
+from otbench.optimizers.settings import IMPROVED, VARIANTS, GEPAKnobs, Improvements, Play2PromptKnobs, ToolObserverKnobs
 
 if TYPE_CHECKING:  # each optimizer is imported when it is built: its module loads DSPy, --help need not
-    from optimizers.base import DocOptimizer
     from otbench.envs.base import Environment
+    from otbench.optimizers.base import DocOptimizer
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def improvements_of(variant: str, switches: Mapping[str, bool | None]) -> Improv
 
 def _toolobserver(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoices,
                   common: dict[str, Any]) -> DocOptimizer:
-    from optimizers.toolobserver import ToolObserver
+    from otbench.optimizers.toolobserver import ToolObserver
 
     return ToolObserver(editor_lm=lms["editor"], mode=choices.mode, max_iterations=knobs.iterations,
                         batch_size=knobs.batch_size, improvements=choices.improvements,
@@ -102,8 +102,8 @@ def _toolobserver(env: Environment, knobs: Any, lms: Mapping[str, Any], choices:
 def _play2prompt(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoices,
                  common: dict[str, Any]) -> DocOptimizer:
     """Play and scoring before any task are exploration: the scoring agent is charged to that phase."""
-    from modules.agent import FunctionCallingAgent
-    from optimizers.play2prompt import Play2Prompt
+    from otbench.modules.agent import FunctionCallingAgent
+    from otbench.optimizers.play2prompt import Play2Prompt
 
     scorer = FunctionCallingAgent(instructions=env.agent_instructions)
     scorer.lm = lms["agent"].for_phase("exploration")
@@ -115,8 +115,8 @@ def _play2prompt(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: 
 def _gepa(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoices,
           common: dict[str, Any]) -> DocOptimizer:
     """Attempts made while searching are exploration, as Play2Prompt's scoring runs are."""
-    from modules.agent import FunctionCallingAgent
-    from optimizers.gepa import GEPA
+    from otbench.modules.agent import FunctionCallingAgent
+    from otbench.optimizers.gepa import GEPA
 
     scorer = FunctionCallingAgent(instructions=env.agent_instructions)
     scorer.lm = lms["agent"].for_phase("exploration")
@@ -126,7 +126,7 @@ def _gepa(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoi
 
 def _easytool(env: Environment, knobs: Any, lms: Mapping[str, Any], choices: RunChoices,
               common: dict[str, Any]) -> DocOptimizer:
-    from optimizers.easytool import EasyTool
+    from otbench.optimizers.easytool import EasyTool
 
     return EasyTool(editor_lm=lms["editor"], **common)
 

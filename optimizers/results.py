@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.invented import InventedClaims
+from otbench.evals.invented import InventedClaims
 from otbench.trajectory import Trajectory
 
 

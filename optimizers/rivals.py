@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from modules.agent import AgentReply
-from modules.tool_docs import DocumentedTool, Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Environment
+from otbench.modules.agent import AgentReply
+from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.trajectory import Trajectory, preview
 
 

@@ -3,7 +3,7 @@
 The commands build their options (``--variant``, ``--no-per-tool``, ``--p2p-samples``...), check
 them and pick sweep spaces from these declarations alone, so ``--help`` and a refused option
 answer without importing DSPy: the optimizers' modules import DSPy, this one only dataclasses.
-Each optimizer takes its defaults and bounds from here (:mod:`optimizers.knobs`).
+Each optimizer takes its defaults and bounds from here (:mod:`otbench.optimizers.knobs`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from optimizers.knobs import MODES, knob
+from otbench.optimizers.knobs import MODES, knob
 
 
 def _knob(help_text: str, modes: tuple[str, ...] = MODES, *, always_logged: bool = False) -> Any:
@@ -102,7 +102,7 @@ class Improvements:
 
 @dataclass(frozen=True)
 class ToolObserverKnobs:
-    """ToolObserver's budget knobs (command line, sweeps and checks derive from them: :mod:`optimizers.knobs`)."""
+    """ToolObserver's budget knobs (command line, sweeps and checks derive from them: :mod:`otbench.optimizers.knobs`)."""
 
     flag_prefix: ClassVar[str] = ""
     iterations: int | None = knob(None, "max editor iterations (default: 10 online, 3 offline)", minimum=1,
@@ -118,7 +118,7 @@ VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 @dataclass(frozen=True)
 class Play2PromptKnobs:
     """Play2Prompt's budget; the defaults are the smallest that still keeps a beam of docs (command line,
-    sweeps and checks derive from these declarations: :mod:`optimizers.knobs`)."""
+    sweeps and checks derive from these declarations: :mod:`otbench.optimizers.knobs`)."""
 
     flag_prefix: ClassVar[str] = "p2p"
     samples: int = knob(3, "tool-play samples per tool", minimum=1, sweep=(1, 4))
@@ -131,7 +131,7 @@ class Play2PromptKnobs:
 
 @dataclass(frozen=True)
 class GEPAKnobs:
-    """GEPA's budget (command line, sweeps and checks derive from it: :mod:`optimizers.knobs`)."""
+    """GEPA's budget (command line, sweeps and checks derive from it: :mod:`otbench.optimizers.knobs`)."""
 
     flag_prefix: ClassVar[str] = "gepa"
     budget: int = knob(8, "attempts GEPA may spend searching, per task searched over (it starts no "

@@ -4,7 +4,7 @@ Left to itself, a small agent exploring an opaque toolset calls the one tool it 
 and over (``search_1`` for every question, ``engine_1`` for every move): the usage counts then say
 nothing about the other tools, and a comparison "best in the endgame" rests on two calls. While
 exploring, this agent keeps the model's reply, arguments included, and sends each call it makes to
-the next of the offered tools sharing the called tool's interface (:func:`optimizers.rivals.rivals`:
+the next of the offered tools sharing the called tool's interface (:func:`otbench.optimizers.rivals.rivals`:
 the same required parameters, so the call stays well formed). A call to a tool with no rival (a fixed
 answer tool, a tool of its own kind) is left as it is. Test runs never use it: it is an exploration policy.
 """
@@ -15,8 +15,8 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from optimizers.rivals import rivals
 from otbench.calls import ToolCall
+from otbench.optimizers.rivals import rivals
 
 
 class SpreadCalls:

@@ -10,9 +10,9 @@ editor analyse mini-batches of attempts with their outcome signal, merge the bat
 consensus, and repeat ``max_iterations`` (K) times. Improved, the editor instead writes each
 tool's doc from usage counts that code kept over all attempts so far.
 
-The paper's method is :data:`~optimizers.settings.PAPER`. What makes it work with a small editor
-is a set of named knobs, each an ablation of its own (:class:`~optimizers.settings.Improvements`),
-all on in :data:`~optimizers.settings.IMPROVED`: tools are probed so they state their interface,
+The paper's method is :data:`~otbench.optimizers.settings.PAPER`. What makes it work with a small editor
+is a set of named knobs, each an ablation of its own (:class:`~otbench.optimizers.settings.Improvements`),
+all on in :data:`~otbench.optimizers.settings.IMPROVED`: tools are probed so they state their interface,
 facts are read from their answers by code, a learned parameter schema is shown where the setting
 hides one, the editor documents one tool at a time from that tool's facts, and an edit that makes
 the next attempt fail more often is undone.
@@ -28,11 +28,13 @@ from typing import Any
 
 import dspy
 
-from evals.invented import supported_text
-from modules.editor import COMPARE_TASK, DocEditor, EditorExchange
-from modules.program import ToolAgentProgram
-from modules.tool_docs import DocumentedTool, Toolbox, tool_key
-from optimizers.base import (
+from otbench.envs.base import Environment, task_key
+from otbench.errors import ConfigError
+from otbench.evals.invented import supported_text
+from otbench.modules.editor import COMPARE_TASK, DocEditor, EditorExchange
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import DocumentedTool, Toolbox, tool_key
+from otbench.optimizers.base import (
     DocOptimizer,
     IterationRecord,
     IterationTracker,
@@ -41,14 +43,12 @@ from optimizers.base import (
     checkpoint_trajectory,
     restore_trajectory,
 )
-from optimizers.evidence import EvidenceBook, ToolEvidence
-from optimizers.knobs import check
-from optimizers.rivals import Replays, rivals
-from optimizers.settings import IMPROVED, MODES, Improvements, ToolObserverKnobs
-from optimizers.spread import SpreadCalls
-from optimizers.usage import UsageBook
-from otbench.envs.base import Environment, task_key
-from otbench.errors import ConfigError
+from otbench.optimizers.evidence import EvidenceBook, ToolEvidence
+from otbench.optimizers.knobs import check
+from otbench.optimizers.rivals import Replays, rivals
+from otbench.optimizers.settings import IMPROVED, MODES, Improvements, ToolObserverKnobs
+from otbench.optimizers.spread import SpreadCalls
+from otbench.optimizers.usage import UsageBook
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
 

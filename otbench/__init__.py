@@ -29,9 +29,10 @@ __all__ = [
     "load_docs",
 ]
 
-_EXPORTS = {"FunctionEnvironment": "otbench.envs.functions", "ToolObserver": "optimizers.toolobserver",
-            "Play2Prompt": "optimizers.play2prompt", "EasyTool": "optimizers.easytool", "GEPA": "optimizers.gepa",
-            "Toolbox": "modules.tool_docs", "load_docs": "otbench.docs_io", "embedded_lm": "otbench.llm.session"}
+_EXPORTS = {"FunctionEnvironment": "otbench.envs.functions", "ToolObserver": "otbench.optimizers.toolobserver",
+            "Play2Prompt": "otbench.optimizers.play2prompt", "EasyTool": "otbench.optimizers.easytool",
+            "GEPA": "otbench.optimizers.gepa", "Toolbox": "otbench.modules.tool_docs", "load_docs": "otbench.docs_io",
+            "embedded_lm": "otbench.llm.session"}
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")

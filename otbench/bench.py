@@ -95,10 +95,10 @@ def _raw_tokens_per_second(url: str, api_key: str, prompts: list[str], max_token
 
 
 def bench_llm(args: argparse.Namespace) -> dict[str, Any]:
-    from modules.agent import FunctionCallingAgent
-    from modules.editor import DocEditor
     from otbench.llm.metering import TokenLedger
     from otbench.llm.session import open_lms
+    from otbench.modules.agent import FunctionCallingAgent
+    from otbench.modules.editor import DocEditor
 
     ledger = TokenLedger()
     options = dataclasses.replace(lm_from_values(vars(args)), cache=False)

@@ -32,8 +32,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from optimizers import knobs as knob_rules
-from optimizers.registry import OPTIMIZERS
 from otbench import comparison, evaluate, optimize, run_lookup, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_float, positive_int, run_main
 from otbench.definition import RunDefinition
@@ -47,6 +45,8 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
+from otbench.optimizers import knobs as knob_rules
+from otbench.optimizers.registry import OPTIMIZERS
 from otbench.options import HOW_IT_RUNS, TrackingOptions, lm_from_values, tracking_from_values
 from otbench.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.report import format_table
@@ -243,8 +243,8 @@ def _artifact_json(run_id: str, path: str) -> Any:
 def docs_fidelity(plans: list[RowPlan], runs: dict[str, Any], env: Any, toolsets: list[str]) -> dict[str, Any]:
     """Similarity to the gold docs per row, over the tools of ``toolsets``: the environment's own docs
     (base), the gold docs, and each optimizer's final docs applied as ``evaluate --docs`` applies them."""
-    from evals.fidelity import fidelity
     from otbench.docs_io import apply_docs
+    from otbench.evals.fidelity import fidelity
 
     gold = env.toolbox("gold")
     scores = {}
@@ -474,7 +474,7 @@ def row_runs(options: CompareOptions, env: Any, plans: Mapping[int, list[RowPlan
 @dataclass(frozen=True)
 class PowerPlan:
     """What a comparison of a given size can tell apart, worked out before any model time is spent
-    (:mod:`evals.stats`: two proportions for a pass/fail metric, a paired t test otherwise)."""
+    (:mod:`otbench.evals.stats`: two proportions for a pass/fail metric, a paired t test otherwise)."""
 
     env: str
     setting: str
@@ -527,8 +527,8 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
     tasks a ``wanted`` difference needs, from an assumed ``base_rate`` (else the base row's finished run, found
     as ``compare`` would reuse it; nothing is run). Continuous metrics take the ``spread`` of per-task
     differences, else the one between the finished base and +TO rows."""
-    from evals import stats
-    from evals.outcomes import rules_of, value_of
+    from otbench.evals import stats
+    from otbench.evals.outcomes import rules_of, value_of
 
     options = check(options)
     tracking.configure(options.tracking.uri, directory=options.tracking.directory)

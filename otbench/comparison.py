@@ -2,7 +2,7 @@
 to ``base`` and to ``+TO`` on the primary metric, marked where it holds after Holm's adjustment across the
 table, and warnings when the table cannot tell its rows apart.
 
-Rows are scored on the same tasks, so differences are paired task by task (:mod:`evals.outcomes`); a row
+Rows are scored on the same tasks, so differences are paired task by task (:mod:`otbench.evals.outcomes`); a row
 pooled over several samples (``--seeds``) has its samples as clusters and reports its between-sample spread.
 The statistics come from each run's per-task outcomes (:mod:`otbench.run_outcomes`), so a finished
 comparison is recomputed from MLflow without running anything; a run logged before those were kept is
@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evals import stats
-from evals.outcomes import MetricRule, Outcomes, difference, gap_share, rules_of, sample_values, value_of
-from evals.stats import Difference, Interval
 from otbench import run_outcomes
+from otbench.evals import stats
+from otbench.evals.outcomes import MetricRule, Outcomes, difference, gap_share, rules_of, sample_values, value_of
+from otbench.evals.stats import Difference, Interval
 
 REFERENCES = {"vs_base": "base", "vs_TO": "+TO"}
 """The difference columns: every row against base docs, and against the full ToolObserver."""
@@ -54,7 +54,7 @@ class Table:
 
     rows: list[dict[str, Any]]
     """One dict per row: metrics, ``METRIC_ci_low``/``_ci_high``/``_n``/``_interval``, ``vs_base``/``vs_TO``
-    (a :meth:`~evals.stats.Difference.as_dict`, or None), ``gap_share`` and the row's other figures."""
+    (a :meth:`~otbench.evals.stats.Difference.as_dict`, or None), ``gap_share`` and the row's other figures."""
     metrics: list[str]
     intervals: dict[str, dict[str, Interval]]
     """Row label -> metric -> its interval."""
@@ -216,7 +216,7 @@ def _warnings(table: Table, rows: Sequence[RowRuns], primary: str, rule: MetricR
 
 def is_pass_fail(outcomes: Outcomes, rule: MetricRule) -> bool:
     """Whether the metric is a share of tasks passed (every task scores 0 or 1)."""
-    from evals.outcomes import Mean
+    from otbench.evals.outcomes import Mean
 
     return isinstance(rule, Mean) and all(task.metrics.get(rule.key, 0.0) in (0.0, 1.0) for task in outcomes.tasks)
 
@@ -224,7 +224,7 @@ def is_pass_fail(outcomes: Outcomes, rule: MetricRule) -> bool:
 def difference_spread(row: Outcomes, reference: Outcomes, rule: MetricRule) -> float:
     """The standard deviation of the per-task differences between two rows (what a paired test's power rests on);
     NaN for a statistic that is not a sum over tasks."""
-    from evals.outcomes import Statistic, per_task_differences
+    from otbench.evals.outcomes import Statistic, per_task_differences
 
     return math.nan if isinstance(rule, Statistic) else _spread(per_task_differences(row, reference, rule))
 

@@ -10,7 +10,7 @@ shown in the UI (:meth:`RunDefinition.params`), the tags, the run name, and two 
 findable: :data:`KEY_TAG` (:attr:`RunDefinition.key`, a hash of the canonical JSON) and
 :data:`DEFINITION_TAG` (the JSON itself, so a later version reads what an earlier one logged).
 
-Which knobs act is read from their declarations (:class:`optimizers.settings.Improvements`'
+Which knobs act is read from their declarations (:class:`otbench.optimizers.settings.Improvements`'
 ``acting_in``, each knob's ``modes``): a knob that does not act in a run's mode is not part of its
 definition. ToolObserver's improvements are kept as the set of those switched on that act, so a
 ``--variant paper`` run (none on) has the same definition however the declarations change.
@@ -27,11 +27,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from optimizers import knobs as knob_rules
-from optimizers.registry import OPTIMIZERS, improvements_of
-from optimizers.settings import VARIANTS, Improvements
 from otbench.envs.registry import EnvironmentOptions
 from otbench.llm.session import EMBEDDED, LMOptions
+from otbench.optimizers import knobs as knob_rules
+from otbench.optimizers.registry import OPTIMIZERS, improvements_of
+from otbench.optimizers.settings import VARIANTS, Improvements
 from otbench.options import HOW_IT_RUNS, as_logged
 
 KEY_TAG = "otbench.key"
@@ -145,9 +145,12 @@ class RunDefinition:
     # -- what runs log, derived ---------------------------------------------------------------------------------
     @property
     def method(self) -> str:
-        """The comparison row the run is: ``base``, ``gold``, ``docs`` for an evaluation; the optimizer's row label
-        (``+TO (paper)``, ``+TO --no-facts``, ``+ET (probe)``) for an optimize run."""
+        """The comparison row the run is: ``base``, ``gold``, ``docs`` for an evaluation by the LLM agent, and a
+        reference agent's name (``oracle``, ``null``: they read no docs, so no docs row fits them); the optimizer's
+        row label (``+TO (paper)``, ``+TO --no-facts``, ``+ET (probe)``) for an optimize run."""
         if self.optimizer is None:
+            if self.agent not in (None, "llm"):
+                return self.agent
             return "gold" if "gold" in (self.docs, self.setting) else docs_kind(self.docs)
         optimizer = self.optimizer
         spec = OPTIMIZERS[optimizer.name]

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from modules.tool_docs import DOCS_FORMAT, Toolbox
 from otbench.errors import DataError
+from otbench.modules.tool_docs import DOCS_FORMAT, Toolbox
 from otbench.prompts import PREFIX, read_prompt
 
 RUN_DOCS_ARTIFACT = "docs/final_docs.json"

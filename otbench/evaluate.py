@@ -17,7 +17,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evals.robustness import ROBUSTNESS_METRICS, robustness
 from otbench import definition as defining
 from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
@@ -30,6 +29,7 @@ from otbench.envs.registry import (
     resolve,
 )
 from otbench.errors import ConfigError, OtbenchError, RunError
+from otbench.evals.robustness import ROBUSTNESS_METRICS, robustness
 from otbench.faults import phase_of
 from otbench.llm.session import LMOptions, check_models, open_lms
 from otbench.options import TrackingOptions, lm_from_values, lm_values, tracking_from_values
@@ -38,8 +38,8 @@ from otbench.report import format_table, interval_table, server_table
 from otbench.trajectory import Trajectory
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy): --help answers at once
-    from evals.stats import Interval
     from otbench.definition import RunDefinition
+    from otbench.evals.stats import Interval
     from otbench.llm.metering import TokenLedger
 
 AGENTS = ("llm", "oracle", "null")
@@ -95,7 +95,7 @@ class EvaluateResult:
     server: dict[str, Any]
     """The LM server's own figures by phase (empty for hosted models)."""
     intervals: dict[str, Interval] = field(default_factory=dict)
-    """Each of the environment's metrics with its 95% interval (:mod:`evals.stats`)."""
+    """Each of the environment's metrics with its 95% interval (:mod:`otbench.evals.stats`)."""
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """The environment's own tables by name (Wild: accuracy and errors by hidden intention and switches)."""
 
@@ -107,8 +107,8 @@ class EvaluateResult:
 
 
 def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
-    from modules.agent import FunctionCallingAgent
-    from modules.reference_agents import NullAgent
+    from otbench.modules.agent import FunctionCallingAgent
+    from otbench.modules.reference_agents import NullAgent
 
     if kind == "oracle":
         return env.oracle_agent(tasks)
@@ -128,8 +128,8 @@ def run(options: EvaluateOptions) -> EvaluateResult:
         check_models(options.lm, ("agent",))
     import mlflow
 
-    from evals.harness import run_rollouts
     from otbench.docs_io import apply_docs
+    from otbench.evals.harness import run_rollouts
     from otbench.llm.metering import TokenLedger
     from otbench.parallel import MapInterrupted
 
@@ -180,7 +180,7 @@ def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, 
     active run; returns the summary and each metric's interval."""
     import mlflow
 
-    from evals.outcomes import Outcomes, rules_of
+    from otbench.evals.outcomes import Outcomes, rules_of
 
     # the environment's metrics first: MLflow's compare page plots the first metric the first run logged
     summary: dict[str, Any] = {**env.summarise(trajectories), **robustness(trajectories)} if trajectories else {"n": 0}

@@ -5,7 +5,8 @@
 that list too, and a file of many gives one list per toolset, limited to the toolsets the run
 optimized when the file names them (a BFCL docs file holds every test's toolset, most of them
 never trained). ``--format json`` writes the code-free otbench docs file that ``Toolbox.read``
-loads in a downstream DSPy agent.
+loads in a downstream DSPy agent. ``gold`` exports an environment's true docs (``--env``, ``--setting``), as
+``evaluate --docs gold`` uses them.
 """
 
 from __future__ import annotations
@@ -16,36 +17,46 @@ from typing import TYPE_CHECKING
 
 from otbench import tracking
 from otbench.cli import OneLineParser, add_tracking_arguments, run_main
+from otbench.envs.registry import add_environment_arguments, make_environment, options_from_values
 from otbench.errors import ConfigError
 from otbench.outputs import OUTPUT_FILE, check_outputs
 
 if TYPE_CHECKING:  # tool docs load DSPy: imported after the options are parsed
-    from modules.tool_docs import Toolbox
+    from otbench.modules.tool_docs import Toolbox
 
 FORMATS = ("openai", "json")
 STORED_DOCS = ("runs:/", "prompts:/")
-"""Prefixes of docs read from an MLflow store (any other value is a file)."""
+"""Prefixes of docs read from an MLflow store (any other value is a file, or ``gold``)."""
+GOLD = "gold"
+"""The environment's true docs (the environment options name which), as ``evaluate --docs gold``."""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.export", description=__doc__.splitlines()[0])
-    parser.add_argument("docs", help="a docs file, runs:/RUN_ID of an optimize run, or prompts:/NAME@latest")
+    parser.add_argument("docs", help="a docs file, runs:/RUN_ID of an optimize run, prompts:/NAME@latest, or gold "
+                                     "(the true docs of --env and --setting)")
     parser.add_argument("--format", default="openai", help="openai (tool schemas) or json (otbench docs)")
     parser.add_argument("--toolset", default=None, help="only this toolset (e.g. a BFCL test id): one tools list")
     parser.add_argument("--responses", action="store_true",
                         help="openai: the Responses API's tool shape instead of Chat Completions'")
     parser.add_argument("--out", type=OUTPUT_FILE, default=None, help="write here instead of standard output")
     add_tracking_arguments(parser)
+    add_environment_arguments(parser, running=False)
     args = parser.parse_args(argv)
     check_outputs(parser, args, store=args.docs.startswith(STORED_DOCS), cache=False)
     if args.format not in FORMATS:
         raise ConfigError(f"unknown format {args.format!r}; choose from {', '.join(FORMATS)}")
-    from modules.tool_docs import Toolbox
     from otbench.docs_io import load_docs
+    from otbench.modules.tool_docs import Toolbox
 
     if args.docs.startswith(STORED_DOCS):
         tracking.configure(args.tracking_uri, directory=args.mlruns)
-    toolbox = load_docs(args.docs)
+    if args.docs == GOLD:
+        chosen = {name: value for name, value in vars(args).items() if name != "toolset"}  # here a toolset's id
+        with make_environment(options_from_values(chosen)) as env:
+            toolbox = env.toolbox(GOLD)
+    else:
+        toolbox = load_docs(args.docs)
     if args.toolset is not None:
         if args.toolset not in toolbox.toolset_ids():
             raise ConfigError(f"no toolset {args.toolset!r} in {args.docs}")
@@ -68,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _api_tools(toolbox: Toolbox, *, responses: bool) -> object:
     """One ``tools`` list, or one per toolset when there are several (only the optimized ones, when known)."""
-    from modules.api_tools import chat_completions_tool, responses_tool
-    from modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.modules.api_tools import chat_completions_tool, responses_tool
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
 
     shape = responses_tool if responses else chat_completions_tool
     toolsets = toolbox.toolset_ids()

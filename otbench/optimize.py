@@ -22,11 +22,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.outcomes import rules_of
-from evals.robustness import robustness
-from optimizers import knobs as knob_rules
-from optimizers.registry import OPTIMIZERS, RunChoices, improvements_of
-from optimizers.settings import MODES, Improvements
 from otbench import definition as defining
 from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
@@ -39,8 +34,13 @@ from otbench.envs.registry import (
     resolve,
 )
 from otbench.errors import ConfigError, RunError
+from otbench.evals.outcomes import rules_of
+from otbench.evals.robustness import robustness
 from otbench.faults import phase_of
 from otbench.llm.session import LMOptions, check_models, open_lms
+from otbench.optimizers import knobs as knob_rules
+from otbench.optimizers.registry import OPTIMIZERS, RunChoices, improvements_of
+from otbench.optimizers.settings import MODES, Improvements
 from otbench.options import TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.report import format_table, server_table
@@ -48,11 +48,11 @@ from otbench.run_outcomes import RunOutcomes
 from otbench.sweep import Study, SweepOptions, SweepResult, Trial, knobs_to_sweep, print_sweep, tune
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
-    from evals.stats import Interval
-    from modules.program import ToolAgentProgram
-    from optimizers.base import DocOptimizer
     from otbench.definition import RunDefinition
+    from otbench.evals.stats import Interval
     from otbench.llm.metering import TokenLedger
+    from otbench.modules.program import ToolAgentProgram
+    from otbench.optimizers.base import DocOptimizer
     from otbench.trajectory import Trajectory
 
 DEFAULT_LIMIT = 10
@@ -79,7 +79,7 @@ class OptimizeOptions:
     """Improvements turned on or off whatever the variant (``probe``, ``facts``...); ``probe`` also reaches the
     other optimizers that offer it."""
     knobs: Any = None
-    """The optimizer's knobs (its knob dataclass, :mod:`optimizers.knobs`); None: their declared defaults."""
+    """The optimizer's knobs (its knob dataclass, :mod:`otbench.optimizers.knobs`); None: their declared defaults."""
     lm: LMOptions = field(default_factory=LMOptions)
     tracking: TrackingOptions = field(default_factory=TrackingOptions)
     num_threads: int = 1
@@ -142,7 +142,8 @@ class OptimizeResult:
     mode: str
     n: int
     before: dict[str, float]
-    """The starting docs' metrics, where the optimizer scores them at its first step."""
+    """The starting docs' metrics on the tasks ``after`` is scored on: the optimizer's first step where it scores
+    them, else a scoring of the starting docs made after learning (not in a sweep's trials)."""
     after: dict[str, float]
     test: dict[str, float] | None
     """The learned docs scored in the test phase: on held-out tasks offline, again after learning under faults."""
@@ -158,9 +159,9 @@ class OptimizeResult:
     """Toolset -> the prompt version in MLflow's registry holding its docs."""
     contamination: dict[str, Any]
     invented: dict[str, Any]
-    """Learned sentences that state behaviour no call the optimizer saw supports (:mod:`evals.invented`)."""
+    """Learned sentences that state behaviour no call the optimizer saw supports (:mod:`otbench.evals.invented`)."""
     intervals: dict[str, dict[str, Interval]] = field(default_factory=dict)
-    """``before``, ``after`` and ``test`` (where scored): each metric with its 95% interval (:mod:`evals.stats`)."""
+    """``before``, ``after`` and ``test`` (where scored): each metric with its 95% interval (:mod:`otbench.evals.stats`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -256,9 +257,9 @@ def run(options: OptimizeOptions, *, workbench: Workbench | None = None, nested:
 
 def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, Any], *,
               nested: bool) -> OptimizeResult:
-    from modules.agent import FunctionCallingAgent
-    from modules.program import ToolAgentProgram
-    from modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.modules.agent import FunctionCallingAgent
+    from otbench.modules.program import ToolAgentProgram
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
     from otbench.parallel import MapInterrupted
 
     env, ledger = bench.env, bench.ledger
@@ -310,8 +311,11 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
                                                                          options.seed))
         elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
             tested = _evaluate_on_test(options, env, learned, trainset)
+        started = None
+        if not optimizer.evaluates_start_docs and not nested:  # a sweep's trials share one start: not paid per trial
+            started = _score_start_docs(options, env, learned, trainset)
         return _finish(options, env, learned, optimizer, ledger, tracked.info.run_id, tracker.elapsed_seconds(), tested,
-                       register=not nested)
+                       register=not nested, started=started)
 
 
 def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:
@@ -365,7 +369,7 @@ def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProg
     (none, for a policy of the exploration phase) instead of those it learned under."""
     import mlflow
 
-    from evals.harness import run_rollouts
+    from otbench.evals.harness import run_rollouts
 
     with phase_of(env, "test"):
         trajectories = run_rollouts(env, program.agent, program.toolbox, tasks, num_threads=options.num_threads,
@@ -377,18 +381,41 @@ def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProg
     return metrics, trajectories
 
 
+def _score_start_docs(options: OptimizeOptions, env: Any, program: ToolAgentProgram,
+                      trainset: list[Any]) -> tuple[dict[str, float], list[Trajectory]]:
+    """The starting docs (the setting's) scored on the tasks the final docs were scored on, for the "before" row
+    of an optimizer whose first step does not score them (ToolObserver's improved variant probes the tools first,
+    so its step 0 already shows learned schemas; EasyTool, Play2Prompt and GEPA rewrite before they score).
+    In the phase the final attempts were made in, so both rows meet the same injected faults policy."""
+    import mlflow
+
+    from otbench.envs.base import task_key
+    from otbench.evals.harness import run_rollouts
+
+    finals = {trajectory.task_id for trajectory in program.detailed_results.final_trajectories}
+    tasks = [task for task in trainset if task_key(task) in finals] or trainset
+    with phase_of(env, "exploration"):
+        trajectories = run_rollouts(env, program.agent, env.toolbox(), tasks, num_threads=options.num_threads,
+                                    description="before: starting docs", progress=options.progress)
+    mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories),
+                    "start_docs_trajectories.jsonl")
+    return {k: v for k, v in env.summarise(trajectories).items() if k != "n"}, trajectories
+
+
 def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optimizer: DocOptimizer,
             ledger: TokenLedger, run_id: str, seconds: float,
-            tested: tuple[dict[str, float], list[Trajectory]] | None, *, register: bool) -> OptimizeResult:
-    """Save final docs, log the summary table and return the result.
+            tested: tuple[dict[str, float], list[Trajectory]] | None, *, register: bool,
+            started: tuple[dict[str, float], list[Trajectory]] | None = None) -> OptimizeResult:
+    """Save final docs, log the summary table and return the result; ``started``: the starting docs' scores where
+    the optimizer's own first step does not give them.
 
     With ``register``, each optimized toolset's docs become a new version of its prompt in MLflow's
     registry (a sweep's trials do not: ``@latest`` would then be whichever trial ended last).
     """
     import mlflow
 
-    from modules.tool_docs import OPTIMIZED_TOOLSETS
     from otbench.docs_io import RUN_DOCS_ARTIFACT
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
     from otbench.prompts import register_docs
 
     client = mlflow.tracking.MlflowClient()
@@ -398,6 +425,8 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     test = tested[0] if tested is not None else None
     before = {key: values[0].value for key, values in history.items()
               if values and key in env.metric_names and optimizer.evaluates_start_docs}
+    if started is not None:
+        before = {key: value for key, value in started[0].items() if key in env.metric_names}
     if results.final_trajectories:
         after = {k: v for k, v in env.summarise(list(results.final_trajectories)).items() if k != "n"}
     else:  # a resumed run with nothing left to do: its last logged step is final
@@ -421,7 +450,8 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     rounds = list(results.editor_rounds.values())
     tokens = ledger.snapshot()
     kept = _log_outcomes(options, env, run_id, history, list(results.final_trajectories),
-                         tested[1] if tested is not None else None, optimizer.evaluates_start_docs)
+                         tested[1] if tested is not None else None, optimizer.evaluates_start_docs,
+                         started[1] if started is not None else None)
     rules = rules_of(env)
     intervals = {split: run_outcomes.intervals(part, rules) for split, part in kept.splits.items()}
     tracking.log_result({k: v for k, v in (test or after).items() if k in env.metric_names},
@@ -445,11 +475,12 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
 
 
 def _log_outcomes(options: OptimizeOptions, env: Any, run_id: str, history: Mapping[str, list[Any]],
-                  final: list[Trajectory], test: list[Trajectory] | None, scores_start: bool) -> RunOutcomes:
+                  final: list[Trajectory], test: list[Trajectory] | None, scores_start: bool,
+                  started: list[Trajectory] | None = None) -> RunOutcomes:
     """Keep the per-task outcomes of the starting docs (the first step's attempts, read back from the run, so a
-    resumed run has them too), of the final docs and of the test split; the row is the test split's where there
-    is one."""
-    from evals.outcomes import Outcomes
+    resumed run has them too; or ``started``, where they were scored apart), of the final docs and of the test
+    split; the row is the test split's where there is one."""
+    from otbench.evals.outcomes import Outcomes
 
     splits: dict[str, Outcomes] = {}
     first = history.get(env.primary_metric) or []
@@ -457,6 +488,8 @@ def _log_outcomes(options: OptimizeOptions, env: Any, run_id: str, history: Mapp
         lines = run_outcomes.artifact_text(run_id, f"iterations/step_{first[0].step:02d}/trajectories.jsonl")
         if lines is not None:
             splits["before"] = run_outcomes.from_trajectory_lines(lines.splitlines(), options.seed)
+    if started:
+        splits["before"] = Outcomes.of(started, options.seed)
     if final:
         splits["after"] = Outcomes.of(final, options.seed)
     if test is not None:
@@ -468,13 +501,13 @@ def _log_outcomes(options: OptimizeOptions, env: Any, run_id: str, history: Mapp
 
 
 def _log_contamination(env: Any, program: ToolAgentProgram) -> dict[str, Any]:
-    """How much of the final docs states injected faults as tool behaviour (:mod:`evals.contamination`): logged
+    """How much of the final docs states injected faults as tool behaviour (:mod:`otbench.evals.contamination`): logged
     as metrics, with the contaminated sentences and the injected faults as an artefact; also measured without
     faults, where it counts fault vocabulary an optimizer wrote on its own."""
     import mlflow
 
-    from evals.contamination import contamination
-    from modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.evals.contamination import contamination
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
 
     controller = getattr(env, "faults", None)
     faults = controller.injected if controller is not None else []
@@ -519,7 +552,7 @@ def _summary_rows(result: OptimizeResult, *, text: bool = False) -> list[dict[st
 
 # -- the command line ----------------------------------------------------------------------------------------
 def add_optimizer_arguments(parser: argparse.ArgumentParser) -> dict[str, argparse._ArgumentGroup]:
-    """One option group per optimizer with its knobs (:data:`optimizers.registry.OPTIMIZERS`); ToolObserver's
+    """One option group per optimizer with its knobs (:data:`otbench.optimizers.registry.OPTIMIZERS`); ToolObserver's
     group also holds its variant and, for ablations, each of its improvements on or off."""
     groups = {name: parser.add_argument_group(name) for name in OPTIMIZERS}
     groups["toolobserver"].description = ("ToolObserver's budget, variant and improvements; --probe (probing and "

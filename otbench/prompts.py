@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from modules.tool_docs import Toolbox
+    from otbench.modules.tool_docs import Toolbox
 
 PREFIX = "prompts:/"
 
@@ -28,7 +28,7 @@ def register_docs(toolbox: Toolbox, toolsets: list[str], *, env: str, setting: s
     """A new version of each toolset's prompt holding its docs; returns ``{toolset: prompt URI}``."""
     import mlflow
 
-    from modules.tool_docs import Toolbox
+    from otbench.modules.tool_docs import Toolbox
 
     uris = {}
     for toolset in toolsets:

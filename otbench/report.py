@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evals.stats import Interval
+    from otbench.evals.stats import Interval
 
 
 def _cell(value: Any) -> str:

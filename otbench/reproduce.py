@@ -34,14 +34,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from optimizers.registry import OPTIMIZERS
-from optimizers.settings import GEPAKnobs, ToolObserverKnobs
 from otbench import compare, optimize, paper, run_lookup, tracking
 from otbench.claims import Claims, claims_for
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_float, positive_int, run_main
 from otbench.envs.registry import EnvironmentOptions, make_environment, resolve
 from otbench.errors import ConfigError, DataError, OtbenchError, RunError
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
+from otbench.optimizers.registry import OPTIMIZERS
+from otbench.optimizers.settings import GEPAKnobs, ToolObserverKnobs
 from otbench.options import TrackingOptions, lm_from_values, tracking_from_values
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.report import format_table
@@ -425,7 +425,7 @@ def _compare_section(section: Section, env: Any, runs: Mapping[str, Any], ran: s
 
 def _beside_the_paper(section: Section, env: Any, result: compare.CompareResult) -> list[dict[str, Any]]:
     """Each row's figure and share of the base-gold gap, ours (with its interval) beside the paper's."""
-    from evals.stats import Interval
+    from otbench.evals.stats import Interval
 
     figures = paper.figures(section.env, section.setting)
     rows = []
@@ -443,8 +443,8 @@ def _beside_the_paper(section: Section, env: Any, result: compare.CompareResult)
 
 def _markdown(options: ReproduceOptions, compared: list[compare.CompareResult], beside: list[dict[str, Any]],
               listed: list[dict[str, Any]]) -> str:
-    from evals.stats import Interval
     from otbench.comparison import markdown
+    from otbench.evals.stats import Interval
 
     lines = [(f"# OpaqueToolsBench Table 2, reproduced ({options.size} grid, model {options.lm.lm}, samples "
              f"{', '.join(str(seed) for seed in options.seeds)})"), ""]

@@ -11,7 +11,7 @@ import difflib
 import json
 from typing import Any
 
-from modules.tool_docs import OPTIMIZED_TOOLSETS
+from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
 
 
 def optimized_part(docs: dict[str, Any]) -> dict[str, Any]:

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from optimizers.registry import OPTIMIZERS
-from optimizers.settings import Improvements
 from otbench import evaluate, optimize, tracking
 from otbench.definition import DEFINITION_TAG, KEY_TAG, RunDefinition, environment_options
 from otbench.envs.registry import EnvironmentOptions, own_defaults, resolve
 from otbench.errors import ConfigError, OtbenchError
+from otbench.optimizers.registry import OPTIMIZERS
+from otbench.optimizers.settings import Improvements
 
 MEANT_WHEN_ABSENT: dict[str, Any] = {"faults": None, "board_diagram": True, "phase_name": False}
 """Environment options added after runs were logged without them, with the value those runs had in effect: no

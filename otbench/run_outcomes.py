@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.outcomes import MetricRule, Outcomes, interval
-from evals.stats import Interval
+from otbench.evals.outcomes import MetricRule, Outcomes, interval
+from otbench.evals.stats import Interval
 
 OUTCOMES_ARTIFACT = "outcomes.json"
 RESULT = "result"

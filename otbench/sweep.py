@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from optimizers import knobs as knob_rules
-from optimizers.registry import OPTIMIZERS
 from otbench import tracking
 from otbench.errors import ConfigError, RunError
+from otbench.optimizers import knobs as knob_rules
+from otbench.optimizers.registry import OPTIMIZERS
 from otbench.report import format_table
 
 

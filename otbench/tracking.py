@@ -257,7 +257,7 @@ def log_result(metrics: dict[str, float], tokens: int, intervals: Mapping[str, A
     """Log the active run's result as ``result/METRIC`` and ``result/tokens`` (paid and cache-served): the
     same names for an evaluation's scores and an optimizer's final docs, so they line up in MLflow's tables and
     charts. ``compare`` reads the same values (evaluate's metrics, optimize's ``final_``/``test_`` ones).
-    Each metric's interval (:class:`evals.stats.Interval`) goes beside it: ``result/METRIC_ci_low``,
+    Each metric's interval (:class:`otbench.evals.stats.Interval`) goes beside it: ``result/METRIC_ci_low``,
     ``result/METRIC_ci_high`` and ``result/METRIC_n``."""
     import mlflow
 
@@ -362,7 +362,7 @@ def log_environment_tables(env: Any, trajectories: list[Any], prefix: str = "") 
 class MlflowIterationTracker:
     """Logs every optimizer iteration to the active MLflow run.
 
-    Per step: the optimizer's metrics, the robustness of the step's tool use (:mod:`evals.robustness`)
+    Per step: the optimizer's metrics, the robustness of the step's tool use (:mod:`otbench.evals.robustness`)
     and cumulative tokens by phase; as artefacts, the docs
     evaluated at that step (the optimized toolsets only, when the docs say which), what changed
     since the step before as a per-tool diff (``docs_diff.md``; the first step is compared with
@@ -396,7 +396,7 @@ class MlflowIterationTracker:
     def log_iteration(self, record: Any) -> None:
         import mlflow
 
-        from evals.robustness import robustness
+        from otbench.evals.robustness import robustness
         from otbench.run_artefacts import docs_diff_markdown, exchanges_markdown, optimized_part
 
         folder = f"iterations/step_{record.step:02d}"

@@ -266,9 +266,12 @@ def plot_axes(dom: str) -> tuple[list[str], list[str]]:
 
 
 def check_plot(dom: str, runs: list[dict[str, Any]]) -> list[str]:
-    """The parallel-coordinates plot must open on what tells the runs apart: their ``method``, when they log one."""
+    """The parallel-coordinates plot must open on what tells the runs apart: their ``method``, when it differs
+    between them. MLflow opens the plot on params whose values differ between the runs; with one run (a store
+    with a single optimize run), or runs of one method, nothing differs and it shows the first params by name."""
     params, _ = plot_axes(dom)
-    if any("method" in _params(run) for run in runs) and "method" not in params:
+    methods = {_params(run).get("method") for run in runs}
+    if len(runs) > 1 and len(methods) > 1 and "method" not in params:
         return [f"the parallel-coordinates plot opens on {params}, not on the runs' method"]
     return []
 

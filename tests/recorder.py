@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from optimizers.base import IterationRecord
+from otbench.optimizers.base import IterationRecord
 
 
 class Recorder:

@@ -2,9 +2,9 @@ import json
 
 from scripted_lm import prompt_text, scripted_lm
 
-from modules.agent import FunctionCallingAgent, call_schema
-from modules.tool_docs import DocumentedTool
 from otbench.calls import ToolCall
+from otbench.modules.agent import FunctionCallingAgent, call_schema
+from otbench.modules.tool_docs import DocumentedTool
 
 
 def test_agent_renders_current_docs_at_every_call_and_constrains_output():

@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from evals import bfcl_metrics as m
 from otbench.calls import CallResult, ToolCall
+from otbench.evals import bfcl_metrics as m
 
 SCHEMAS = {
     "add": {

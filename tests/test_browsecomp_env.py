@@ -7,16 +7,16 @@ import pytest
 from browsecomp_world import tiny_env
 from scripted_lm import prompt_text, scripted_lm
 
-from modules.agent import AgentReply, FunctionCallingAgent
-from modules.editor import DocEditor
-from modules.program import ToolAgentProgram
-from optimizers.settings import IMPROVED, PAPER
-from optimizers.toolobserver import ToolObserver
 from otbench.calls import ToolCall
 from otbench.envs.browsecomp.tools import ANSWER_TOOL
 from otbench.envs.registry import add_environment_arguments, options_from_values, resolve
 from otbench.errors import ConfigError
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import AgentReply, FunctionCallingAgent
+from otbench.modules.editor import DocEditor
+from otbench.modules.program import ToolAgentProgram
+from otbench.optimizers.settings import IMPROVED, PAPER
+from otbench.optimizers.toolobserver import ToolObserver
 
 
 class ScriptedAgent:

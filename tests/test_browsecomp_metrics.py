@@ -1,4 +1,4 @@
-from evals.browsecomp_metrics import (
+from otbench.evals.browsecomp_metrics import (
     evidence_recall,
     exact_match,
     normalise_answer,

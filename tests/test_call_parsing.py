@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from modules.call_parsing import MAX_REPLY_CHARS, parse_reply
 from otbench.calls import ToolCall
+from otbench.modules.call_parsing import MAX_REPLY_CHARS, parse_reply
 
 
 @pytest.mark.parametrize(

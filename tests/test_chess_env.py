@@ -9,12 +9,6 @@ import mlflow
 import pytest
 from scripted_lm import prompt_text, scripted_lm
 
-from modules.agent import AgentReply, FunctionCallingAgent
-from modules.editor import DocEditor
-from modules.program import ToolAgentProgram
-from modules.reference_agents import NullAgent
-from optimizers.settings import PAPER
-from optimizers.toolobserver import ToolObserver
 from otbench import evaluate
 from otbench.calls import ToolCall
 from otbench.cli import run_main
@@ -22,6 +16,12 @@ from otbench.envs.chess.env import TOOLSET_ID, ChessEnvironment
 from otbench.envs.chess.positions import Position, phase_label
 from otbench.errors import ConfigError
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import AgentReply, FunctionCallingAgent
+from otbench.modules.editor import DocEditor
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.reference_agents import NullAgent
+from otbench.optimizers.settings import PAPER
+from otbench.optimizers.toolobserver import ToolObserver
 
 FENS = {
     "opening": "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",

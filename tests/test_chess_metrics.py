@@ -2,7 +2,7 @@
 
 import pytest
 
-from evals.chess_metrics import (
+from otbench.evals.chess_metrics import (
     MATE_CP,
     bootstrapped_elo,
     elo_expected,

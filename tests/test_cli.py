@@ -5,9 +5,9 @@ import json
 import mlflow
 import pytest
 
-from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench import evaluate, export, optimize
 from otbench.cli import run_main
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 
 
 def _run(main, argv, capsys):
@@ -68,7 +68,7 @@ def test_learned_docs_reach_the_agent_through_evaluate(tmp_path, capsys):
     code, out, _ = _run(evaluate.main, ["--agent", "oracle", "--docs", str(path), "--json", "--quiet"], capsys)
     assert code == 0 and json.loads(out)["E"] == 1.0
     run = mlflow.get_run(json.loads(out)["run_id"])
-    assert run.data.metrics["docs_matched"] == 1 and run.data.params["method"] == "docs"
+    assert run.data.metrics["docs_matched"] == 1 and run.data.params["method"] == "oracle"  # its agent, not "docs"
 
 
 def test_export_writes_openai_schemas_and_round_trips_json(tmp_path, capsys):

@@ -11,15 +11,15 @@ from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from modules.tool_docs import DocumentedTool, Toolbox
-from optimizers.registry import OPTIMIZERS, OptimizerSpec
-from optimizers.settings import Improvements
 from otbench import compare, definition, evaluate, optimize, run_lookup, tracking
 from otbench.cli import run_main
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.errors import DataError
+from otbench.modules.tool_docs import DocumentedTool, Toolbox
+from otbench.optimizers.registry import OPTIMIZERS, OptimizerSpec
+from otbench.optimizers.settings import Improvements
 
 EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
 

@@ -6,12 +6,12 @@ import json
 import mlflow
 import pytest
 
-from optimizers.gepa import GEPAKnobs
-from optimizers.settings import Improvements, ToolObserverKnobs
 from otbench import definition, evaluate, optimize, run_lookup, tracking
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
+from otbench.optimizers.gepa import GEPAKnobs
+from otbench.optimizers.settings import Improvements, ToolObserverKnobs
 
 
 def _optimized(**changes):
@@ -55,7 +55,7 @@ def test_evaluate_and_optimize_runs_carry_their_definition_and_are_found_by_it(c
     assert run.data.tags[definition.KEY_TAG] == defined.key
     assert run_lookup.definition_of(run) == defined and run_lookup.find(defined).info.run_id == result.run_id
     assert run.info.run_name.startswith("evaluate-bfcl-names_only-oracle-n3-")
-    assert run.data.params["method"] == "base" and run.data.params["lm"] == "-"
+    assert run.data.params["method"] == "oracle" and run.data.params["lm"] == "-"  # not a "base" docs row
 
 
 def test_a_run_logged_before_definitions_is_read_through_the_adapter():
@@ -89,3 +89,11 @@ def test_an_environment_option_added_later_reads_as_what_older_definitions_meant
     del older["environment"]["board_diagram"]  # logged before --board-diagram existed: the diagram was shown
     read = run_lookup._completed(definition.RunDefinition.from_json(older))
     assert dict(read.environment)["board_diagram"] is True and read.key != chess.key
+
+
+def test_reference_agents_runs_are_labelled_with_their_agent_not_a_docs_row():
+    for agent in ("oracle", "null"):
+        for docs in (None, "gold"):
+            assert evaluate.EvaluateOptions(agent=agent, docs=docs).definition(tasks=3).method == agent
+    assert evaluate.EvaluateOptions().definition(tasks=3).method == "base"
+    assert evaluate.EvaluateOptions(docs="gold").definition(tasks=3).method == "gold"

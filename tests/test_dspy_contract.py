@@ -12,13 +12,13 @@ from recorder import Recorder
 from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_reply
 
-from modules.agent import FunctionCallingAgent
-from modules.program import ToolAgentProgram
-from optimizers.easytool import EasyTool
-from optimizers.play2prompt import Play2Prompt
-from optimizers.settings import PAPER
-from optimizers.toolobserver import ToolObserver
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.program import ToolAgentProgram
+from otbench.optimizers.easytool import EasyTool
+from otbench.optimizers.play2prompt import Play2Prompt
+from otbench.optimizers.settings import PAPER
+from otbench.optimizers.toolobserver import ToolObserver
 
 ADDS = json.dumps({"updates": [{"name": "function_1", "description": "Adds a and b."}]})
 

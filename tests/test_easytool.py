@@ -4,10 +4,10 @@ from recorder import Recorder
 from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from modules.agent import FunctionCallingAgent
-from modules.program import ToolAgentProgram
-from optimizers.easytool import EasyTool, EasyToolWriter, compose_description
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.program import ToolAgentProgram
+from otbench.optimizers.easytool import EasyTool, EasyToolWriter, compose_description
 
 
 def writer_reply(messages):

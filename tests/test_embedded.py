@@ -39,15 +39,39 @@ def test_toolobserver_runs_one_online_iteration_with_the_embedded_model(tmp_path
     assert (tmp_path / summary["run_id"] / "final_docs.json").exists()
 
 
+def test_embedded_lm_answers_an_agent_call_and_its_server_stops_with_the_block():
+    """``otbench.embedded_lm()``, as the own-tools example uses it: one agent call through the LM it yields
+    (grammar-constrained, metered), and nothing listens at the server's address once the block has ended."""
+    import urllib.request
+
+    import dspy
+
+    from otbench import embedded_lm
+    from otbench.modules.agent import FunctionCallingAgent
+    from otbench.modules.tool_docs import DocumentedTool
+
+    tools = [DocumentedTool("function_1", description="Returns the sum of the numbers a and b."),
+             DocumentedTool("function_2", description="Returns the product of the numbers a and b.")]
+    with embedded_lm(cache=False) as lm:
+        address = lm.kwargs["api_base"]
+        with dspy.context(lm=lm):
+            reply = FunctionCallingAgent()(question="What is 2 plus 3?", tools=tools)
+        names = [call.name for call in reply.calls or []]
+        assert "function_1" in names and set(names) <= {"function_1", "function_2"}
+        assert lm.ledger.phase("agent").calls == 1 and lm.ledger.phase("agent").completion_tokens > 0
+    with pytest.raises(OSError):  # connection refused: the server stopped with the block
+        urllib.request.urlopen(f"{address}/models", timeout=5)
+
+
 def test_the_embedded_model_replies_in_compact_json_under_every_reply_grammar():
     """llama.cpp accepts the grammar of every reply schema, and the agent's reply is compact and exact."""
-    from modules.agent import FunctionCallingAgent, call_schema
-    from modules.editor import updates_schema
-    from modules.lm_output import ask_json
-    from modules.tool_docs import DocumentedTool
-    from optimizers import easytool, play2prompt
     from otbench.llm.metering import TokenLedger
     from otbench.llm.session import LMOptions, open_lms
+    from otbench.modules.agent import FunctionCallingAgent, call_schema
+    from otbench.modules.editor import updates_schema
+    from otbench.modules.lm_output import ask_json
+    from otbench.modules.tool_docs import DocumentedTool
+    from otbench.optimizers import easytool, play2prompt
 
     ledger = TokenLedger()
     with open_lms(LMOptions(cache=False), ledger, ("agent", "editor")) as lms:

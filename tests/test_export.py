@@ -12,12 +12,12 @@ import json
 import jsonschema
 import pytest
 
-from modules.api_tools import chat_completions_tool, json_schema, responses_tool
-from modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench import export
 from otbench.cli import run_main
 from otbench.envs.bfcl.data import load_tests
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools
+from otbench.modules.api_tools import chat_completions_tool, json_schema, responses_tool
+from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 
 _FUNCTION_NAME = {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"}
 _PARAMETERS = {"type": "object", "properties": {"type": {"const": "object"}}, "required": ["type"]}
@@ -159,3 +159,18 @@ def test_export_reads_the_docs_registered_as_a_prompt(capsys):
     assert code == 0 and tool["description"] == "Greatest common divisor."
     code, _, err = _export(["prompts:/otbench.nothing.here@latest"], capsys)
     assert code == 2 and "no such prompt" in err
+
+
+def test_export_gold_gives_the_true_docs_evaluate_uses_with_docs_gold(capsys):
+    from otbench.envs.registry import EnvironmentOptions, make_environment
+
+    code, out, err = _export(["gold", "--env", "toolkit", "--toolkit", "inventory", "--format", "json"], capsys)
+    assert code == 0, err
+    with make_environment(EnvironmentOptions("toolkit", own={"toolkit": "inventory"})) as env:
+        assert json.loads(out) == env.toolbox("gold").to_json()
+    code, out, _ = _export(["gold", "--toolset", "exec_simple_66"], capsys)  # BFCL's gold docs of one test
+    (tool,) = json.loads(out)
+    assert code == 0 and tool["function"]["name"] == "math_gcd"
+    assert_accepted([tool])
+    code, _, err = _export(["gold", "--toolset", "exec_simple_999"], capsys)
+    assert code == 2 and err.strip() == "error: no toolset 'exec_simple_999' in gold"

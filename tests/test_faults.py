@@ -8,7 +8,6 @@ import dspy
 import pytest
 from browsecomp_world import tiny_env
 
-from modules.agent import AgentReply
 from otbench import FunctionEnvironment
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.bfcl.data import BfclTest
@@ -27,6 +26,7 @@ from otbench.faults import (
     preset,
     read_policy,
 )
+from otbench.modules.agent import AgentReply
 
 FACTORIAL = {"name": "math_factorial", "description": "n!",
              "parameters": {"type": "dict", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}

@@ -2,9 +2,9 @@
 
 import pytest
 
-from evals.fidelity import doc_text, fidelity, lexical_similarities, semantic_similarities
-from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.errors import DataError
+from otbench.evals.fidelity import doc_text, fidelity, lexical_similarities, semantic_similarities
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 
 GOLD = "Calculates the probability of k successes in n independent trials with success probability p."
 

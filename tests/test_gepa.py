@@ -5,10 +5,10 @@ from recorder import Recorder
 from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from modules.agent import FunctionCallingAgent
-from modules.program import ToolAgentProgram
-from optimizers.gepa import GEPA
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.program import ToolAgentProgram
+from otbench.optimizers.gepa import GEPA
 
 
 def truthful_reflection(prompts):

@@ -7,12 +7,12 @@ from gbnf_matcher import Grammar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modules.agent import call_schema
-from modules.call_parsing import parse_reply
-from modules.editor import updates_schema
-from optimizers import easytool, play2prompt
 from otbench.calls import ToolCall
 from otbench.llm.grammar import UnsupportedSchema, schema_as_grammar, schema_to_gbnf
+from otbench.modules.agent import call_schema
+from otbench.modules.call_parsing import parse_reply
+from otbench.modules.editor import updates_schema
+from otbench.optimizers import easytool, play2prompt
 
 TOOLS = ["function_1", "function_2", "get_weather"]
 AGENT = Grammar(schema_to_gbnf(call_schema(TOOLS)))

@@ -7,18 +7,18 @@ import re
 import dspy
 from scripted_lm import prompt_text, scripted_lm
 
-from evals.harness import run_rollouts
-from evals.invented import Observed, invented_claims, supported_text, unsupported
-from modules.agent import FunctionCallingAgent
-from modules.editor import DocEditor
-from modules.program import ToolAgentProgram
-from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
-from optimizers.settings import IMPROVED
-from optimizers.toolobserver import ToolObserver
 from otbench import FunctionEnvironment
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import task_key
+from otbench.evals.harness import run_rollouts
+from otbench.evals.invented import Observed, invented_claims, supported_text, unsupported
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.editor import DocEditor
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+from otbench.optimizers.settings import IMPROVED
+from otbench.optimizers.toolobserver import ToolObserver
 
 UNITS = {"function_1": ("Celsius", "Fahrenheit"), "function_2": ("Fahrenheit", "Celsius")}
 
@@ -218,8 +218,8 @@ def test_naming_a_tool_of_the_set_names_no_parameter():
     assert not unsupported("The `function_3` tool converts Fahrenheit to Celsius.", observed)
     assert unsupported("Set `degrees` to the temperature.", observed)
 def test_rules_a_tools_errors_stated_are_written_into_its_docs_and_count_as_evidence():
-    from evals.invented import error_rules, rule_type
-    from optimizers.evidence import EvidenceBook
+    from otbench.evals.invented import error_rules, rule_type
+    from otbench.optimizers.evidence import EvidenceBook
 
     assert error_rules("ValueError: 'interval' must be one of 1d|1wk, got 'weekly'") == [
         ("interval", "must be one of 1d|1wk")]
@@ -275,7 +275,7 @@ def test_an_attempt_that_hedges_over_rivals_has_each_of_its_calls_judged_alone()
 
 
 def test_the_evidence_tells_the_judge_its_tools_names_and_refused_arguments():
-    from optimizers.evidence import ToolEvidence
+    from otbench.optimizers.evidence import ToolEvidence
 
     evidence = ToolEvidence()
     evidence.add(CallResult(ToolCall("function_4", {"value": 2.0}), True, output=0.9))

@@ -7,10 +7,10 @@ import mlflow
 import pytest
 from test_optimize_cli import scripted_lms  # noqa: F401  (a fixture)
 
-from evals import stats
-from evals.outcomes import Mean, interval
 from otbench import evaluate, optimize, run_outcomes
 from otbench.cli import run_main
+from otbench.evals import stats
+from otbench.evals.outcomes import Mean, interval
 
 
 def _main(main, argv, capsys):

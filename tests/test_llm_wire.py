@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from chat_server import chat_server
 
-from modules.agent import FunctionCallingAgent
-from modules.tool_docs import DocumentedTool
 from otbench.calls import ToolCall
 from otbench.llm import session
 from otbench.llm.grammar import schema_to_gbnf
 from otbench.llm.metering import GrammarLM, MeteredLM, TokenLedger
 from otbench.llm.session import LMOptions, open_lms
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.tool_docs import DocumentedTool
 
 REPLY = '{"calls":[{"name":"function_1","arguments":{"n":3}}]}'
 TIMINGS = {"cache_n": 30, "prompt_n": 10, "prompt_ms": 200.0, "predicted_n": 12, "predicted_ms": 600.0}
@@ -48,7 +48,7 @@ def test_the_embedded_model_gets_the_reply_schema_as_a_compact_grammar(recording
     assert _ask_agent(lm).calls == [ToolCall("function_1", {"n": 3})]
     (body,) = bodies
     assert "response_format" not in body and body["repeat_penalty"] == 1.15
-    from modules.agent import call_schema
+    from otbench.modules.agent import call_schema
     assert body["grammar"] == schema_to_gbnf(call_schema(["function_1", "function_2"]))
     figures = ledger.server_figures()["agent"]
     assert figures["calls"] == 1 and figures["cache_share"] == 0.75

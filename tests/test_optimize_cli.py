@@ -51,6 +51,15 @@ def test_the_paper_variant_reports_its_starting_docs_as_before(scripted_lms, tmp
     assert set(json.loads(capsys.readouterr().out)["before"]) == {"E", "P", "A"}
 
 
+def test_the_main_command_prints_the_starting_docs_before_the_learned_ones(scripted_lms, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        run_main(optimize.main, ["--optimizer", "toolobserver", "--limit", "2", "--iterations", "1", "--quiet",
+                                 "--out", str(tmp_path)])
+    assert stop.value.code == 0
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[:4]]
+    assert rows[0] == "docs" and rows[2:4] == ["before", "after"]
+
+
 @pytest.mark.parametrize("optimizer, phases, extra", [
     # No scripted call works, so ToolObserver would write no doc (--grounded): editing is asked for anyway.
     ("toolobserver", {"agent", "editor"}, ["--no-grounded"]),
@@ -68,7 +77,10 @@ def test_every_optimizer_runs_logs_and_saves_docs(optimizer, phases, extra, scri
     summary = json.loads(capsys.readouterr().out)
     assert summary["optimizer"] == optimizer and summary["n"] == 2
     assert set(summary["after"]) == {"E", "P", "A"}
-    assert not summary["before"]  # ToolObserver's first step already shows the probed schema: no "before" figure
+    # No optimizer here scores the starting docs at its first step (ToolObserver's improved variant shows probed
+    # schemas from step 0): they are scored apart, on the same tasks, for the "before" row.
+    assert set(summary["before"]) == {"E", "P", "A"}
+    assert mlflow.artifacts.load_text(f"runs:/{summary['run_id']}/start_docs_trajectories.jsonl").count("\n") == 1
     paid = {phase for phase, row in summary["tokens_by_phase"].items() if row["total_tokens"] and phase != "all"}
     assert paid == phases
     run = mlflow.get_run(summary["run_id"])

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from modules.tool_docs import DocumentedTool, Toolbox
 from otbench import bench, compare, evaluate, export, optimize, outputs, prepare, serve, tracking, ui, ui_check
 from otbench.cli import run_main
 from otbench.errors import ConfigError
+from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.outputs import problem
 
 

@@ -5,10 +5,10 @@ from recorder import Recorder
 from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from modules.agent import FunctionCallingAgent
-from modules.program import ToolAgentProgram
-from optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.program import ToolAgentProgram
+from otbench.optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
 
 TRUTH = {"function_1": "Adds a and b.", "function_2": "Multiplies a and b."}
 

@@ -3,12 +3,12 @@
 import pytest
 from toy_env import ToyEnvironment
 
-from optimizers import knobs
-from optimizers.play2prompt import Play2Prompt, Play2PromptKnobs
-from optimizers.registry import OPTIMIZERS
-from optimizers.toolobserver import ToolObserver
 from otbench import compare, optimize
 from otbench.cli import run_main
+from otbench.optimizers import knobs
+from otbench.optimizers.play2prompt import Play2Prompt, Play2PromptKnobs
+from otbench.optimizers.registry import OPTIMIZERS
+from otbench.optimizers.toolobserver import ToolObserver
 from otbench.sweep import sweepable
 
 

@@ -7,10 +7,10 @@ import mlflow
 import pytest
 from test_compare import _script_models, every_role_reply
 
-from optimizers.settings import ToolObserverKnobs
 from otbench import compare, optimize, reproduce
 from otbench.cli import run_main
 from otbench.errors import ConfigError
+from otbench.optimizers.settings import ToolObserverKnobs
 
 ROWS = ("base", "gold", "+TO (paper)", "+TO", "+ET (probe)")
 

@@ -10,13 +10,13 @@ import mlflow
 import pytest
 from scripted_lm import prompt_text, scripted_lm
 
-from evals.contamination import contamination, sentences
-from evals.robustness import robustness
-from modules.tool_docs import DocumentedTool, Toolbox
 from otbench import FunctionEnvironment, compare, evaluate, optimize, tracking
 from otbench.calls import CallResult, ToolCall
 from otbench.cli import run_main
 from otbench.envs import registry
+from otbench.evals.contamination import contamination, sentences
+from otbench.evals.robustness import robustness
+from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.trajectory import Trajectory
 
 

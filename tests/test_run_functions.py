@@ -7,13 +7,13 @@ import json
 import pytest
 from test_optimize_cli import scripted_lms  # noqa: F401  (a fixture)
 
-from optimizers.gepa import GEPAKnobs
-from optimizers.play2prompt import Play2PromptKnobs
-from optimizers.toolobserver import ToolObserverKnobs
 from otbench import evaluate, optimize, tracking
 from otbench.cli import run_main
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError, DataError, OtbenchError, RunError, SetupError
+from otbench.optimizers.gepa import GEPAKnobs
+from otbench.optimizers.play2prompt import Play2PromptKnobs
+from otbench.optimizers.toolobserver import ToolObserverKnobs
 from otbench.options import definition
 
 

@@ -1,9 +1,9 @@
 """Exploration that spreads the agent's calls over the tools sharing the called tool's interface."""
 
-from modules.agent import AgentReply
-from modules.tool_docs import DocumentedTool, ParameterSpec
-from optimizers.spread import SpreadCalls
 from otbench.calls import ToolCall
+from otbench.modules.agent import AgentReply
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
+from otbench.optimizers.spread import SpreadCalls
 
 
 def _tool(name: str, *parameters: str) -> DocumentedTool:

@@ -8,8 +8,18 @@ import pytest
 import statsmodels.api as sm
 from scipy.stats import binomtest
 
-from evals import stats
-from evals.outcomes import Mean, Outcomes, Ratio, Statistic, TaskOutcome, difference, gap_share, interval, sample_values
+from otbench.evals import stats
+from otbench.evals.outcomes import (
+    Mean,
+    Outcomes,
+    Ratio,
+    Statistic,
+    TaskOutcome,
+    difference,
+    gap_share,
+    interval,
+    sample_values,
+)
 
 
 def _row(values, sample=0, key="E"):

@@ -1,6 +1,6 @@
 import json
 
-from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 
 
 def _toolbox() -> Toolbox:

@@ -13,13 +13,13 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 
-from evals.harness import run_rollouts
-from modules.agent import AgentReply
 from otbench import compare, evaluate, optimize
 from otbench.calls import ToolCall
 from otbench.cli import run_main
 from otbench.envs.toolkits import FAMILIES, inventory, scoring
 from otbench.envs.toolkits.families import load
+from otbench.evals.harness import run_rollouts
+from otbench.modules.agent import AgentReply
 from otbench.opaque import PRESENTATIONS
 
 KITS = {name: load(name) for name in FAMILIES}
@@ -276,7 +276,7 @@ def test_compare_on_a_toolkit_runs_every_row_and_no_prompt_names_a_real_tool(rec
 
 
 # -- the documentation page ------------------------------------------------------------------------------------
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "toolkits.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs/environments/toolkits.md"
 
 
 def _python_blocks():
@@ -302,4 +302,4 @@ def test_the_documentation_examples_run_as_printed(capsys):
 
 
 def test_the_readme_points_at_the_toolkits_page():
-    assert "docs/toolkits.md" in (DOCS.parents[1] / "README.md").read_text()
+    assert "docs/environments/toolkits.md" in (DOCS.parents[2] / "README.md").read_text()

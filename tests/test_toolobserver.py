@@ -6,12 +6,12 @@ from recorder import Recorder
 from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_reply
 
-from modules.agent import FunctionCallingAgent
-from modules.editor import DocEditor
-from modules.program import ToolAgentProgram
-from optimizers.settings import PAPER
-from optimizers.toolobserver import ToolObserver
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.editor import DocEditor
+from otbench.modules.program import ToolAgentProgram
+from otbench.optimizers.settings import PAPER
+from otbench.optimizers.toolobserver import ToolObserver
 
 # the paper's protocol: these tests pin its exact behaviour
 PaperTO = partial(ToolObserver, improvements=PAPER)

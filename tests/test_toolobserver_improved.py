@@ -7,15 +7,15 @@ from recorder import Recorder
 from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from modules.agent import FunctionCallingAgent
-from modules.editor import DocEditor
-from modules.program import ToolAgentProgram
-from modules.tool_docs import Toolbox
-from optimizers.evidence import EvidenceBook, read_error
-from optimizers.settings import IMPROVED, PAPER, Improvements
-from optimizers.toolobserver import ToolObserver
 from otbench.calls import CallResult, ToolCall
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.editor import DocEditor
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import Toolbox
+from otbench.optimizers.evidence import EvidenceBook, read_error
+from otbench.optimizers.settings import IMPROVED, PAPER, Improvements
+from otbench.optimizers.toolobserver import ToolObserver
 
 
 def describing_editor(messages):
@@ -128,8 +128,8 @@ def test_learned_schemas_travel_with_the_docs_and_stay_refused_where_the_setting
 
 
 def test_probing_is_offered_to_the_competitors_and_shows_them_the_learned_schema():
-    from optimizers.easytool import EasyTool, EasyToolWriter
-    from optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
+    from otbench.optimizers.easytool import EasyTool, EasyToolWriter
+    from otbench.optimizers.play2prompt import DocRefiner, Play2Prompt, ToolPlayer
 
     env = ToyEnvironment(1, hide_parameters=True)
     seen = []

@@ -42,9 +42,9 @@ def test_an_opened_trace_must_show_its_spans_task_and_question(monkeypatch):
     from scripted_lm import scripted_lm
     from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-    from evals.harness import run_rollouts
-    from modules.agent import FunctionCallingAgent
     from otbench import tracing, tracking
+    from otbench.evals.harness import run_rollouts
+    from otbench.modules.agent import FunctionCallingAgent
     from otbench.ui_check import check_trace_page
 
     monkeypatch.setenv(tracing.SWITCH, "1")
@@ -98,8 +98,15 @@ def test_the_parallel_plot_must_open_on_the_runs_method():
         return (f'<div>Parameters:</div><div>{chosen}</div><div>Metrics:</div>'
                 f'<div><span class="x-selection-item-content">E</span></div><button>Clear All</button>')
 
-    runs = [{"info": {}, "data": {"params": [{"key": "method", "value": "+TO"}]}}]
+    def run(method):
+        return {"info": {}, "data": {"params": [{"key": "method", "value": method}]}}
+
+    runs = [run("base"), run("+TO")]
     assert plot_axes(page(["method", "optimizer", "setting"])) == (["method", "optimizer", "setting"], ["E"])
     assert check_plot(page(["method", "optimizer", "setting"]), runs) == []
     assert check_plot(page(["accept_check", "agent", "call_timeout"]), runs) == [
         "the parallel-coordinates plot opens on ['accept_check', 'agent', 'call_timeout'], not on the runs' method"]
+    # one run (a store with a single optimize run), or runs of one method: nothing differs, MLflow shows the first
+    # params by name, and that is no problem
+    assert check_plot(page(["accept_check", "agent", "call_timeout"]), runs[1:]) == []
+    assert check_plot(page(["accept_check", "agent", "call_timeout"]), [run("+TO"), run("+TO")]) == []

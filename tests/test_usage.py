@@ -2,11 +2,11 @@
 
 import json
 
-from modules.editor import EditorExchange
-from optimizers.settings import IMPROVED, Improvements
-from optimizers.toolobserver import _checked_against_counts
-from optimizers.usage import UsageBook
 from otbench.calls import CallResult, ToolCall
+from otbench.modules.editor import EditorExchange
+from otbench.optimizers.settings import IMPROVED, Improvements
+from otbench.optimizers.toolobserver import _checked_against_counts
+from otbench.optimizers.usage import UsageBook
 from otbench.trajectory import Trajectory
 
 

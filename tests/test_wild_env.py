@@ -12,14 +12,6 @@ import pytest
 from gbnf_matcher import Grammar
 from scripted_lm import prompt_text, scripted_lm
 
-from evals.wild_metrics import ERROR_CLASSES, METRIC_NAMES
-from modules.agent import AgentReply, FunctionCallingAgent, call_schema
-from modules.editor import DocEditor
-from modules.program import ToolAgentProgram
-from modules.tool_docs import OPTIMIZED_TOOLSETS, Toolbox
-from optimizers.rivals import rivals
-from optimizers.settings import IMPROVED
-from optimizers.toolobserver import ToolObserver
 from otbench import evaluate, export
 from otbench.calls import ToolCall
 from otbench.docs_io import apply_docs
@@ -28,9 +20,17 @@ from otbench.envs.bfcl.opacity import documented_tools
 from otbench.envs.registry import EnvironmentOptions, add_environment_arguments, options_from_values, resolve
 from otbench.envs.wild.env import ASK_TOOL, REPLY_TOOL, TOOLSET, WildEnvironment, read_position
 from otbench.errors import ConfigError, DataError
+from otbench.evals.wild_metrics import ERROR_CLASSES, METRIC_NAMES
 from otbench.faults import StateController, read_policy
 from otbench.llm.grammar import schema_to_gbnf
 from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import AgentReply, FunctionCallingAgent, call_schema
+from otbench.modules.editor import DocEditor
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, Toolbox
+from otbench.optimizers.rivals import rivals
+from otbench.optimizers.settings import IMPROVED
+from otbench.optimizers.toolobserver import ToolObserver
 from otbench.options import TrackingOptions
 
 
@@ -284,7 +284,7 @@ def test_wild_options_are_checked_before_anything_loads():
 
 
 def test_the_python_example_of_the_docs_runs_as_printed(tmp_path, capsys):
-    page = Path(__file__).resolve().parents[1] / "docs" / "environments" / "wild.md"
+    page = Path(__file__).resolve().parents[1] / "docs/environments/wild.md"
     (code,) = re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)
     (tmp_path / "example.py").write_text(code)
     runpy.run_path(str(tmp_path / "example.py"), run_name="__main__")

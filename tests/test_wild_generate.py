@@ -5,7 +5,6 @@ from collections import Counter
 
 import pytest
 
-from evals.wild_metrics import INTENTIONS, KINDS, depth, resolve
 from otbench.envs.bfcl.data import ALL_CATEGORIES, load_tests
 from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.wild import dataset
@@ -13,6 +12,7 @@ from otbench.envs.wild.catalogue import EQUIVALENT, PHRASINGS
 from otbench.envs.wild.generate import GenerationSpec, fingerprint_of, generate, main, render_files
 from otbench.envs.wild.scenario import count_switches
 from otbench.errors import DataError
+from otbench.evals.wild_metrics import INTENTIONS, KINDS, depth, resolve
 
 DATA = dataset.load_data()
 

@@ -2,8 +2,9 @@
 
 import pytest
 
-from evals.outcomes import Outcomes, TaskOutcome, interval
-from evals.wild_metrics import (
+from otbench.calls import CallResult, ToolCall
+from otbench.evals.outcomes import Outcomes, TaskOutcome, interval
+from otbench.evals.wild_metrics import (
     ERROR_CLASSES,
     METRIC_RULES,
     ExpectedCall,
@@ -15,7 +16,6 @@ from evals.wild_metrics import (
     summarise,
     values_equal,
 )
-from otbench.calls import CallResult, ToolCall
 
 GCD = ExpectedCall("function_1", {"a": 12, "b": 18}, 6)
 COORDS = ExpectedCall("function_2", {"city": "Paris"}, {"lat": 48.9, "lon": 2.4})

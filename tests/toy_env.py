@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from scripted_lm import prompt_text
 
-from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.trajectory import Trajectory
 
 IMPLEMENTATIONS = {"function_1": lambda a, b: a + b, "function_2": lambda a, b: a * b}

@@ -31,7 +31,7 @@ from otbench.calls import CallResult, ToolCall
 from otbench.trajectory import Trajectory
 
 if TYPE_CHECKING:  # only named in signatures: the commands import this module without loading DSPy
-    from modules.tool_docs import Toolbox
+    from otbench.modules.tool_docs import Toolbox
 
 LEARNING_MODES = ("online", "offline")
 
@@ -53,7 +53,7 @@ class Environment(Protocol):
     ``metric_names`` lists the metrics ``summarise`` reports, the primary one first; it is also
     the column order of every table. An environment whose metrics are not plain means of the
     same-named per-task scores also says how each is made from them (``metric_rules``,
-    :mod:`evals.outcomes`: Chess's % optimal is a ratio of per-game move counts), so intervals and
+    :mod:`otbench.evals.outcomes`: Chess's % optimal is a ratio of per-game move counts), so intervals and
     paired tests are computed on the right units. Environments are context managers: leaving the ``with``
     block stops whatever they started (sandboxes, engines).
     """

@@ -42,14 +42,14 @@ from typing import Any, Self
 
 import dspy
 
-from modules.agent import FUNCTION_CALLING_INSTRUCTIONS, FunctionCallingAgent
-from modules.program import ToolAgentProgram
-from modules.reference_agents import OracleAgent
-from modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent, task_key
 from otbench.errors import ConfigError
 from otbench.faults import Episode, StateController, call_episode, episode
+from otbench.modules.agent import FUNCTION_CALLING_INSTRUCTIONS, FunctionCallingAgent
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.reference_agents import OracleAgent
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.opaque import PRESENTATIONS, renamed
 from otbench.trajectory import Trajectory
 

@@ -69,20 +69,24 @@ def _options(name: str) -> ModuleType:
     return importlib.import_module(_OPTION_MODULES[name])
 
 
-def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
+def add_environment_arguments(parser: argparse.ArgumentParser, *, running: bool = True) -> None:
+    """The options that choose an environment (``--env``, ``--setting``, each environment's own); ``running``: also
+    how a run of it is carried out (``--sandbox-workers``, ``--faults``, and ``--toolset``, the older name of
+    ``--setting``), which a command that only reads its docs (``export gold``) does not take."""
     group = parser.add_argument_group("environment")
     group.add_argument("--env", default="bfcl", help=f"environment: {', '.join(ENVIRONMENTS)}")
     listed = "; ".join(f"{name}: {_options(name).settings()}" for name in ENVIRONMENTS)
     group.add_argument("--setting", default=None, help=f"what the agent is given to work with ({listed})")
-    group.add_argument("--toolset", default=None, help=argparse.SUPPRESS)  # the older name of --setting
-    group.add_argument("--sandbox-workers", type=positive_int, default=None, metavar="N",
-                       help="the most worker processes running tool calls at once (BFCL's sandbox, Chess's Stockfish "
-                            "engines; default: one per --num-threads up to the number of cores; started as calls "
-                            "need them)")
-    group.add_argument("--faults", default=None, metavar="POLICY",
-                       help="inject tool failures: a preset NAME-RATE[@PHASE] (NAME: flaky, chaos, timeout, "
-                            "rate_limit, unavailable, delay, corrupt, drift; PHASE: exploration, test or both) "
-                            "or a .json/.toml policy file (default: none)")
+    if running:
+        group.add_argument("--toolset", default=None, help=argparse.SUPPRESS)  # the older name of --setting
+        group.add_argument("--sandbox-workers", type=positive_int, default=None, metavar="N",
+                           help="the most worker processes running tool calls at once (BFCL's sandbox, Chess's "
+                                "Stockfish engines; default: one per --num-threads up to the number of cores; started "
+                                "as calls need them)")
+        group.add_argument("--faults", default=None, metavar="POLICY",
+                           help="inject tool failures: a preset NAME-RATE[@PHASE] (NAME: flaky, chaos, timeout, "
+                                "rate_limit, unavailable, delay, corrupt, drift; PHASE: exploration, test or both) "
+                                "or a .json/.toml policy file (default: none)")
     for name in ENVIRONMENTS:
         _options(name).add_arguments(group)
 

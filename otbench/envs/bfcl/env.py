@@ -16,17 +16,17 @@ import dataclasses
 import threading
 from typing import Any, Self
 
-from evals.bfcl_metrics import TestScore, score_test, summarise
-from modules.agent import FUNCTION_CALLING_INSTRUCTIONS
-from modules.reference_agents import OracleAgent
-from modules.tool_docs import Toolbox
 from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
 from otbench.envs.base import Agent
 from otbench.envs.bfcl.data import DEFAULT_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.gold import parse_call
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools, shown_names
 from otbench.errors import ConfigError
+from otbench.evals.bfcl_metrics import TestScore, score_test, summarise
 from otbench.faults import Episode, StateController, call_episode, episode
+from otbench.modules.agent import FUNCTION_CALLING_INSTRUCTIONS
+from otbench.modules.reference_agents import OracleAgent
+from otbench.modules.tool_docs import Toolbox
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
 from otbench.trajectory import Trajectory
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from modules.tool_docs import UNSET, DocumentedTool, ParameterSpec
 from otbench.envs.bfcl.settings import SETTINGS
 from otbench.errors import ConfigError
+from otbench.modules.tool_docs import UNSET, DocumentedTool, ParameterSpec
 
 
 def shown_names(functions: tuple[dict[str, Any], ...], setting: str) -> dict[str, str]:

@@ -13,9 +13,6 @@ import re
 from pathlib import Path
 from typing import Any, Self
 
-from evals.browsecomp_metrics import METRIC_NAMES, score_attempt, summarise
-from modules.reference_agents import OracleAgent
-from modules.tool_docs import Toolbox
 from otbench.calls import CallResult, ToolCall
 from otbench.envs.base import Agent
 from otbench.envs.browsecomp import defaults
@@ -25,7 +22,10 @@ from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
 from otbench.envs.browsecomp.settings import SETTINGS
 from otbench.envs.browsecomp.tools import ANSWER_TOOL, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import ConfigError
+from otbench.evals.browsecomp_metrics import METRIC_NAMES, score_attempt, summarise
 from otbench.faults import Episode, StateController, call_episode, episode
+from otbench.modules.reference_agents import OracleAgent
+from otbench.modules.tool_docs import Toolbox
 from otbench.trajectory import Trajectory
 
 BROWSECOMP_INSTRUCTIONS = """\

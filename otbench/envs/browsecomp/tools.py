@@ -10,11 +10,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from modules.tool_docs import DocumentedTool, ParameterSpec
 from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.domains import DOMAINS, OTHER
 from otbench.envs.browsecomp.render import Document
 from otbench.envs.browsecomp.retrieval import Retriever
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
 
 """BrowseComp's settings: the ten domain tools, or those and a whole-corpus search; the one toolset every
 question shares is named after its setting."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modules.tool_docs import DocumentedTool, ParameterSpec
 from otbench.envs.chess.players import SPECIALIST_DEPTH, Player, rated_player
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
 
 FEN_PARAMETER = "fen"
 

@@ -23,7 +23,16 @@ import re
 from collections.abc import Sequence
 from typing import Any, Self
 
-from evals.wild_metrics import (
+from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
+from otbench.envs.base import Agent
+from otbench.envs.bfcl.env import FUNCTION_REGISTRY
+from otbench.envs.bfcl.functions import FUNCTIONS
+from otbench.envs.bfcl.opacity import documented_tools, shown_names
+from otbench.envs.wild.dataset import SPLITS, WildData, load_data
+from otbench.envs.wild.scenario import Dialogue, Task
+from otbench.envs.wild.settings import SETTINGS
+from otbench.errors import ConfigError, DataError
+from otbench.evals.wild_metrics import (
     METRIC_NAMES,
     METRIC_RULES,
     ExpectedCall,
@@ -35,18 +44,9 @@ from evals.wild_metrics import (
     score_dialogue,
     summarise,
 )
-from modules.reference_agents import OracleAgent
-from modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
-from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
-from otbench.envs.base import Agent
-from otbench.envs.bfcl.env import FUNCTION_REGISTRY
-from otbench.envs.bfcl.functions import FUNCTIONS
-from otbench.envs.bfcl.opacity import documented_tools, shown_names
-from otbench.envs.wild.dataset import SPLITS, WildData, load_data
-from otbench.envs.wild.scenario import Dialogue, Task
-from otbench.envs.wild.settings import SETTINGS
-from otbench.errors import ConfigError, DataError
 from otbench.faults import Episode, StateController, call_episode, episode
+from otbench.modules.reference_agents import OracleAgent
+from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
 from otbench.trajectory import Trajectory
 

@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.wild_metrics import TOOL_KINDS
 from otbench.envs.bfcl.data import ALL_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.wild.catalogue import EQUIVALENT, PHRASINGS
 from otbench.envs.wild.realise import Bank, Made, realise
 from otbench.envs.wild.scenario import Dialogue, count_switches
+from otbench.evals.wild_metrics import TOOL_KINDS
 
 TOOLSET_FORMAT = "otbench.wild.toolset/1"
 DATA_DIRECTORY = Path(__file__).parent / "data"

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from evals.wild_metrics import resolve
 from otbench.envs.bfcl.data import BfclTest
 from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.bfcl.gold import parse_call
@@ -38,6 +37,7 @@ from otbench.envs.wild.catalogue import (
     render_value,
 )
 from otbench.envs.wild.scenario import GoldCall, Task
+from otbench.evals.wild_metrics import resolve
 
 _ENTITY_FAMILIES = frozenset({"stock", "movie", "city", "country", "product", "ip", "zipcode"})
 """Families whose subject is a thing people chat about (small talk names one of them, never a list of numbers)."""
