@@ -53,6 +53,8 @@ _PARAMETER_REFERENCES = (re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`"),
 # "'vertices[0]' must be a list, got dict", "quantity must be a whole number of at least 1, got 0".
 _RULE = re.compile(r"(?:^|[\s:(])(?P<quote>'?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<item>\[\d+\])?'? must "
                    r"(?P<rule>(?:not )?(?:be|have) .+?)(?:, got .*)?$")
+_EXCEPTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception): ")
+_RULE_LENGTH = 160
 _UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
 _NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
 _RULE_TYPES = (("integer", r"an? (?:positive |non-negative )?(?:integer|whole number)"),
@@ -61,9 +63,12 @@ _RULE_TYPES = (("integer", r"an? (?:positive |non-negative )?(?:integer|whole nu
                ("boolean", r"an? (?:boolean|bool)"), ("object", r"an? (?:dict|dictionary|object|mapping)"))
 
 
-def error_rules(error: str, parameters: Iterable[str] | None = None) -> list[tuple[str, str]]:
-    """(parameter, rule) pairs a tool's error states ("must be a number") about one of ``parameters`` (None: any
-    name the error quotes); the rule is said of each item where the error names an item (``'vertices[0]'``)."""
+def error_rules(error: str, parameters: Iterable[str] | None = None,
+                arguments: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+    """(parameter, rule) pairs a tool's error states about one of ``parameters`` (None: any name the error
+    quotes): a rule it spells out ("must be a number"; said of each item where the error names an item,
+    ``'vertices[0]'``), or, where it quotes a text value one of ``arguments`` gave, what it says to such a value
+    ("unknown dataset '…'; datasets: employees, orders"), the value left out: it was the caller's, not the tool's."""
     known = None if parameters is None else set(parameters)
     found = []
     for line in error.splitlines():
@@ -71,12 +76,20 @@ def error_rules(error: str, parameters: Iterable[str] | None = None) -> list[tup
         if match and (match.group("name") in known if known is not None else bool(match.group("quote"))):
             rule = f"must {match.group('rule').strip().rstrip('.')}"
             found.append((match.group("name"), f"each item {rule}" if match.group("item") else rule))
+            continue
+        message = _EXCEPTION.sub("", line.strip())
+        for name, value in (arguments or {}).items():
+            quoted = f"'{value}'"
+            if isinstance(value, str) and quoted in message and (value or name in message):
+                said = message.replace(quoted, "'…'")
+                found.append((name, f"on a wrong value says: {said[:_RULE_LENGTH]}"))
+                break
     return found
 
 
 def rule_type(rule: str) -> str | None:
     """The JSON-schema type a rule names ("must be an integer" -> integer), None when it names none."""
-    if rule.startswith(("each item", "must not")):
+    if rule.startswith(("each item", "must not", "on a wrong value")):
         return None
     return next((kind for kind, pattern in _RULE_TYPES if re.match(rf"must be (?:{pattern})\b", rule)), None)
 
@@ -186,7 +199,7 @@ class Observed:
             error = result.error or ""
             arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
             known = (self.parameters or set()) | set(arguments)
-            self.stated.update(rule_sentence(name, rule) for name, rule in error_rules(error, known))
+            self.stated.update(rule_sentence(name, rule) for name, rule in error_rules(error, known, arguments))
             self.rejected.update(_UNEXPECTED.findall(error))
             return
         self.worked += 1

@@ -115,8 +115,11 @@ class ToolEvidence:
                 self.worked.append(f"{line} returned {preview(result.output, 160)}")
             return
         if result.injected is None:
-            for name, rule in error_rules(result.error or "", {*(self.required or []), *self.accepted, *arguments}):
-                _note(self.rules.setdefault(name, []), rule)
+            for name, rule in error_rules(result.error or "", {*(self.required or []), *self.accepted, *arguments},
+                                          arguments):
+                rules = self.rules.setdefault(name, [])
+                if len(rules) < _MAX_EXAMPLES:
+                    _note(rules, rule)
         missing, unexpected = read_error(result.error or "")
         if missing:  # Python names every missing required parameter; with no arguments given, that is all of them
             known = [] if not arguments else list(self.required or [])

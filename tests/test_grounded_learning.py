@@ -227,6 +227,9 @@ def test_rules_a_tools_errors_stated_are_written_into_its_docs_and_count_as_evid
     assert error_rules("InventoryError: INVALID_QUANTITY: quantity must be a whole number, got 0", {"quantity"}) == [
         ("quantity", "must be a whole number")]
     assert error_rules("quantity must be a whole number, got 0") == []  # unquoted: only a name known to be a parameter
+    assert error_rules("ValueError: unknown dataset 'Sales'; datasets: employees, orders", {"records"},
+                       {"records": "Sales", "field": "x"}) == [
+        ("records", "on a wrong value says: unknown dataset '…'; datasets: employees, orders")]
     assert [rule_type(r) for r in ("must be an integer", "must be a date in MM-DD-YYYY format", "must be one of a|b")] \
         == ["integer", "string", None]
 
