@@ -52,11 +52,13 @@ _PARAMETER_REFERENCES = (re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`"),
 # A rule a tool's own error states for one parameter: "'interval' must be one of 5m|1d, got 'weekly'",
 # "'vertices[0]' must be a list, got dict", "quantity must be a whole number of at least 1, got 0".
 _RULE = re.compile(r"(?:^|[\s:(])(?P<quote>'?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<item>\[\d+\])?'? must "
-                   r"(?P<rule>(?:not )?(?:be|have) .+?)(?:, got .*)?$")
+                   r"(?P<rule>(?:not )?[a-z]+ .+?)(?:, got .*)?$")
 _EXCEPTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception): ")
 _RULE_LENGTH = 160
 _UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
 _NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
+_CALL_FORM = re.compile(r"Called as ([A-Za-z_][A-Za-z0-9_]*)\((.*)\)\.")
+_CALL_ARGUMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=…")
 _RULE_TYPES = (("integer", r"an? (?:positive |non-negative )?(?:integer|whole number)"),
                ("number", r"an? (?:positive |non-negative )?(?:number|float)|real number"),
                ("string", r"an? (?:string|date|text)"), ("array", r"an? (?:list|array|point)"),
@@ -249,6 +251,10 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
     refused = _NOT_PARAMETERS.fullmatch(sentence)
     if refused and set(refused.group(1).split(", ")) <= observed.rejected:
         return None
+    form = _CALL_FORM.fullmatch(sentence)
+    if form and form.group(1) in observed.tools and observed.parameters is not None and \
+            set(_CALL_ARGUMENT.findall(form.group(2))) <= observed.parameters:
+        return None
     if observed.worked == 0:
         return "no call to the tool has worked"
     lowered = sentence.lower()
@@ -278,6 +284,11 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
         return f"says it takes {', '.join(sorted(claimed_input))}, but working calls gave it " \
                f"{', '.join(sorted(given))}"
     return None
+
+
+def call_form_sentence(tool: str, parameters: Iterable[str]) -> str:
+    """How learned docs state the form of a call, from the parameters a tool's own error named as required."""
+    return f"Called as {tool}({', '.join(f'{name}=…' for name in parameters)})."
 
 
 def not_parameters_sentence(names: Iterable[str]) -> str:

@@ -23,6 +23,7 @@ from otbench.envs.base import Environment
 from otbench.evals.invented import (
     MAX_EXAMPLES,
     Observed,
+    call_form_sentence,
     error_rules,
     not_parameters_sentence,
     rule_sentence,
@@ -251,8 +252,9 @@ class EvidenceBook:
 
     def state_rules(self, toolbox: Toolbox, toolset: str) -> int:
         """Write what the tools' own errors said into their docs: each rule in its parameter's description (where
-        the schema shows that parameter and the description lacks it), and, for a tool with a learned schema and a
-        blank description, the argument names it refused. Returns how many tools' docs changed."""
+        the schema shows that parameter and the description lacks it), and, for a tool with a learned schema that
+        no call has worked on, the form of a call and the argument names it refused as its description. Returns
+        how many tools' docs changed."""
         changed = 0
         for tool in toolbox.toolset(toolset):
             evidence = self.tools.get(toolset, {}).get(tool.name)
@@ -267,9 +269,12 @@ class EvidenceBook:
                     if name in shown else []
                 if missing:
                     additions[name] = " ".join([current[name], *missing]).strip()
-            refused = [name for name in evidence.rejected if name not in shown]
-            description = not_parameters_sentence(refused) if refused and tool.parameters_learned and not \
-                tool.description else None
+            description = None
+            if tool.parameters_learned and not evidence.working:  # nothing else is known of it
+                refused = [name for name in evidence.rejected if name not in shown]
+                stated = [call_form_sentence(tool.name, [p.name for p in tool.parameters or () if p.required]),
+                          not_parameters_sentence(refused) if refused else ""]
+                description = " ".join(sentence for sentence in stated if sentence)
             tool.with_docs(description=description, parameter_descriptions=additions)
             changed += tool.to_dict() != before
         return changed

@@ -247,14 +247,14 @@ def test_rules_a_tools_errors_stated_are_written_into_its_docs_and_count_as_evid
     tool = toolbox.get("t", "f")
     assert [(p.name, p.type) for p in tool.parameters] == [("n", "integer"), ("unit", "any")]
     assert tool.parameter_descriptions["unit"] == "Must be one of km|mi (its own error for unit)."
-    assert tool.description == "Not parameters: kind (the tool refused them)."
+    assert tool.description == "Called as f(n=…, unit=…). Not parameters: kind (the tool refused them)."
     assert book.state_rules(toolbox, "t") == 0  # stated once
     found = invented_claims(toolbox, Toolbox({"t": [DocumentedTool("f")]}), [("t", step) for step in [
         CallResult(ToolCall("f", {"n": 3, "unit": "x"}), False, error="ValueError: 'unit' must be one of km|mi, got 'x'"),
         CallResult(ToolCall("f", {"kind": 1}), False, error="TypeError: f() got an unexpected keyword argument 'kind'"),
         CallResult(ToolCall("f", {"n": {"value": 3}, "unit": "km"}), False,
                    error="TypeError: 'n' must be an integer, got dict {'value': 3}")]])
-    assert found.count == 0 and found.sentences == 3  # all three stated sentences rest on the tool's own errors
+    assert found.count == 0 and found.sentences == 4  # every stated sentence rests on the tool's own errors
 
 
 def test_an_attempt_that_hedges_over_rivals_has_each_of_its_calls_judged_alone():
@@ -300,3 +300,27 @@ def test_an_operation_a_sentence_names_is_checked_on_the_working_calls():
     assert not unsupported("Returns the square root of the value.", roots)
     text = Observed({"text"}, {"text": {"string"}}, {"string"}, 1, examples=[({"text": "ab"}, "AB")])
     assert not unsupported("Returns the text in uppercase.", text) and unsupported("Returns it in reverse order.", text)
+
+
+def test_a_tool_no_call_has_worked_on_is_documented_by_the_form_its_errors_gave_and_nothing_else():
+    from otbench.optimizers.evidence import EvidenceBook
+
+    toolbox = Toolbox({"t": [DocumentedTool("function_1")]})
+    book = EvidenceBook()
+    book.add("t", [CallResult(ToolCall("function_1", {}), False,
+                              error="TypeError: function_1() missing 1 required positional argument: 'ASIN'"),
+                   CallResult(ToolCall("function_1", {"type": "object"}), False,
+                              error="TypeError: function_1() got an unexpected keyword argument 'type'"),
+                   CallResult(ToolCall("function_1", {"ASIN": [1]}), False,
+                              error="TypeError: 'ASIN' must contain only letters and digits")], {"function_1"})
+    book.teach(toolbox, "t")
+    book.state_rules(toolbox, "t")
+    tool = toolbox.get("t", "function_1")
+    assert tool.description == "Called as function_1(ASIN=…). Not parameters: type (the tool refused them)."
+    assert tool.parameter_descriptions["ASIN"] == "Must contain only letters and digits (its own error for ASIN)."
+    calls = [("t", step) for step in [
+        CallResult(ToolCall("function_1", {"type": "object"}), False,
+                   error="TypeError: function_1() got an unexpected keyword argument 'type'"),
+        CallResult(ToolCall("function_1", {"ASIN": [1]}), False,
+                   error="TypeError: 'ASIN' must contain only letters and digits")]]
+    assert invented_claims(toolbox, Toolbox({"t": [DocumentedTool("function_1")]}), calls).count == 0
