@@ -86,10 +86,15 @@ class ToolObserver(DocOptimizer):
         self.max_iterations = max_iterations if max_iterations is not None else (10 if mode == "online" else 3)
         self.batch_size = batch_size
         self.oracle_feedback = oracle_feedback
+        self.start_changed: bool | None = None
+        """Whether probing changed the starting docs before the first step (None: no compile yet)."""
 
     @property
     def evaluates_start_docs(self) -> bool:  # type: ignore[override]
-        """The first step scores the starting docs, unless probing already showed a learned schema."""
+        """The first step scores the starting docs, unless probing changed them (a learned schema shown): known once
+        a compile has run; before, as the knobs let it be."""
+        if self.start_changed is not None:
+            return not self.start_changed
         return not (self.improvements.probe and self.improvements.learned_schema)
 
     def _optimize(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
@@ -163,8 +168,11 @@ class ToolObserver(DocOptimizer):
         replays = Replays.from_dict(resume.get("replays", {}))
         described: dict[str, str] = dict(resume.get("described", {}))  # tool key -> the facts its doc was written from
         undo: dict[str, list[dict[str, Any]]] = dict(resume.get("undo", {}))  # task -> toolset docs before its edit
+        self.start_changed = False
         if knobs.probe and not resume:
+            start = student.toolbox.to_json()
             self._learn_interfaces(student.toolbox, [by_id[i] for i in to_run], book, teach=knobs.learned_schema)
+            self.start_changed = student.toolbox.to_json() != start
         for step in range(resume.get("next_step", 0), self.max_iterations + 1):
             ran = self._rollouts(student, [by_id[i] for i in to_run], f"step {step}: agent")
             docs_evaluated = student.toolbox.deepcopy()
@@ -255,8 +263,11 @@ class ToolObserver(DocOptimizer):
         described: dict[str, str] = dict(resume.get("described", {}))
         pending = {key: _Edit.from_dict(data) for key, data in resume.get("edits", {}).items()}
         rejected: dict[str, list[str]] = dict(resume.get("rejected", {}))  # tool key -> descriptions undone
+        self.start_changed = False
         if knobs.probe and not resume:
+            start = student.toolbox.to_json()
             self._learn_interfaces(student.toolbox, tasks, seen, teach=knobs.learned_schema)
+            self.start_changed = student.toolbox.to_json() != start
         explorer = student.agent
         if knobs.spread_calls and not self._judges:  # judged repeats already give every rival the agent's calls
             explorer = SpreadCalls(student.agent)

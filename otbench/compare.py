@@ -225,12 +225,11 @@ def row_results(plan: RowPlan, run: Any, env: Any) -> dict[str, Any]:
         ledger = _artifact_json(run.info.run_id, "summary.json")
     if f"{prefix}{env.primary_metric}" not in metrics:
         raise DataError(f"run {run.info.run_id} ({plan.label}) has no {prefix}{env.primary_metric} metric")
-    total = ledger["tokens_by_phase"]["all"]
     # a split reports only the metrics it defines (chess: evaluation change on exploration games only)
     present = [name for name in env.metric_names if f"{prefix}{name}" in metrics]
     contaminated = metrics.get("doc_contamination") if plan.command == "optimize" else 0.0
     return {name: metrics[f"{prefix}{name}"] for name in present} | {
-        "tokens": int(total["total_tokens"] + total.get("cached_tokens", 0)),
+        "tokens": tracking.cost_tokens(ledger["tokens_by_phase"]),
         "docs_faults": "-" if contaminated is None else round(contaminated, 4)}
 
 

@@ -14,6 +14,7 @@ options and prints the result.
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import json
 from collections.abc import Iterator, Mapping
@@ -312,10 +313,11 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
         elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
             tested = _evaluate_on_test(options, env, learned, trainset)
         started = None
-        if not optimizer.evaluates_start_docs and not nested:  # a sweep's trials share one start: not paid per trial
+        scored_first = optimizer.evaluates_start_docs
+        if not scored_first and not nested:  # a sweep's trials share one start: not paid per trial
             started = _score_start_docs(options, env, learned, trainset)
-        return _finish(options, env, learned, optimizer, ledger, tracked.info.run_id, tracker.elapsed_seconds(), tested,
-                       register=not nested, started=started)
+        return _finish(options, env, learned, scored_first, ledger, tracked.info.run_id, tracker.elapsed_seconds(),
+                       tested, register=not nested, started=started)
 
 
 def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:
@@ -384,9 +386,10 @@ def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProg
 def _score_start_docs(options: OptimizeOptions, env: Any, program: ToolAgentProgram,
                       trainset: list[Any]) -> tuple[dict[str, float], list[Trajectory]]:
     """The starting docs (the setting's) scored on the tasks the final docs were scored on, for the "before" row
-    of an optimizer whose first step does not score them (ToolObserver's improved variant probes the tools first,
-    so its step 0 already shows learned schemas; EasyTool, Play2Prompt and GEPA rewrite before they score).
-    In the phase the final attempts were made in, so both rows meet the same injected faults policy."""
+    of an optimizer whose first step does not score them (ToolObserver's improved variant where it probed the tools
+    first, so its step 0 already shows learned schemas; EasyTool, Play2Prompt and GEPA rewrite before they score).
+    In the phase the final attempts were made in, so both rows meet the same injected faults policy; charged to
+    :data:`otbench.tracking.START_DOCS_PHASE`."""
     import mlflow
 
     from otbench.envs.base import task_key
@@ -394,15 +397,19 @@ def _score_start_docs(options: OptimizeOptions, env: Any, program: ToolAgentProg
 
     finals = {trajectory.task_id for trajectory in program.detailed_results.final_trajectories}
     tasks = [task for task in trainset if task_key(task) in finals] or trainset
+    agent = copy.copy(program.agent)
+    lm = getattr(agent, "lm", None)
+    if lm is not None and hasattr(lm, "for_phase"):
+        agent.lm = lm.for_phase(tracking.START_DOCS_PHASE)
     with phase_of(env, "exploration"):
-        trajectories = run_rollouts(env, program.agent, env.toolbox(), tasks, num_threads=options.num_threads,
+        trajectories = run_rollouts(env, agent, env.toolbox(), tasks, num_threads=options.num_threads,
                                     description="before: starting docs", progress=options.progress)
     mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories),
                     "start_docs_trajectories.jsonl")
     return {k: v for k, v in env.summarise(trajectories).items() if k != "n"}, trajectories
 
 
-def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optimizer: DocOptimizer,
+def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, scored_first: bool,
             ledger: TokenLedger, run_id: str, seconds: float,
             tested: tuple[dict[str, float], list[Trajectory]] | None, *, register: bool,
             started: tuple[dict[str, float], list[Trajectory]] | None = None) -> OptimizeResult:
@@ -424,7 +431,7 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     results = program.detailed_results
     test = tested[0] if tested is not None else None
     before = {key: values[0].value for key, values in history.items()
-              if values and key in env.metric_names and optimizer.evaluates_start_docs}
+              if values and key in env.metric_names and scored_first}
     if started is not None:
         before = {key: value for key, value in started[0].items() if key in env.metric_names}
     if results.final_trajectories:
@@ -450,12 +457,12 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, optim
     rounds = list(results.editor_rounds.values())
     tokens = ledger.snapshot()
     kept = _log_outcomes(options, env, run_id, history, list(results.final_trajectories),
-                         tested[1] if tested is not None else None, optimizer.evaluates_start_docs,
+                         tested[1] if tested is not None else None, scored_first,
                          started[1] if started is not None else None)
     rules = rules_of(env)
     intervals = {split: run_outcomes.intervals(part, rules) for split, part in kept.splits.items()}
     tracking.log_result({k: v for k, v in (test or after).items() if k in env.metric_names},
-                        int(tokens["all"]["total_tokens"] + tokens["all"]["cached_tokens"]), intervals.get(kept.result))
+                        tracking.cost_tokens(tokens), intervals.get(kept.result))
     llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
     result = OptimizeResult(
         run_id=run_id, optimizer=options.optimizer, env=env.name, setting=env.setting, mode=str(options.mode),

@@ -253,6 +253,18 @@ def run_color(experiment_id: str, run_id: str) -> str:
     return free[0] if free else max(RUN_COLORS, key=used.index)
 
 
+START_DOCS_PHASE = "start_docs"
+"""The phase the starting docs' "before" scoring of an optimize run is charged to: a measurement for the report,
+not the method's cost, so :func:`cost_tokens` leaves it out."""
+
+
+def cost_tokens(tokens_by_phase: Mapping[str, Any]) -> int:
+    """What a run's row cost, paid and cache-served (an earlier run's cache serves a method's calls as well):
+    every phase but :data:`START_DOCS_PHASE`."""
+    total, measured = tokens_by_phase["all"], tokens_by_phase.get(START_DOCS_PHASE, {})
+    return sum(int(total.get(key, 0)) - int(measured.get(key, 0)) for key in ("total_tokens", "cached_tokens"))
+
+
 def log_result(metrics: dict[str, float], tokens: int, intervals: Mapping[str, Any] | None = None) -> None:
     """Log the active run's result as ``result/METRIC`` and ``result/tokens`` (paid and cache-served): the
     same names for an evaluation's scores and an optimizer's final docs, so they line up in MLflow's tables and

@@ -82,7 +82,12 @@ def test_every_optimizer_runs_logs_and_saves_docs(optimizer, phases, extra, scri
     assert set(summary["before"]) == {"E", "P", "A"}
     assert mlflow.artifacts.load_text(f"runs:/{summary['run_id']}/start_docs_trajectories.jsonl").count("\n") == 1
     paid = {phase for phase, row in summary["tokens_by_phase"].items() if row["total_tokens"] and phase != "all"}
-    assert paid == phases
+    assert paid == {*phases, "start_docs"}  # the "before" scoring, charged apart: not the row's cost
+    start = summary["tokens_by_phase"]["start_docs"]
+    assert start["total_tokens"] + start["cached_tokens"] > 0
+    logged = mlflow.get_run(summary["run_id"]).data.metrics["result/tokens"]
+    all_tokens = summary["tokens_by_phase"]["all"]
+    assert logged == all_tokens["total_tokens"] + all_tokens["cached_tokens"] - start["total_tokens"] - start["cached_tokens"]
     run = mlflow.get_run(summary["run_id"])
     assert run.data.tags["optimizer"] == optimizer and run.info.status == "FINISHED"
     assert "final_E" in run.data.metrics
