@@ -117,7 +117,7 @@ def test_gold_docs_are_the_true_docstrings_and_parameters_under_the_opaque_names
     assert shown == {tool.name: tool.description for tool in env.toolbox("gold").toolset(family)}
 
 
-@pytest.mark.parametrize("family", ["conversions", "calendar", "records"])
+@pytest.mark.parametrize("family", ["conversions", "calendar", "records", "finance"])
 def test_a_confusable_tool_called_with_the_same_arguments_gives_another_answer(family):
     """Tools sharing parameter names answer each request differently, so the metric tells them apart."""
     kit = KITS[family]
@@ -206,6 +206,26 @@ def test_records_orderings_are_the_documented_ones():
         records.filter_equal(rows, "w", 1)
 
 
+def test_finance_errors_state_the_parameter_and_its_rule_and_rates_are_fractions_but_percents_are_percents():
+    from otbench.envs.toolkits import finance
+
+    with pytest.raises(ValueError, match=r"^rate must be a number between 0 and 1, got 5$"):
+        finance.simple_interest(1000, 5, 2)
+    with pytest.raises(ValueError, match=r"^percent must be a number between 0 and 100, got 150$"):
+        finance.tip_amount(80, 150)
+    with pytest.raises(TypeError, match=r"^people must be a whole number of at least 1, got float$"):
+        finance.split_bill(90, 2.5)
+    with pytest.raises(TypeError, match=r"^principal must be a positive number, got str$"):
+        finance.monthly_loan_payment("1000", 0.05, 2)
+    with pytest.raises(ValueError, match=r"^price must be greater than unit_cost, got price 5 and unit_cost 7$"):
+        finance.break_even_units(1000, 5, 7)
+    assert finance.tip_amount(80, 15) == 12.0 and finance.monthly_rate(0.18) == 0.015
+    assert finance.simple_interest(1000, 0.05, 2) == 100.0 and finance.compound_interest(1000, 0.05, 2, 1) == 102.5
+    assert finance.monthly_loan_payment(1200, 0, 1) == 100.0  # no interest: the principal over the months
+    assert finance.break_even_units(30, 0.3, 0.1) == 150  # 150.00000000000003 in floats: not one unit more
+    assert finance.break_even_units(31.1, 0.3, 0.1) == 156  # 155.5 units: rounded up
+
+
 # -- the command line, with scripted models -------------------------------------------------------------------
 def _run(main, argv, capsys):
     with pytest.raises(SystemExit) as stop:
@@ -224,7 +244,7 @@ def test_evaluate_runs_the_oracle_of_every_toolkit_at_one(family, capsys):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--toolkit", "weather"], "unknown toolkit 'weather'; choose from inventory, conversions, records, calendar"),
+    (["--toolkit", "weather"], "unknown toolkit 'weather'; choose from inventory, conversions, records, calendar, finance"),
     (["--setting", "names_desc"], "unknown toolkit setting 'names_desc'; choose from names_only, names_params, gold"),
 ])
 def test_a_bad_toolkit_option_is_one_line_and_exit_2(argv, message, capsys):
