@@ -268,7 +268,9 @@ class EvidenceBook:
                 missing = [rule_sentence(name, rule) for rule in rules if rule_sentence(name, rule) not in current[name]] \
                     if name in shown else []
                 if missing:
-                    additions[name] = " ".join([current[name], *missing]).strip()
+                    said = current[name].strip()
+                    said = f"{said}." if said and said[-1] not in ".!?" else said  # a sentence of its own each
+                    additions[name] = " ".join([said, *missing]).strip()
             description = None
             if tool.parameters_learned and not evidence.working:  # nothing else is known of it
                 refused = [name for name in evidence.rejected if name not in shown]
