@@ -76,7 +76,8 @@ def error_rules(error: str, parameters: Iterable[str] | None = None,
     for line in error.splitlines():
         match = _RULE.search(line)
         if match and (match.group("name") in known if known is not None else bool(match.group("quote"))):
-            rule = f"must {match.group('rule').strip().rstrip('.')}"
+            # what follows a semicolon speaks of the value the call gave ("; item 0 is list [90.0, 0.0]"), not the rule
+            rule = f"must {match.group('rule').split('; ')[0].strip().rstrip('.')}"
             found.append((match.group("name"), f"each item {rule}" if match.group("item") else rule))
             continue
         message = _EXCEPTION.sub("", line.strip())

@@ -224,6 +224,8 @@ def test_rules_a_tools_errors_stated_are_written_into_its_docs_and_count_as_evid
     assert error_rules("ValueError: 'interval' must be one of 1d|1wk, got 'weekly'") == [
         ("interval", "must be one of 1d|1wk")]
     assert error_rules("TypeError: 'vertices[0]' must be a list, got dict") == [("vertices", "each item must be a list")]
+    assert error_rules("TypeError: 'xs' must contain only numbers; item 0 is list [1, 2]") == [
+        ("xs", "must contain only numbers")]
     assert error_rules("InventoryError: INVALID_QUANTITY: quantity must be a whole number, got 0", {"quantity"}) == [
         ("quantity", "must be a whole number")]
     assert error_rules("quantity must be a whole number, got 0") == []  # unquoted: only a name known to be a parameter
