@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from otbench.calls import CallResult, ToolCall
@@ -85,8 +85,6 @@ class ToolEvidence:
     """The kinds of what working calls returned."""
     answered: list[str] = field(default_factory=list)
     """``"request" -> f(a=1) returned 2`` lines of attempts that answered their request with this call, the first few."""
-    unanswered: list[str] = field(default_factory=list)
-    """The same, for attempts that did not answer their request."""
     requests_tried: int = 0
     """Requests an attempt (or a judged repeat) called this tool for, with a known outcome."""
     requests_answered: int = 0
@@ -134,10 +132,9 @@ class ToolEvidence:
         """A working call made (or repeated) for ``request``, and whether the attempt then answered it."""
         self.requests_tried += 1
         self.requests_answered += answered
-        lines = self.answered if answered else self.unanswered
-        if len(lines) < _MAX_EXAMPLES:
-            lines.append(f"{json.dumps(request[:200], ensure_ascii=False)} -> {render_call(result.call)} returned "
-                         f"{preview(result.output, 120)}")
+        if answered and len(self.answered) < _MAX_EXAMPLES:
+            self.answered.append(f"{json.dumps(request[:200], ensure_ascii=False)} -> {render_call(result.call)} "
+                                 f"returned {preview(result.output, 120)}")
 
     def outcome_lines(self) -> list[str]:
         """What the judged calls showed: how many requests this tool answered, and which. The requests it did not
@@ -207,7 +204,9 @@ class ToolEvidence:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolEvidence:
-        return cls(**data)
+        """Evidence from a checkpoint (what a field no longer kept held is left out)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{name: value for name, value in data.items() if name in known})
 
 
 def _note(kinds: list[str], kind: str) -> None:

@@ -37,6 +37,7 @@ import types
 from collections.abc import Callable
 from typing import IO, Any, Self
 
+from otbench.calls import CallResult, ToolCall
 from otbench.opaque import renamed
 
 _HEADER = struct.Struct("!Q")
@@ -288,6 +289,16 @@ class CallSandbox:
                     if worker.killed_for_cpu_time() else f"RuntimeError: {shown_name}() crashed its worker process")
         finally:
             self._hand_back(worker, healthy)
+
+    def run(self, call: ToolCall, real: str | None) -> CallResult:
+        """One call under its shown name, of the function ``real`` names (None: a name no tool has), as a result:
+        a call whose shape did not fit is refused with its reason, one to an unknown name fails as Python would."""
+        if call.problem is not None:
+            return CallResult.refused(call)
+        if real is None:
+            return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
+        ok, value = self.call(real, call.name, call.arguments)
+        return CallResult(call, True, output=value) if ok else CallResult(call, False, error=value)
 
     def close(self) -> None:
         """Stop every worker; a call still running gets a failed call and its worker is not reused."""

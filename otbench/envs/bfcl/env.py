@@ -159,13 +159,7 @@ class BfclEnvironment:
         return attempt.run(call, lambda: self._run(call, to_real))
 
     def _run(self, call: ToolCall, to_real: dict[str, str]) -> CallResult:
-        if call.problem is not None:
-            return CallResult.refused(call)
-        real = to_real.get(call.name)
-        if real is None:
-            return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
-        ok, value = self.sandbox.call(real, call.name, call.arguments)
-        return CallResult(call, True, output=value) if ok else CallResult(call, False, error=value)
+        return self.sandbox.run(call, to_real.get(call.name))
 
     def close(self) -> None:
         self.sandbox.close()

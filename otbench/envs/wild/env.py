@@ -325,13 +325,7 @@ class WildEnvironment:
         return attempt.run(call, lambda: self._run(call))
 
     def _run(self, call: ToolCall) -> CallResult:
-        if call.problem is not None:
-            return CallResult.refused(call)
-        real = self.to_real.get(call.name)
-        if real is None:
-            return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
-        ok, value = self.sandbox.call(real, call.name, call.arguments)
-        return CallResult(call, True, output=value) if ok else CallResult(call, False, error=value)
+        return self.sandbox.run(call, self.to_real.get(call.name))
 
     def close(self) -> None:
         self.sandbox.close()
