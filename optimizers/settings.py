@@ -73,7 +73,8 @@ class Improvements:
                               "is known of it", always_logged=True)
     cite_requests: bool = _knob("where requests were judged, close each tool's learned description with a request it "
                                 "answered and the call that answered it, quoted by code: an agent matches a new "
-                                "request to a worked example more surely than to a small editor's paraphrase",
+                                "request to a worked example more surely than to a small editor's paraphrase; an offline run "
+                                "that stops with every train attempt answered still writes these into blank docs",
                                 always_logged=True)
     settle: bool = _knob("leave alone what already works: an attempt that succeeded (where the outcome is known), or "
                          "in which every call worked and no tool sharing a called tool's interface answered the same "

@@ -326,6 +326,8 @@ class ToolObserver(DocOptimizer):
                 else:  # one batch: nothing to reconcile, no merge call to pay for
                     consensus = proposals[0] if proposals else {}
                 changed += apply_updates(student.toolbox, toolset, consensus)
+            if settled and knobs.cite_requests:
+                changed += _cite_settled(student.toolbox, trajectories, seen)
             metrics["docs_changed"] = float(changed)
             if knobs.replay_calls:
                 metrics["replayed_calls"] = float(replayed)
@@ -517,6 +519,24 @@ def _with_example(exchange: EditorExchange, name: str, evidence: ToolEvidence) -
         return exchange
     text = " ".join(part for part in (exchange.updates.get(name, ""), example) if part)
     return replace(exchange, updates={**exchange.updates, name: text})
+
+
+def _cite_settled(toolbox: Toolbox, trajectories: list[Trajectory], seen: EvidenceBook) -> int:
+    """Settled docs still carry what the attempts showed (``cite_requests``): every blank description gets, by code
+    and at no token cost, the requests its tool answered, so docs exported for other agents show a working call.
+    A call is credited with its attempt's answer only when it was the attempt's one working call. Returns how
+    many tools' docs changed."""
+    for trajectory in trajectories:
+        working = [step for step in trajectory.steps if step.ok]
+        names = {tool.name for tool in toolbox.toolset(trajectory.toolset)}
+        if trajectory.success and len(working) == 1 and working[0].call.name in names:
+            seen.of(trajectory.toolset, working[0].call.name).add_outcome(trajectory.question, working[0], True)
+    changed = 0
+    for toolset in dict.fromkeys(trajectory.toolset for trajectory in trajectories):
+        blank = {tool.name: example for tool in toolbox.toolset(toolset)
+                 if not tool.description and (example := seen.of(toolset, tool.name).example())}
+        changed += apply_updates(toolbox, toolset, blank)
+    return changed
 
 
 def _restore(toolbox: Toolbox, toolset: str, docs: list[dict[str, Any]]) -> None:

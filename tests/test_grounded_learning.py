@@ -163,6 +163,17 @@ def test_a_toolset_that_already_works_costs_no_editor_call():
         assert ledger.snapshot()["agent"]["calls"] == 3, mode  # the attempts, once: nothing is re-run
 
 
+def test_docs_that_settle_offline_still_quote_a_request_their_tool_answered():
+    """Every train attempt works at once: no editor is asked, yet the blank doc an agent elsewhere will read gets the
+    worked example, written by code."""
+    env = FunctionEnvironment([function_3], [dspy.Example(question=f"What is the sum of {n} and 3?", answer=n + 3)
+                                             for n in (1, 2, 3)], _metric)
+    program, editor = _program(env)
+    learned = ToolObserver(env=env, editor=editor, progress=False).compile(program, trainset=env.tasks("train"))
+    doc = learned.toolbox.get("tools", "function_3").description
+    assert doc.startswith('Example: "What is the sum of 1 and 3?" -> function_3(a=1') and "returned 4" in doc
+
+
 def test_an_offline_edit_after_which_the_tools_calls_fail_more_is_undone():
     env = _env()
     program, editor = _program(env)
