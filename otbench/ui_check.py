@@ -40,6 +40,7 @@ from typing import Any
 from otbench.cli import OneLineParser, positive_int, run_main
 from otbench.errors import DataError, SetupError
 from otbench.outputs import OUTPUT_FILE, STORE_DIRECTORY, check_outputs
+from otbench.run_outcomes import INTERVAL_SUFFIXES
 from otbench.tracking import EXPERIMENT, RESULT_PREFIX, view_url, viewed_environments
 from otbench.ui import server_command, server_environment, stop_server
 
@@ -290,6 +291,12 @@ def table_rows(dom: str) -> dict[str, dict[str, str]]:
     return rows
 
 
+def _is_result(key: str) -> bool:
+    """A result metric the saved view shows as a column and a chart; its interval parts (``result/E_ci_low``...)
+    are logged beside it for recomputation and plots, not given columns of their own."""
+    return key.startswith(RESULT_PREFIX) and not key.endswith(INTERVAL_SUFFIXES)
+
+
 def check_table(dom: str, runs: list[dict[str, Any]]) -> list[str]:
     """Problems with the runs table: a run not listed, a result metric not shown with its stored value, two
     runs drawn in the same colour."""
@@ -301,7 +308,7 @@ def check_table(dom: str, runs: list[dict[str, Any]]) -> list[str]:
             continue
         for key, value in sorted(_metrics(run).items()):
             shown = cells.get(f"metrics.`{key}`")
-            if key.startswith(RESULT_PREFIX) and (shown is None or not _shows(shown, value)):
+            if _is_result(key) and (shown is None or not _shows(shown, value)):
                 problems.append(f"runs table: {name}: {key} shows {shown!r}, the store holds {value}")
     colours = [rows[run["info"]["run_id"]].get("colour") for run in runs if run["info"]["run_id"] in rows]
     if len(set(colours)) < len(colours):
@@ -329,7 +336,7 @@ def check_runs_view(url: str, browser: str, runs: list[dict[str, Any]], screensh
     problems = check_table(render(browser, page, width=2200, height=1600, screenshot=screenshot), shown)
     charts = render(browser, f"{page}&compareRunsMode=CHART", width=2400, height=1800, screenshot=charts_screenshot,
                     budget_ms=_SLOW_PAGE_BUDGET_MS)
-    results = sorted({key for run in shown for key in _metrics(run) if key.startswith(RESULT_PREFIX)})
+    results = sorted({key for run in shown for key in _metrics(run) if _is_result(key)})
     problems += [f"chart view: no chart of {key}" for key in results if f">{key}<" not in charts]
     return page, problems
 

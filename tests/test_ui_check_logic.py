@@ -78,13 +78,14 @@ def _table_run(run_id, metrics):
 
 
 def test_the_runs_table_must_show_each_runs_results_in_a_colour_of_its_own():
-    runs = [_table_run("aa11", {"result/E": 2 / 3, "result/tokens": 12286.0, "seconds": 3.0}),
+    runs = [_table_run("aa11", {"result/E": 2 / 3, "result/tokens": 12286.0, "seconds": 3.0,
+                                "result/E_ci_low": 0.49, "result/E_ci_high": 0.81, "result/E_n": 30.0}),
             _table_run("bb22", {"result/E": 0.1, "result/tokens": 800.0})]
     healthy = _table([("aa11", "#c83243", {"metrics.`result/E`": "0.6667", "metrics.`result/tokens`": "12286"}),
                       ("bb22", "#137dae", {"metrics.`result/E`": "0.1", "metrics.`result/tokens`": "800"})])
     assert table_rows(healthy)["aa11"] == {"attributes.`Run Name`": "aa11", "colour": "#c83243",
                                            "metrics.`result/E`": "0.6667", "metrics.`result/tokens`": "12286"}
-    assert check_table(healthy, runs) == []  # only result metrics are columns
+    assert check_table(healthy, runs) == []  # only result metrics are columns, not their interval parts
     wrong = _table([("aa11", "#c83243", {"metrics.`result/E`": "0.5", "metrics.`result/tokens`": "12286"}),
                     ("bb22", "#c83243", {"metrics.`result/E`": "0.1", "metrics.`result/tokens`": "800"})])
     assert check_table(wrong, runs) == ["runs table: name-aa11: result/E shows '0.5', the store holds 0.6666666666666666",
