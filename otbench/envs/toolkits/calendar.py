@@ -17,7 +17,7 @@ from typing import Any
 
 import dspy
 
-from otbench.envs.toolkits.generation import Draft, Template, call, generate
+from otbench.envs.toolkits.generation import Draft, Template, call, generate, one_call_answer
 from otbench.envs.toolkits.scoring import answer_metric
 from otbench.trajectory import Trajectory
 
@@ -194,17 +194,9 @@ TEMPLATES = (
              _age),
 )
 
-_BY_NAME = {tool.__name__: tool for tool in TOOLS}
-
-
-def _answer(draft: Draft) -> dict[str, Any]:
-    (gold,) = draft.calls
-    return {"answer": _BY_NAME[gold["name"]](**gold["arguments"])}
-
-
 def examples() -> dict[str, list[dspy.Example]]:
     """The train and test requests."""
-    return generate("calendar", TEMPLATES, SIZES, _answer)
+    return generate("calendar", TEMPLATES, SIZES, one_call_answer(TOOLS))
 
 
 def metric(example: dspy.Example, trajectory: Trajectory) -> dspy.Prediction:

@@ -19,7 +19,7 @@ from typing import Any
 
 import dspy
 
-from otbench.envs.toolkits.generation import Draft, Template, call, generate
+from otbench.envs.toolkits.generation import Draft, Template, call, generate, one_call_answer
 from otbench.envs.toolkits.scoring import answer_metric
 from otbench.trajectory import Trajectory
 
@@ -296,17 +296,9 @@ TEMPLATES = (
              _monthly),
 )
 
-_BY_NAME = {tool.__name__: tool for tool in TOOLS}
-
-
-def _answer(draft: Draft) -> dict[str, Any]:
-    (gold,) = draft.calls
-    return {"answer": _BY_NAME[gold["name"]](**gold["arguments"])}
-
-
 def examples() -> dict[str, list[dspy.Example]]:
     """The train and test requests."""
-    return generate("finance", TEMPLATES, SIZES, _answer)
+    return generate("finance", TEMPLATES, SIZES, one_call_answer(TOOLS))
 
 
 def metric(example: dspy.Example, trajectory: Trajectory) -> dspy.Prediction:

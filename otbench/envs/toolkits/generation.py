@@ -58,6 +58,18 @@ class Template:
 
 
 Answer = Callable[[Draft], dict[str, Any]]
+
+
+def one_call_answer(tools: Sequence[Callable[..., Any]]) -> Answer:
+    """The ``answer`` of a family whose requests each take one call to a stateless tool: what that gold call
+    returns (a stateful family, such as inventory, answers from the state its calls leave instead)."""
+    by_name = {tool.__name__: tool for tool in tools}
+
+    def answer(draft: Draft) -> dict[str, Any]:
+        (gold,) = draft.calls
+        return {"answer": by_name[gold["name"]](**gold["arguments"])}
+
+    return answer
 """The fields a draft's gold calls give an example when run: ``answer`` at least."""
 
 
