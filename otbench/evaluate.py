@@ -189,7 +189,7 @@ def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, 
     summary.update(ledger.server_metrics())
     mlflow.log_metrics({k: float(v) for k, v in summary.items() if isinstance(v, (int, float))})
     mlflow.log_dict({"tokens_by_phase": ledger.snapshot()}, "tokens.json")
-    mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), "trajectories.jsonl")
+    tracking.log_trajectories(trajectories, "trajectories.jsonl")
     if trajectories:
         tracking.log_table([{"task_id": t.task_id, **t.metrics, "calls": len(t.steps),
                              "parse_error": t.parse_error or ""} for t in trajectories], "per_task.json")

@@ -379,7 +379,7 @@ def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProg
     metrics = {**robustness(trajectories), **env.summarise(trajectories)}
     mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
     tracking.log_environment_tables(env, trajectories, prefix="test_")
-    mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), "test_trajectories.jsonl")
+    tracking.log_trajectories(trajectories, "test_trajectories.jsonl")
     return metrics, trajectories
 
 
@@ -390,7 +390,6 @@ def _score_start_docs(options: OptimizeOptions, env: Any, program: ToolAgentProg
     first, so its step 0 already shows learned schemas; EasyTool, Play2Prompt and GEPA rewrite before they score).
     In the phase the final attempts were made in, so both rows meet the same injected faults policy; charged to
     :data:`otbench.tracking.START_DOCS_PHASE`."""
-    import mlflow
 
     from otbench.envs.base import task_key
     from otbench.evals.harness import run_rollouts
@@ -404,8 +403,7 @@ def _score_start_docs(options: OptimizeOptions, env: Any, program: ToolAgentProg
     with phase_of(env, "exploration"):
         trajectories = run_rollouts(env, agent, env.toolbox(), tasks, num_threads=options.num_threads,
                                     description="before: starting docs", progress=options.progress)
-    mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories),
-                    "start_docs_trajectories.jsonl")
+    tracking.log_trajectories(trajectories, "start_docs_trajectories.jsonl")
     return {k: v for k, v in env.summarise(trajectories).items() if k != "n"}, trajectories
 
 
@@ -430,10 +428,11 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, score
                for key in (*env.metric_names, "docs_changed", "tokens_all_total")}
     results = program.detailed_results
     test = tested[0] if tested is not None else None
-    before = {key: values[0].value for key, values in history.items()
-              if values and key in env.metric_names and scored_first}
     if started is not None:
         before = {key: value for key, value in started[0].items() if key in env.metric_names}
+    else:
+        before = {key: values[0].value for key, values in history.items()
+                  if values and key in env.metric_names and scored_first}
     if results.final_trajectories:
         after = {k: v for k, v in env.summarise(list(results.final_trajectories)).items() if k != "n"}
     else:  # a resumed run with nothing left to do: its last logged step is final

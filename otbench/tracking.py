@@ -39,7 +39,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -351,6 +351,13 @@ def logged_steps(run_id: str) -> set[int]:
     import mlflow
 
     return {metric.step for metric in mlflow.MlflowClient().get_metric_history(run_id, STEP_MARKER)}
+
+
+def log_trajectories(trajectories: Iterable[Any], artifact_file: str) -> None:
+    """Keep a command's trajectories on the active run as JSON lines (read back by :mod:`otbench.run_outcomes`)."""
+    import mlflow
+
+    mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), artifact_file)
 
 
 def log_table(rows: list[dict[str, Any]], artifact_file: str) -> None:
