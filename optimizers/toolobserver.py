@@ -118,6 +118,15 @@ class ToolObserver(DocOptimizer):
         """Whether repeats on rivals are played as attempts and judged by the task's metric."""
         return self.improvements.judge_replays and bool(getattr(self.env, "one_reply", False)) and self._outcome_known
 
+    def _probe_first(self, toolbox: Toolbox, tasks: list[Any], book: EvidenceBook, *, resumed: bool) -> None:
+        """Probe the tools before the first attempt (``probe``; a resumed run's evidence already holds it) and record
+        whether that changed the starting docs (a learned schema shown), which says who scores them."""
+        self.start_changed = False
+        if self.improvements.probe and not resumed:
+            start = toolbox.to_json()
+            self._learn_interfaces(toolbox, tasks, book, teach=self.improvements.learned_schema)
+            self.start_changed = toolbox.to_json() != start
+
     def _settled(self, trajectory: Trajectory, toolbox: Toolbox, replays: Replays) -> bool:
         """Nothing to learn from this attempt: it succeeded (outcome known); or every call it made worked and no
         tool sharing a called tool's interface answered the same arguments otherwise (the choice was not open)."""
@@ -168,11 +177,7 @@ class ToolObserver(DocOptimizer):
         replays = Replays.from_dict(resume.get("replays", {}))
         described: dict[str, str] = dict(resume.get("described", {}))  # tool key -> the facts its doc was written from
         undo: dict[str, list[dict[str, Any]]] = dict(resume.get("undo", {}))  # task -> toolset docs before its edit
-        self.start_changed = False
-        if knobs.probe and not resume:
-            start = student.toolbox.to_json()
-            self._learn_interfaces(student.toolbox, [by_id[i] for i in to_run], book, teach=knobs.learned_schema)
-            self.start_changed = student.toolbox.to_json() != start
+        self._probe_first(student.toolbox, [by_id[i] for i in to_run], book, resumed=bool(resume))
         for step in range(resume.get("next_step", 0), self.max_iterations + 1):
             ran = self._rollouts(student, [by_id[i] for i in to_run], f"step {step}: agent")
             docs_evaluated = student.toolbox.deepcopy()
@@ -263,11 +268,7 @@ class ToolObserver(DocOptimizer):
         described: dict[str, str] = dict(resume.get("described", {}))
         pending = {key: _Edit.from_dict(data) for key, data in resume.get("edits", {}).items()}
         rejected: dict[str, list[str]] = dict(resume.get("rejected", {}))  # tool key -> descriptions undone
-        self.start_changed = False
-        if knobs.probe and not resume:
-            start = student.toolbox.to_json()
-            self._learn_interfaces(student.toolbox, tasks, seen, teach=knobs.learned_schema)
-            self.start_changed = student.toolbox.to_json() != start
+        self._probe_first(student.toolbox, tasks, seen, resumed=bool(resume))
         explorer = student.agent
         if knobs.spread_calls and not self._judges:  # judged repeats already give every rival the agent's calls
             explorer = SpreadCalls(student.agent)
