@@ -243,6 +243,9 @@ def test_rules_a_tools_errors_stated_are_written_into_its_docs_and_count_as_evid
     assert error_rules("ValueError: unknown dataset 'Sales'; datasets: employees, orders", {"records"},
                        {"records": "Sales", "field": "x"}) == [
         ("records", "on a wrong value says: unknown dataset '…'; datasets: employees, orders")]
+    lambda_error = "ValueError: 'function' is not valid Python lambda source: " + repr("f'(x)")  # "f'(x)"
+    assert error_rules(lambda_error, {"function"}, {"function": "f'(x)"}) == [
+        ("function", "on a wrong value says: 'function' is not valid Python lambda source: '…'")]
     assert [rule_type(r) for r in ("must be an integer", "must be a date in MM-DD-YYYY format", "must be one of a|b")] \
         == ["integer", "string", None]
 
