@@ -82,9 +82,10 @@ def error_rules(error: str, parameters: Iterable[str] | None = None,
             continue
         message = _EXCEPTION.sub("", line.strip())
         for name, value in (arguments or {}).items():
+            if not isinstance(value, str):
+                continue
             # Python quotes a text with an apostrophe in double quotes (its repr): "f'(x)" is the caller's value too
-            quoted = next((q for q in (f"'{value}'", repr(value)) if q in message), None) if isinstance(value, str) \
-                else None
+            quoted = next((q for q in (f"'{value}'", repr(value)) if q in message), None)
             if quoted and (value or name in message):
                 said = message.replace(quoted, "'…'")
                 found.append((name, f"on a wrong value says: {said[:_RULE_LENGTH]}"))

@@ -58,6 +58,7 @@ class Template:
 
 
 Answer = Callable[[Draft], dict[str, Any]]
+"""The fields a draft's gold calls give an example when run: ``answer`` at least."""
 
 
 def one_call_answer(tools: Sequence[Callable[..., Any]]) -> Answer:
@@ -70,7 +71,6 @@ def one_call_answer(tools: Sequence[Callable[..., Any]]) -> Answer:
         return {"answer": by_name[gold["name"]](**gold["arguments"])}
 
     return answer
-"""The fields a draft's gold calls give an example when run: ``answer`` at least."""
 
 
 def generate(family: str, templates: Sequence[Template], sizes: dict[str, int], answer: Answer) -> dict[str, list[dspy.Example]]:
