@@ -527,7 +527,7 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
     as ``compare`` would reuse it; nothing is run). Continuous metrics take the ``spread`` of per-task
     differences, else the one between the finished base and +TO rows."""
     from otbench.evals import stats
-    from otbench.evals.outcomes import rules_of, value_of
+    from otbench.evals.outcomes import Mean, rules_of, value_of
 
     options = check(options)
     tracking.configure(options.tracking.uri, directory=options.tracking.directory)
@@ -542,7 +542,10 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
         read = {label: comparison.read_outcomes(run) for label, run in observed.items()}
         outcomes = {label: kept for label, kept in read.items() if kept is not None}
         base_outcomes = outcomes.get("base")
-        pass_fail = base_outcomes is None or comparison.is_pass_fail(base_outcomes, rule)
+        # before any run, a mean of per-task scores is planned as pass/fail unless a spread says it is continuous;
+        # a share of moves (a ratio) never is
+        pass_fail = (isinstance(rule, Mean) and spread is None if base_outcomes is None
+                     else comparison.is_pass_fail(base_outcomes, rule))
         if base_rate is not None:
             rate, source = base_rate, "assumed: --base-rate"
         elif base_outcomes is not None:

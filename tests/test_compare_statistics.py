@@ -131,3 +131,17 @@ def test_plan_without_a_base_rate_to_go_by_is_refused_on_one_line(monkeypatch, c
         run_main(compare.main, ["--plan", "--seed", "99"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "give --base-rate" in err and len(err.strip().splitlines()) == 1
+
+
+def test_plan_of_a_share_of_moves_asks_for_the_spread_of_its_differences(monkeypatch, capsys):
+    """Chess's % optimal tool is a ratio over moves clustered by game: before any run it is planned from the spread
+    of per-game differences, never as a share of games passed."""
+    monkeypatch.setattr(compare, "_COMMANDS", {})
+    with pytest.raises(SystemExit) as stop:
+        run_main(compare.main, ["--env", "chess", "--plan", "--test-limit", "12", "--base-rate", "0.45", "--seed", "99"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "give --spread" in err and len(err.strip().splitlines()) == 1
+    out, _ = _compare(["--env", "chess", "--plan", "--test-limit", "12", "--base-rate", "0.45", "--spread", "20",
+                       "--seed", "99"], capsys, monkeypatch)
+    assert "optimal_pct (continuous, per-task differences' spread 20)" in out
+    assert f"80% power at alpha 0.05: {stats.detectable_mean_difference(12, 20.0):.3f}" in out
