@@ -50,9 +50,10 @@ _PARAMETER_REFERENCES = (re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`"),
 
 
 # A rule a tool's own error states for one parameter: "'interval' must be one of 5m|1d, got 'weekly'",
-# "'vertices[0]' must be a list, got dict", "quantity must be a whole number of at least 1, got 0".
-_RULE = re.compile(r"(?:^|[\s:(])(?P<quote>'?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<item>\[\d+\])?'? must "
-                   r"(?P<rule>(?:not )?[a-z]+ .+?)(?:, got .*)?$")
+# "'vertices[0]' must be a list, got dict", "quantity must be a whole number of at least 1, got 0", "'function' may
+# only use numbers, the variable, ..." (tools phrase a rule with "must", "may only" or "can only" alike).
+_RULE = re.compile(r"(?:^|[\s:(])(?P<quote>'?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<item>\[\d+\])?'? "
+                   r"(?P<modal>must|may only|can only) (?P<rule>(?:not )?[a-z]+ .+?)(?:, got .*)?$")
 _EXCEPTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception): ")
 _RULE_LENGTH = 160
 _UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
@@ -77,7 +78,7 @@ def error_rules(error: str, parameters: Iterable[str] | None = None,
         match = _RULE.search(line)
         if match and (match.group("name") in known if known is not None else bool(match.group("quote"))):
             # what follows a semicolon speaks of the value the call gave ("; item 0 is list [90.0, 0.0]"), not the rule
-            rule = f"must {match.group('rule').split('; ')[0].strip().rstrip('.')}"
+            rule = f"{match.group('modal')} {match.group('rule').split('; ')[0].strip().rstrip('.')}"
             found.append((match.group("name"), f"each item {rule}" if match.group("item") else rule))
             continue
         message = _EXCEPTION.sub("", line.strip())

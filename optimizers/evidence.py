@@ -251,9 +251,10 @@ class EvidenceBook:
 
     def state_rules(self, toolbox: Toolbox, toolset: str) -> int:
         """Write what the tools' own errors said into their docs: each rule in its parameter's description (where
-        the schema shows that parameter and the description lacks it), and, for a tool with a learned schema that
-        no call has worked on, the form of a call and the argument names it refused as its description. Returns
-        how many tools' docs changed."""
+        the schema shows that parameter and the description lacks it), and, for a tool no call has worked on whose
+        schema was learned or that refused argument names, the form of a call and the names it refused as its
+        description (a shown schema alone says the form already; what the tool refused is news). Returns how many
+        tools' docs changed."""
         changed = 0
         for tool in toolbox.toolset(toolset):
             evidence = self.tools.get(toolset, {}).get(tool.name)
@@ -271,8 +272,8 @@ class EvidenceBook:
                     said = f"{said}." if said and said[-1] not in ".!?" else said  # a sentence of its own each
                     additions[name] = " ".join([said, *missing]).strip()
             description = None
-            if tool.parameters_learned and not evidence.working:  # nothing else is known of it
-                refused = [name for name in evidence.rejected if name not in shown]
+            refused = [name for name in evidence.rejected if name not in shown]
+            if (tool.parameters_learned or refused) and not evidence.working:  # nothing else is known of it
                 stated = [call_form_sentence(tool.name, [p.name for p in tool.parameters or () if p.required]),
                           not_parameters_sentence(refused) if refused else ""]
                 description = " ".join(sentence for sentence in stated if sentence)

@@ -246,6 +246,10 @@ def test_rules_a_tools_errors_stated_are_written_into_its_docs_and_count_as_evid
     lambda_error = "ValueError: 'function' is not valid Python lambda source: " + repr("f'(x)")  # "f'(x)"
     assert error_rules(lambda_error, {"function"}, {"function": "f'(x)"}) == [
         ("function", "on a wrong value says: 'function' is not valid Python lambda source: '…'")]
+    calculus_error = "ValueError: 'function' may only use numbers, the variable, + - * / **; unsupported: 'x.diff()'"
+    assert error_rules(calculus_error, {"function"}, {"function": "lambda x: x.diff()"}) == [
+        ("function", "may only use numbers, the variable, + - * / **")]
+    assert rule_type("may only use numbers") is None
     assert [rule_type(r) for r in ("must be an integer", "must be a date in MM-DD-YYYY format", "must be one of a|b")] \
         == ["integer", "string", None]
 
@@ -271,6 +275,30 @@ def test_rules_a_tools_errors_stated_are_written_into_its_docs_and_count_as_evid
         CallResult(ToolCall("f", {"n": {"value": 3}, "unit": "km"}), False,
                    error="TypeError: 'n' must be an integer, got dict {'value': 3}")]])
     assert found.count == 0 and found.sentences == 4  # every stated sentence rests on the tool's own errors
+
+
+def test_a_shown_schema_gets_the_call_form_only_once_the_tool_refused_names_and_nothing_worked():
+    """A shown schema already says how to call: the docs gain the form of a call only with what is news, the
+    names the tool refused (an agent that passed the schema itself as arguments reads what not to send)."""
+    from otbench.optimizers.evidence import EvidenceBook
+
+    def shown() -> DocumentedTool:
+        return DocumentedTool("f", parameters=[ParameterSpec("base", "integer"), ParameterSpec("height", "integer")])
+
+    refused = CallResult(ToolCall("f", {"type": "object", "properties": {}}), False,
+                         error="TypeError: f() got an unexpected keyword argument 'type'")
+    toolbox, book = Toolbox({"t": [shown()]}), EvidenceBook()
+    book.add("t", [refused], {"f"})
+    assert book.state_rules(toolbox, "t") == 1
+    assert toolbox.get("t", "f").description == "Called as f(base=…, height=…). Not parameters: type (the tool refused them)."
+    assert invented_claims(toolbox, Toolbox({"t": [shown()]}), [("t", refused)]).count == 0
+
+    quiet, book = Toolbox({"t": [shown()]}), EvidenceBook()
+    book.add("t", [CallResult(ToolCall("f", {"base": "x", "height": 2}), False, error="TypeError: bad operand")], {"f"})
+    assert book.state_rules(quiet, "t") == 0 and quiet.get("t", "f").description == ""
+    worked, book = Toolbox({"t": [shown()]}), EvidenceBook()
+    book.add("t", [refused, CallResult(ToolCall("f", {"base": 2, "height": 3}), True, output=3.0)], {"f"})
+    assert book.state_rules(worked, "t") == 0  # a working call says more than the form: the editor writes from it
 
 
 def test_an_attempt_that_hedges_over_rivals_has_each_of_its_calls_judged_alone():
