@@ -32,7 +32,7 @@ from otbench.evals.invented import (
 )
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers.rivals import JudgedCall
-from otbench.trajectory import preview
+from otbench.trajectory import json_text, preview
 
 _MISSING = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?: (.+)$")
 _UNEXPECTED = re.compile(r"got an unexpected (?:keyword )?argument '([^']+)'")
@@ -102,7 +102,7 @@ class ToolEvidence:
             if result.injected is None:
                 self.working += 1
                 if len(self.examples) < MAX_EXAMPLES:
-                    self.examples.append(json.loads(json.dumps([arguments, result.output], default=str)))
+                    self.examples.append([json.loads(json.dumps(arguments, default=str)), json.loads(json_text(result.output))])
                 for name, value in arguments.items():
                     _note(self.input_kinds.setdefault(name, []), value_kind(value))
                 _note(self.output_kinds, value_kind(result.output))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from otbench.calls import CallResult, ToolCall
-from otbench.trajectory import Trajectory
+from otbench.trajectory import Trajectory, json_text
 
 _HOST = re.compile(r"https?://(?:www\.)?([A-Za-z0-9.-]+\.[A-Za-z]{2,})")
 _TOP_SOURCES = 3       # sources named per tool: enough to name a domain, short enough for a small model
@@ -61,7 +61,7 @@ class ToolUsage:
         elif _empty(step.output):
             self.empty += 1
         elif not isinstance(step.output, (int, float, bool)):
-            text = step.output if isinstance(step.output, str) else json.dumps(step.output, default=str)
+            text = step.output if isinstance(step.output, str) else json_text(step.output)
             self.sources.update(host.lower() for host in _HOST.findall(text))
         if step.value is not None:
             self.value_sum += step.value

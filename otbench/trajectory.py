@@ -6,6 +6,7 @@ metrics), so an optimizer sees every environment through the same shape.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,16 @@ def preview(value: Any, limit: int = _MAX_PREVIEW) -> str:
     except ValueError:
         text = f"<{type(value).__name__} too large to print>"
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text (what JSON cannot hold as its ``str``), or, where Python cannot print it (an integer
+    of more than 4300 digits anywhere inside, as a factorial returns), its :func:`preview` as a JSON string: a
+    tool's output must never stop a run that shows or keeps it."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:
+        return json.dumps(preview(value), ensure_ascii=False)
 
 
 @dataclass

@@ -81,6 +81,20 @@ def test_the_agent_sees_the_dialogue_its_calls_and_their_results_and_each_turn_e
     assert [step.value for step in trajectory.steps][:3] == [0.0, 1.0, 1.0]
 
 
+def test_an_output_python_cannot_print_is_shown_as_its_preview_and_the_dialogue_goes_on(env):
+    """3000! has about 9,000 digits, more than Python prints: it once stopped a run after 31 of its 32 dialogues."""
+    from otbench.optimizers.evidence import ToolEvidence
+
+    factorial = env.to_shown["math_factorial"]
+    agent = ScriptedAgent([[ToolCall(factorial, {"n": 3000})]])
+    trajectory = env.rollout(agent, env.toolbox(), _dialogue(env, "single"))
+    assert f'Call: {factorial}({{"n": 3000}}) -> "<integer with about 9' in agent.seen[1][0]
+    assert json.loads(json.dumps(trajectory.to_dict()))["steps"][0]["ok"]
+    evidence = ToolEvidence()
+    evidence.add(trajectory.steps[0])
+    assert evidence.examples[0][0] == {"n": 3000} and evidence.examples[0][1].startswith("<integer with about 9")
+
+
 def test_every_prompt_of_a_dialogue_starts_with_the_one_before_it(env):
     dialogue = env.tasks("test")[5]
     spy = env.oracle_agent([dialogue])

@@ -48,7 +48,7 @@ from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
-from otbench.trajectory import Trajectory
+from otbench.trajectory import Trajectory, json_text
 
 TOOLSET = "wild"
 REPLY_TOOL, ASK_TOOL = "reply_to_user", "ask_user"
@@ -86,9 +86,9 @@ def _one_line(text: str) -> str:
 
 def render_result(result: CallResult) -> str:
     """A call and what it returned, as one transcript line."""
-    arguments = json.dumps(result.call.arguments, ensure_ascii=False, default=str)
+    arguments = json_text(result.call.arguments)
     if result.ok:
-        output = json.dumps(result.output, ensure_ascii=False, default=str)
+        output = json_text(result.output)
         if len(output) > _OUTPUT_CHARS:
             output = f"{output[:_OUTPUT_CHARS]}... ({len(output)} characters)"
     else:
