@@ -102,7 +102,7 @@ class ToolEvidence:
             if result.injected is None:
                 self.working += 1
                 if len(self.examples) < MAX_EXAMPLES:
-                    self.examples.append([json.loads(json.dumps(arguments, default=str)), json.loads(json_text(result.output))])
+                    self.examples.append([json.loads(json_text(part)) for part in (arguments, result.output)])
                 for name, value in arguments.items():
                     _note(self.input_kinds.setdefault(name, []), value_kind(value))
                 _note(self.output_kinds, value_kind(result.output))
