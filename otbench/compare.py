@@ -544,7 +544,7 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
         base_outcomes = outcomes.get("base")
         # before any run, a mean of per-task scores is planned as pass/fail unless a spread says it is continuous;
         # a share of moves (a ratio) never is
-        pass_fail = (isinstance(rule, Mean) and spread is None if base_outcomes is None
+        pass_fail = ((isinstance(rule, Mean) and spread is None) if base_outcomes is None
                      else comparison.is_pass_fail(base_outcomes, rule))
         if base_rate is not None:
             rate, source = base_rate, "assumed: --base-rate"
