@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import dspy
@@ -25,6 +25,14 @@ from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.evidence import EvidenceBook, probe_toolset
 from otbench.optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
 from otbench.trajectory import Trajectory
+
+START_DOCS = "start_docs"
+"""Checkpoint entry: the docs a compile started from, which a resumed compile judges its learned sentences against
+(the docs it resumes from are partly learned)."""
+
+OBSERVED_CALLS = "observed_calls"
+"""Resume entry: the calls the interrupted run saw (``{"toolset": ..., **CallResult.to_dict()}`` each), which a
+tracker keeps with the iterations (:attr:`IterationRecord.observed`) and reads back for the compile that resumes."""
 
 
 class Exchange(Protocol):
@@ -46,6 +54,10 @@ class IterationRecord:
     trajectories: list[Trajectory] = field(default_factory=list)
     exchanges: Sequence[Exchange] = field(default_factory=list)
     checkpoint: dict[str, Any] = field(default_factory=dict)
+    observed: Sequence[tuple[str, CallResult]] = ()
+    """The ``(toolset, call result)`` pairs the optimizer saw since the iteration before, in tasks, probes and
+    exploration: the evidence its docs are judged against, kept with the iteration so that a resumed run is
+    judged against all of it (set by the compile, not by the optimizer)."""
 
 
 class IterationTracker(Protocol):
@@ -53,13 +65,22 @@ class IterationTracker(Protocol):
 
 
 class _Recording:
-    """Keeps the iterations a compile logs (for its results) and passes each on to the user's tracker."""
+    """Keeps the iterations a compile logs (for its results) and passes each on to the user's tracker, with the
+    calls the optimizer saw since the iteration before and, in its checkpoint, the docs the compile started from:
+    what judging the final docs needs after a resume."""
 
-    def __init__(self, tracker: IterationTracker) -> None:
+    def __init__(self, tracker: IterationTracker, watched: _WatchedEnvironment, start_docs: dict[str, Any]) -> None:
         self.tracker = tracker
+        self.watched = watched
+        self.start_docs = start_docs
+        self.passed_on = len(watched.calls)
         self.records: list[IterationRecord] = []
 
     def log_iteration(self, record: IterationRecord) -> None:
+        observed = self.watched.calls_since(self.passed_on)
+        self.passed_on += len(observed)
+        record = replace(record, observed=tuple(observed),
+                         checkpoint={**record.checkpoint, START_DOCS: self.start_docs})
         self.records.append(record)
         self.tracker.log_iteration(record)
 
@@ -68,10 +89,14 @@ class _WatchedEnvironment:
     """The environment an optimizer works with, keeping every call result it sees (in tasks and outside them):
     the evidence its learned docs are judged against (:mod:`otbench.evals.invented`)."""
 
-    def __init__(self, env: Environment) -> None:
+    def __init__(self, env: Environment, earlier: Sequence[tuple[str, CallResult]] = ()) -> None:
         self._env = env
         self._lock = threading.Lock()
-        self.calls: list[tuple[str, CallResult]] = []
+        self.calls: list[tuple[str, CallResult]] = list(earlier)
+
+    def calls_since(self, start: int) -> list[tuple[str, CallResult]]:
+        with self._lock:
+            return self.calls[start:]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._env, name)
@@ -169,7 +194,9 @@ class DocOptimizer(Teleprompter):
 
         With a ``valset`` (offline environments: docs shared by all tasks), the docs of every logged
         iteration and the final docs are scored on it and the best (primary metric; the latest on a tie)
-        are returned. ``resume`` is the checkpoint of the last finished iteration of an interrupted run.
+        are returned. ``resume`` is the checkpoint of the last finished iteration of an interrupted run; with
+        its :data:`START_DOCS` and :data:`OBSERVED_CALLS`, the final docs' invented claims are judged as if the run
+        had never stopped.
         """
         if valset and self.env.learning == "online":
             raise ConfigError(f"{self.env.name} learns docs per task (online): a valset's tasks have tools of "
@@ -177,18 +204,21 @@ class DocOptimizer(Teleprompter):
         program: ToolAgentProgram = student.deepcopy()
         marks = TokenMarks(self._lms(program))
         self.final_trajectories, self.editor_rounds = [], {}
-        recording = _Recording(self.tracker)
-        watched = _WatchedEnvironment(self.env)
+        resume = resume or {}
+        start = Toolbox.from_json(resume[START_DOCS]) if START_DOCS in resume else student.toolbox
+        watched = _WatchedEnvironment(self.env, [(entry["toolset"], CallResult.from_dict(entry))
+                                                 for entry in resume.get(OBSERVED_CALLS, ())])
+        recording = _Recording(self.tracker, watched, start.to_json())
         self.tracker, outer = recording, self.tracker
         self.env, env = watched, self.env
         try:
-            self._optimize(program, list(trainset), resume or {})
+            self._optimize(program, list(trainset), resume)
         finally:
             self.tracker, self.env = outer, env
         chosen, val_trajectories = "final", list[Trajectory]()
         if valset:
             chosen, val_trajectories = self._choose_on_valset(program, recording.records, list(valset))
-        invented = invented_claims(program.toolbox, student.toolbox, watched.calls, self._toolsets(list(trainset)))
+        invented = invented_claims(program.toolbox, start, watched.calls, self._toolsets(list(trainset)))
         program.detailed_results = DocOptimizationResult(
             iterations=tuple(IterationResult(r.step, dict(r.metrics), r.toolbox.to_json(), tuple(r.trajectories))
                              for r in recording.records),

@@ -54,6 +54,11 @@ class ToolCall:
             record["problem"] = self.problem
         return record
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        """A call as :meth:`to_dict` logged it."""
+        return cls(data["name"], dict(data.get("arguments") or {}), data.get("problem"))
+
 
 @dataclass(frozen=True)
 class CallResult:
@@ -92,6 +97,12 @@ class CallResult:
         if self.injected is not None:
             data["injected"] = self.injected
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CallResult:
+        """A result as :meth:`to_dict` logged it (an output JSON could not hold comes back as its logged text)."""
+        return cls(ToolCall.from_dict(data["call"]), bool(data["ok"]), data.get("output"), data.get("error"),
+                   data.get("situation", ""), data.get("value"), data.get("injected"))
 
     @classmethod
     def refused(cls, call: ToolCall) -> CallResult:

@@ -261,7 +261,9 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
     from otbench.modules.agent import FunctionCallingAgent
     from otbench.modules.program import ToolAgentProgram
     from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.optimizers.base import START_DOCS
     from otbench.parallel import MapInterrupted
+    from otbench.tracking import CHECKPOINT_STEP
 
     env, ledger = bench.env, bench.ledger
     tracking.share_view(env.name, env.metric_names, env.primary_metric)
@@ -277,13 +279,14 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
     toolbox = env.toolbox()
     toolbox.meta[OPTIMIZED_TOOLSETS] = list(dict.fromkeys(env.toolset_of(task) for task in trainset))
     if checkpoint:
+        checkpoint.setdefault(START_DOCS, toolbox.to_json())  # a checkpoint logged before it kept its start: fresh
         toolbox.adopt_docs(type(toolbox).from_json(checkpoint["docs"]))
     agent = FunctionCallingAgent(instructions=env.agent_instructions)
     agent.lm = bench.lms["agent"]
     program = ToolAgentProgram(toolbox, agent)
     tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": definition(options.values())},
                                               earlier_seconds=checkpoint.get("elapsed_seconds", 0.0),
-                                              start_docs=toolbox.to_json(),
+                                              start_docs=toolbox.to_json(), start_step=checkpoint.get(CHECKPOINT_STEP),
                                               live_state=(lambda: {"faults": controller.snapshot()})
                                               if controller is not None else None,
                                               logged_steps=tracking.logged_steps(options.resume) if options.resume else None)

@@ -393,13 +393,14 @@ class MlflowIterationTracker:
 
     A step is logged once whatever moment a stop lands: its metrics (one batch) come first and its
     checkpoint last, so a run stopped in between redoes the step when resumed; ``logged_steps`` (the
-    steps already in the resumed run's history) are not given metrics a second time.
+    steps already in the resumed run's history) are not given metrics a second time. A resumed run's
+    ``start_docs`` are its checkpoint's, written after ``start_step``: its first diff is against that step.
     """
 
     def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None,
                  earlier_seconds: float = 0.0, start_docs: dict[str, Any] | None = None,
                  live_state: Callable[[], dict[str, Any]] | None = None,
-                 logged_steps: set[int] | None = None) -> None:
+                 logged_steps: set[int] | None = None, start_step: int | None = None) -> None:
         self.ledger = ledger
         self.logged_steps = set(logged_steps or ())
         self.extra_checkpoint = extra_checkpoint or {}
@@ -407,7 +408,7 @@ class MlflowIterationTracker:
         self.earlier_seconds = earlier_seconds
         self.started = time.perf_counter()
         self.previous_docs = start_docs
-        self.previous_step: int | None = None
+        self.previous_step = start_step
 
     def elapsed_seconds(self) -> float:
         return self.earlier_seconds + time.perf_counter() - self.started
@@ -417,6 +418,7 @@ class MlflowIterationTracker:
 
         from otbench.evals.robustness import robustness
         from otbench.run_artefacts import docs_diff_markdown, exchanges_markdown, optimized_part
+        from otbench.trajectory import json_text
 
         folder = f"iterations/step_{record.step:02d}"
         if record.step not in self.logged_steps:
@@ -436,8 +438,10 @@ class MlflowIterationTracker:
                         f"{folder}/trajectories.jsonl")
         mlflow.log_text(exchanges_markdown([e.to_dict() for e in record.exchanges], title=f"step {record.step}"),
                         f"{folder}/editor.md")
+        mlflow.log_text("".join(json_text({"toolset": toolset, **result.to_dict()}) + "\n"
+                                for toolset, result in getattr(record, "observed", ())), f"{folder}/{OBSERVED}")
         mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, **self.live_state(),
-                         "tokens": self.ledger.snapshot(),
+                         "tokens": self.ledger.snapshot(), CHECKPOINT_STEP: record.step,
                          "elapsed_seconds": self.elapsed_seconds()},
                         "checkpoint.json")
 
@@ -460,6 +464,12 @@ def resumable_checkpoint(run_id: str) -> dict[str, Any]:
 
 DEFINITION = "definition.json"
 
+OBSERVED = "observed_calls.jsonl"
+"""Artefact of each iteration: the calls the optimizer saw since the iteration before, one JSON object a line."""
+
+CHECKPOINT_STEP = "step"
+"""Checkpoint entry: the iteration it was written after, so a resume reads the calls of the iterations up to it."""
+
 
 def log_definition(args: dict[str, Any]) -> None:
     """What defines an optimize run, logged when it starts: a run stopped before its first checkpoint can
@@ -470,8 +480,9 @@ def log_definition(args: dict[str, Any]) -> None:
 
 
 def load_checkpoint(run_id: str) -> dict[str, Any]:
-    """The last finished iteration of an optimize run, for ``--resume``; for a run stopped before its first
-    iteration finished, only its definition (``{"args": ...}``, no ``docs``)."""
+    """The last finished iteration of an optimize run, for ``--resume``, with the calls its finished iterations
+    saw (``observed_calls``); for a run stopped before its first iteration finished, only its definition
+    (``{"args": ...}``, no ``docs``)."""
     import mlflow
 
     from otbench.errors import DataError
@@ -481,5 +492,30 @@ def load_checkpoint(run_id: str) -> dict[str, Any]:
             path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{artifact}")
         except Exception:  # noqa: BLE001, S112 - MLflow raises several types for a missing run or artefact
             continue
-        return dict(json.loads(Path(path).read_text()))
+        checkpoint = dict(json.loads(Path(path).read_text()))
+        if CHECKPOINT_STEP in checkpoint:
+            from otbench.optimizers.base import OBSERVED_CALLS
+
+            checkpoint[OBSERVED_CALLS] = _observed_calls(run_id, int(checkpoint[CHECKPOINT_STEP]))
+        return checkpoint
     raise DataError(f"--resume {run_id}: no checkpoint in that run (is it an optimize run?)")
+
+
+def _observed_calls(run_id: str, last_step: int) -> list[dict[str, Any]]:
+    """The calls logged with the iterations up to ``last_step``, in order (a step after it was logged but not
+    finished, and is done again by the resumed run)."""
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient()
+    steps = sorted((int(folder.path.rsplit("_", 1)[1]), folder.path)
+                   for folder in client.list_artifacts(run_id, "iterations") if folder.is_dir)
+    calls: list[dict[str, Any]] = []
+    for step, folder in steps:
+        if step > last_step:
+            break
+        try:
+            path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{folder}/{OBSERVED}")
+        except Exception:  # noqa: BLE001, S112 - a step logged before calls were kept has none
+            continue
+        calls.extend(json.loads(line) for line in Path(path).read_text().splitlines() if line)
+    return calls

@@ -17,6 +17,7 @@ from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+from otbench.optimizers.base import OBSERVED_CALLS, START_DOCS
 from otbench.optimizers.settings import IMPROVED
 from otbench.optimizers.toolobserver import ToolObserver
 
@@ -368,3 +369,48 @@ def test_a_tool_no_call_has_worked_on_is_documented_by_the_form_its_errors_gave_
         CallResult(ToolCall("function_1", {"ASIN": [1]}), False,
                    error="TypeError: 'ASIN' must contain only letters and digits")]]
     assert invented_claims(toolbox, Toolbox({"t": [DocumentedTool("function_1")]}), calls).count == 0
+
+
+class _StopAfter:
+    """A tracker that keeps every iteration and stops the run (as a Ctrl-C would) once ``step`` is logged."""
+
+    def __init__(self, step: int | None) -> None:
+        self.step = step
+        self.records = []
+
+    def log_iteration(self, record) -> None:
+        self.records.append(record)
+        if record.step == self.step:
+            raise KeyboardInterrupt
+
+
+def test_a_resumed_compile_judges_its_docs_against_the_start_docs_and_every_call_seen_before_the_stop():
+    whole = ToolObserver(env=_env(), editor=_program(_env())[1], progress=False)
+    uninterrupted = whole.compile(_program(_env())[0], trainset=_env().tasks("train")).detailed_results.invented
+    assert uninterrupted.sentences > 0 and uninterrupted.count == 0
+
+    env = _env()
+    program, editor = _program(env)
+    stopped = _StopAfter(step=0)
+    try:
+        ToolObserver(env=env, editor=editor, tracker=stopped, progress=False).compile(program,
+                                                                                       trainset=env.tasks("train"))
+    except KeyboardInterrupt:
+        pass
+    last = stopped.records[-1]
+    assert last.observed and last.checkpoint[START_DOCS] == env.toolbox().to_json()
+    resume = {**last.checkpoint, OBSERVED_CALLS: [{"toolset": toolset, **json.loads(json.dumps(result.to_dict()))}
+                                                  for record in stopped.records for toolset, result in record.observed]}
+    resumed_program, editor = _program(env)
+    resumed_program.toolbox.adopt_docs(Toolbox.from_json(resume["docs"]))
+    resumed = ToolObserver(env=env, editor=editor, progress=False).compile(
+        resumed_program, trainset=env.tasks("train"), resume=resume).detailed_results.invented
+    assert (resumed.count, resumed.sentences) == (uninterrupted.count, uninterrupted.sentences)
+
+
+def test_a_call_result_reads_back_as_it_was_logged():
+    result = CallResult(ToolCall("f", {"x": 1}), True, output=[1, 2], situation="endgame", value=0.5,
+                        injected="timeout")
+    assert CallResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+    refused = CallResult.refused(ToolCall("f", {}, problem="arguments must be an object, not null"))
+    assert CallResult.from_dict(refused.to_dict()) == refused

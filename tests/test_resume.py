@@ -111,3 +111,25 @@ def test_resuming_a_finished_run_says_so_and_changes_nothing(scripted_lms, tmp_p
     assert (after.info.status, after.info.end_time, after.data.metrics) == (
         before.info.status, before.info.end_time, before.data.metrics)
     assert sorted(a.path for a in client.list_artifacts(run_id)) == artifacts
+
+
+
+def test_a_resumed_run_judges_invented_claims_as_the_run_that_never_stopped(scripted_lms, stop_before_checkpoint,  # noqa: F811
+                                                                             tmp_path, capsys):
+    # no scripted call works, so every sentence the editor is made to write is invented: the count shows the
+    # resumed run judges the start docs' sentences and the calls made before the stop, not just what came after
+    argv = ["--optimizer", "toolobserver", "--limit", "1", "--iterations", "2", "--no-grounded", "--json", "--quiet",
+            "--out", str(tmp_path)]
+    with pytest.raises(SystemExit):
+        run_main(optimize.main, argv)
+    whole = json.loads(capsys.readouterr().out)["invented"]
+    stop_before_checkpoint(1)
+    run_id = _stopped_run(argv, capsys)
+    logged = mlflow.MlflowClient().list_artifacts(run_id, "iterations/step_00")
+    assert "iterations/step_00/observed_calls.jsonl" in {artifact.path for artifact in logged}
+
+    with pytest.raises(SystemExit) as done:
+        run_main(optimize.main, ["--resume", run_id, "--json", "--quiet", "--out", str(tmp_path)])
+    assert done.value.code == 0, capsys.readouterr().err
+    resumed = json.loads(capsys.readouterr().out)["invented"]
+    assert whole["sentences"] > 0 and resumed == whole
