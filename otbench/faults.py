@@ -223,15 +223,17 @@ class StateController:
             self.injected.clear()
 
     def snapshot(self) -> dict[str, Any]:
-        """The attempt counts so far, for a checkpoint: a resumed run meets the faults it would have met."""
+        """The attempt counts and the faults injected so far, for a checkpoint: a resumed run meets the faults it
+        would have met, and its docs are checked against every fault injected since it started."""
         with self._lock:
-            return {"attempts": [[phase, scope, count] for (phase, scope), count in sorted(self._attempts.items())]}
+            return {"attempts": [[phase, scope, count] for (phase, scope), count in sorted(self._attempts.items())],
+                    "injected": [vars(fault) for fault in self.injected]}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
-        """Continue from :meth:`snapshot`'s attempt counts (faults injected before are not listed again)."""
+        """Continue from :meth:`snapshot` (one written before faults were kept has attempt counts only)."""
         with self._lock:
             self._attempts = {(str(phase), str(scope)): int(count) for phase, scope, count in snapshot["attempts"]}
-            self.injected.clear()
+            self.injected[:] = [InjectedFault(**fault) for fault in snapshot.get("injected", ())]
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:

@@ -152,6 +152,9 @@ def test_a_resumed_run_meets_the_faults_an_uninterrupted_one_would():
     resumed = controller("chaos-0.5")
     resumed.restore(json.loads(json.dumps(first.snapshot())))  # through the checkpoint file
     assert _decisions(resumed, ["t1", "t2"]) == expected != _decisions(controller("chaos-0.5"), ["t1", "t2"])
+    # the faults met before the stop are still known: the final docs are checked against them too
+    assert first.injected and set(first.injected) <= set(resumed.injected)
+    assert set(resumed.injected) == set(straight.injected)
 
 
 def test_rates_are_kept_over_many_calls():
