@@ -18,6 +18,8 @@ import importlib
 import os
 from typing import Any
 
+from otbench.paths import cache_root
+
 __all__ = [
     "GEPA",
     "EasyTool",
@@ -36,7 +38,8 @@ _EXPORTS = {"FunctionEnvironment": "otbench.envs.functions", "ToolObserver": "ot
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("DSPY_CACHEDIR", os.path.join(os.path.expanduser("~"), ".cache", "otbench", "dspy"))
+# DSPy's LM reply cache lives under otbench's cache root, so ``$OTBENCH_CACHE`` moves it with the rest
+os.environ.setdefault("DSPY_CACHEDIR", str(cache_root() / "dspy"))
 
 
 def __getattr__(name: str) -> Any:

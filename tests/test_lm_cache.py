@@ -2,6 +2,8 @@
 
 import logging
 import os
+import subprocess
+import sys
 
 import dspy
 import pytest
@@ -66,3 +68,11 @@ def test_an_unreadable_entry_is_a_logged_miss_and_runs_nothing(disk_cache, tmp_p
 def test_guarding_twice_changes_nothing(disk_cache):
     guard_lm_cache()
     assert dspy.cache.disk_cache is disk_cache
+
+
+def test_the_reply_cache_moves_with_the_cache_root(tmp_path):
+    environment = {key: value for key, value in os.environ.items() if key != "DSPY_CACHEDIR"}
+    shown = subprocess.run([sys.executable, "-c", "import otbench, os; print(os.environ['DSPY_CACHEDIR'])"],
+                           env={**environment, "OTBENCH_CACHE": str(tmp_path)}, capture_output=True, text=True,
+                           check=True)
+    assert shown.stdout.strip() == str(tmp_path / "dspy")
