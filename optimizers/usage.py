@@ -27,7 +27,6 @@ _TOP_SOURCES = 3       # sources named per tool: enough to name a domain, short 
 _MIN_SITUATION_CALLS = 2  # a situation with fewer calls says nothing about a tool
 _MIN_CITED_CALLS = 4  # a claim the agent reads as fact ("best in the endgame") needs more calls on every side
 _CLEAR_MARGIN = 2.0  # standard errors by which "the best" / "the worst" must lead every other tool
-_NEVER_HELPED_CHANCE = 0.05  # how unlikely a run of unhelpful calls must be, at the other tools' rate, to be stated
 
 
 def _empty(output: Any) -> bool:
@@ -291,18 +290,16 @@ class UsageBook:
         return f"Its results held what this request needed: {json.dumps(request[:200], ensure_ascii=False)}."
 
     def never_helped(self, name: str) -> str:
-        """Where this tool's judged calls never helped a request while other tools' did, and so many of them that
-        at the others' rate none helping would happen by chance less than ``_NEVER_HELPED_CHANCE`` of the time, that
-        count as a plain sentence for its doc; "" otherwise. An agent that finds no example of a tool's use still
-        reads a generic description as a fit for any request; five calls at a one-in-seven rate miss by chance
-        half the time, and such a claim would turn it away from a tool that serves other requests."""
+        """Where this tool's calls (at least ``_MIN_CITED_CALLS`` judged) never helped a request while other tools'
+        did, that count as a plain sentence for its doc; "" otherwise. An agent that finds no example of a tool's
+        use still reads a generic description as a fit for any request."""
         usage = self.tools.get(name)
         others = [other for other_name, other in self.tools.items() if other_name != name]
-        if usage is None or usage.helped or not usage.valued or usage.by_situation:
+        if usage is None or usage.helped or usage.valued < _MIN_CITED_CALLS or usage.by_situation:
             return ""
         judged = sum(other.valued for other in others)
         helping = sum(sum(other.helped.values()) for other in others)
-        if not helping or (1 - helping / judged) ** usage.valued >= _NEVER_HELPED_CHANCE:
+        if not helping:
             return ""
         return (f"None of its {usage.valued} judged calls returned what the request needed; other tools' calls did "
                 f"{helping} of {judged} times.")

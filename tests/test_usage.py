@@ -132,7 +132,7 @@ def _question(question, steps):
     return Trajectory(task_id=question, toolset="s", question=question, steps=steps)
 
 
-def test_searches_cite_a_request_each_tool_helped_and_the_count_of_one_that_never_helped_beyond_chance():
+def test_searches_cite_a_request_each_tool_helped_and_the_count_of_one_that_never_helped():
     company, film = "Where is Acme headquartered?", "Who produced Night Falls?"
     book = UsageBook()
     names = {"search_1", "search_2", "search_3"}
@@ -143,11 +143,10 @@ def test_searches_cite_a_request_each_tool_helped_and_the_count_of_one_that_neve
     # search_1 helped both requests; the one only it helped tells it apart
     assert book.helped_request("search_1") == f'Its results held what this request needed: "{company}".'
     assert book.helped_request("search_2") == f'Its results held what this request needed: "{film}".'
-    # two misses at the others' rate of 3 in 4 happen by chance 1 time in 16: nothing is said
-    assert book.helped_request("search_3") == "" and book.never_helped("search_3") == ""
-    book.add([_question(company, [_search("search_3", ["boards.net"], 0.0)] * 1)], names)
-    assert book.never_helped("search_3") == (  # three: 1 in 64
-        "None of its 3 judged calls returned what the request needed; other tools' calls did 3 of 4 times.")
+    assert book.helped_request("search_3") == "" and book.never_helped("search_3") == ""  # two calls say nothing
+    book.add([_question(company, [_search("search_3", ["boards.net"], 0.0)] * 2)], names)
+    assert book.never_helped("search_3") == (
+        "None of its 4 judged calls returned what the request needed; other tools' calls did 3 of 4 times.")
     assert book.never_helped("search_2") == ""  # it helped once
     proposed = EditorExchange("describe", "prompt", "reply", {"search_3": "Searches for specific keywords."})
     checked = _checked_against_counts(proposed, book, Improvements(cite_helped=True)).updates
