@@ -179,15 +179,12 @@ class UsageBook:
 
     def add(self, trajectories: list[Trajectory], names: set[str]) -> None:
         """Count every call of these attempts to a tool in ``names`` (calls to unknown names say nothing), and the
-        requests each call helped. Only a request of one message is kept: in a dialogue the task's text holds
-        every user turn, and which of them a call served is not known here."""
+        requests each call helped."""
         for trajectory in trajectories:
             self.add_calls(trajectory.steps, names)
-            if "\n" in trajectory.question.strip():
-                continue
             for step in trajectory.steps:
                 if step.call.name in names and step.value is not None and step.value > 0 and not step.situation:
-                    self.tools[step.call.name].helped[trajectory.question.strip()] += 1
+                    self.tools[step.call.name].helped[trajectory.question] += 1
 
     def add_calls(self, steps: Iterable[CallResult], names: set[str]) -> None:
         """Count each of these calls made to a tool in ``names``."""
@@ -287,7 +284,7 @@ class UsageBook:
 
         order = {request: index for index, request in enumerate(usage.helped)}
         request = min(usage.helped, key=lambda r: (shared(r), -usage.helped[r], order[r]))
-        return f"Its results held what this request needed: {json.dumps(request[:200], ensure_ascii=False)}."
+        return f'Its results held what this request needed: "{request}"'
 
     def never_helped(self, name: str) -> str:
         """Where this tool's calls (at least ``_MIN_CITED_CALLS`` judged) never helped a request while other tools'

@@ -141,8 +141,8 @@ def test_searches_cite_a_request_each_tool_helped_and_the_count_of_one_that_neve
               _question(film, [_search("search_2", ["imdb.com"], 1.0), _search("search_1", ["forbes.com"], 1.0),
                                _search("search_3", ["boards.net"], 0.0)])], names)
     # search_1 helped both requests; the one only it helped tells it apart
-    assert book.helped_request("search_1") == f'Its results held what this request needed: "{company}".'
-    assert book.helped_request("search_2") == f'Its results held what this request needed: "{film}".'
+    assert book.helped_request("search_1") == f'Its results held what this request needed: "{company}"'
+    assert book.helped_request("search_2") == f'Its results held what this request needed: "{film}"'
     assert book.helped_request("search_3") == "" and book.never_helped("search_3") == ""  # two calls say nothing
     book.add([_question(company, [_search("search_3", ["boards.net"], 0.0)] * 2)], names)
     assert book.never_helped("search_3") == (
@@ -162,6 +162,3 @@ def test_calls_in_a_named_situation_or_without_a_judged_value_cite_no_request():
     assert book.helped_request("engine_1") == book.never_helped("engine_2") == ""
     book.add([_question("q", [_search("search_1", ["a.com"], None)] * 4)], {"search_1"})
     assert book.helped_request("search_1") == book.never_helped("search_1") == ""
-    dialogue = _question("User: what is 2+2?\nUser: and the same for 3?", [_search("search_2", ["b.com"], 1.0)])
-    book.add([dialogue], {"search_2"})  # which turn the call served is not known: nothing to quote
-    assert book.helped_request("search_2") == ""
