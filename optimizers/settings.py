@@ -28,8 +28,8 @@ class Improvements:
     parameters are not shown it is probed and its schema learned (``probe``, ``learned_schema``); where
     several tools take the same parameters their calls are spread and repeated over each other, and the
     usage facts that tell them apart are kept (``spread_calls``, ``replay_calls``, ``judge_replays``,
-    ``cite_facts``, ``cite_helped``, ``drop_contradicted``); the editor writes one tool at a time from facts
-    read by code (``facts``, ``per_tool``), states what the tools' errors said (``error_rules``) and requests they answered
+    ``cite_facts``, ``drop_contradicted``); the editor writes one tool at a time from facts read by code
+    (``facts``, ``per_tool``), states what the tools' errors said (``error_rules``) and requests they answered
     (``cite_requests``), and nothing the observed calls do not support (``grounded``); an edit
     that makes the next attempt worse is undone (``accept_check``); a toolset that already works is left
     alone (``settle``). An improvement with nothing to act on (no hidden schema, no tools sharing an
@@ -76,12 +76,6 @@ class Improvements:
                                 "request to a worked example more surely than to a small editor's paraphrase; an offline run "
                                 "that stops with every train attempt answered still writes these into blank docs",
                                 always_logged=True)
-    cite_helped: bool = _knob("where the environment judges single calls but names no situation for them (search "
-                              "tools), close each learned description with a request one of the tool's calls helped "
-                              "(the one fewest other tools helped), and open it, for a tool whose judged calls never "
-                              "helped while others' did, with that count, quoted by code: a small agent matches a "
-                              "request to an example of what a tool served, and reads a generic description as a fit "
-                              "for any request", ("offline",), always_logged=True)
     settle: bool = _knob("leave alone what already works: an attempt that succeeded (where the outcome is known), or "
                          "in which every call worked and no tool sharing a called tool's interface answered the same "
                          "arguments otherwise, gets no editor call; an offline run stops once every train attempt "

@@ -397,7 +397,7 @@ class ToolObserver(DocOptimizer):
             else:
                 asked = self.editor.describe(tool, facts, None)
             asked = self._grounded(asked, tool, seen.of(toolset, tool.name), [other.name for other in tools])
-            if knobs.drop_contradicted or knobs.cite_facts or knobs.cite_helped:
+            if knobs.drop_contradicted or knobs.cite_facts:
                 asked = _checked_against_counts(asked, book, knobs)
             if knobs.cite_requests:
                 asked = _with_example(asked, tool.name, seen.of(toolset, tool.name))
@@ -501,16 +501,13 @@ def _checked_against_counts(exchange: EditorExchange, book: UsageBook, knobs: Im
     the sentences the counts contradict go; with ``cite_facts`` the description opens with where its tool is
     the best or worst choice and closes with where its results come from: what decides the agent's choice
     comes first, where a small model reading a list of tools attends most, and the editor's prose cannot
-    bury it; with ``cite_helped``, likewise the count of a tool whose calls never helped, and a request its calls
-    did help. A description left empty is not proposed (the tool keeps its current one)."""
+    bury it. A description left empty is not proposed (the tool keeps its current one)."""
     updates = {}
     for name, text in exchange.updates.items():
         if knobs.drop_contradicted:
             text = book.without_contradictions(name, text)
         if knobs.cite_facts:
             text = " ".join(part for part in (book.standing(name), text, book.sources(name)) if part)
-        if knobs.cite_helped:
-            text = " ".join(part for part in (book.never_helped(name), text, book.helped_request(name)) if part)
         if text:
             updates[name] = text
     return replace(exchange, updates=updates)

@@ -53,9 +53,6 @@ class ToolUsage:
     """Arguments (as JSON) of the calls repeated on it from other tools' calls (:meth:`UsageBook.replay`)."""
     by_situation: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0.0, 0.0, 0.0]))
     """Situation -> [sum of values, calls with a value, sum of squared values]."""
-    helped: Counter[str] = field(default_factory=Counter)
-    """Requests one of its calls helped (a positive value, where the call carries no situation), with how often:
-    what the tool is for, in the words of the requests it served."""
 
     def add(self, step: CallResult) -> None:
         self.calls += 1
@@ -88,13 +85,12 @@ class ToolUsage:
         return {"calls": self.calls, "failed": self.failed, "empty": self.empty, "sources": dict(self.sources),
                 "value_sum": self.value_sum, "valued": self.valued,
                 "by_situation": {situation: list(totals) for situation, totals in self.by_situation.items()},
-                "replayed": sorted(self.replayed), "helped": dict(self.helped)}
+                "replayed": sorted(self.replayed)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolUsage:
         usage = cls(calls=data["calls"], failed=data["failed"], empty=data["empty"], sources=Counter(data["sources"]),
-                    value_sum=data["value_sum"], valued=data["valued"], replayed=set(data.get("replayed", ())),
-                    helped=Counter(data.get("helped", {})))
+                    value_sum=data["value_sum"], valued=data["valued"], replayed=set(data.get("replayed", ())))
         for situation, totals in data["by_situation"].items():  # a checkpoint from before squares were kept:
             usage.by_situation[situation] = [*totals, math.inf][:3]  # spread unknown, so no clear lead
         return usage
@@ -178,13 +174,8 @@ class UsageBook:
         self.tools: dict[str, ToolUsage] = tools or {}
 
     def add(self, trajectories: list[Trajectory], names: set[str]) -> None:
-        """Count every call of these attempts to a tool in ``names`` (calls to unknown names say nothing), and the
-        requests each call helped."""
-        for trajectory in trajectories:
-            self.add_calls(trajectory.steps, names)
-            for step in trajectory.steps:
-                if step.call.name in names and step.value is not None and step.value > 0 and not step.situation:
-                    self.tools[step.call.name].helped[trajectory.question] += 1
+        """Count every call of these attempts to a tool in ``names`` (calls to unknown names say nothing)."""
+        self.add_calls((step for trajectory in trajectories for step in trajectory.steps), names)
 
     def add_calls(self, steps: Iterable[CallResult], names: set[str]) -> None:
         """Count each of these calls made to a tool in ``names``."""
@@ -270,36 +261,6 @@ class UsageBook:
         sentences = [f"Best of the tools in the {' and the '.join(best)}." if best else "",
                      f"Worst of the tools in the {' and the '.join(worst)}." if worst else ""]
         return " ".join(sentence for sentence in sentences if sentence)
-
-    def helped_request(self, name: str) -> str:
-        """A request this tool's calls helped, quoted as a plain sentence for its doc: the one the fewest other tools
-        also helped (then the most helped, then the first seen), so the example tells the tools apart. "" when
-        none did."""
-        usage = self.tools.get(name)
-        if usage is None or not usage.helped:
-            return ""
-
-        def shared(request: str) -> int:
-            return sum(request in other.helped for other_name, other in self.tools.items() if other_name != name)
-
-        order = {request: index for index, request in enumerate(usage.helped)}
-        request = min(usage.helped, key=lambda r: (shared(r), -usage.helped[r], order[r]))
-        return f'Its results held what this request needed: "{request}"'
-
-    def never_helped(self, name: str) -> str:
-        """Where this tool's calls (at least ``_MIN_CITED_CALLS`` judged) never helped a request while other tools'
-        did, that count as a plain sentence for its doc; "" otherwise. An agent that finds no example of a tool's
-        use still reads a generic description as a fit for any request."""
-        usage = self.tools.get(name)
-        others = [other for other_name, other in self.tools.items() if other_name != name]
-        if usage is None or usage.helped or usage.valued < _MIN_CITED_CALLS or usage.by_situation:
-            return ""
-        judged = sum(other.valued for other in others)
-        helping = sum(sum(other.helped.values()) for other in others)
-        if not helping:
-            return ""
-        return (f"None of its {usage.valued} judged calls returned what the request needed; other tools' calls did "
-                f"{helping} of {judged} times.")
 
     def without_contradictions(self, name: str, text: str) -> str:
         """``text`` without the sentences that tie the tool to a situation where another tool did better in the

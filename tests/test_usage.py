@@ -126,39 +126,3 @@ def test_the_editors_descriptions_are_cut_to_what_the_counts_allow_then_open_wit
                        "engine_2": f"Worst of the tools in the {opening}."}
     dropped_only = Improvements(drop_contradicted=True)  # nothing left and nothing cited: not proposed
     assert _checked_against_counts(proposed, book, dropped_only).updates == {}
-
-
-def _question(question, steps):
-    return Trajectory(task_id=question, toolset="s", question=question, steps=steps)
-
-
-def test_searches_cite_a_request_each_tool_helped_and_the_count_of_one_that_never_helped():
-    company, film = "Where is Acme headquartered?", "Who produced Night Falls?"
-    book = UsageBook()
-    names = {"search_1", "search_2", "search_3"}
-    book.add([_question(company, [_search("search_1", ["forbes.com"], 1.0), _search("search_2", ["imdb.com"], 0.0),
-                                  _search("search_3", ["boards.net"], 0.0)]),
-              _question(film, [_search("search_2", ["imdb.com"], 1.0), _search("search_1", ["forbes.com"], 1.0),
-                               _search("search_3", ["boards.net"], 0.0)])], names)
-    # search_1 helped both requests; the one only it helped tells it apart
-    assert book.helped_request("search_1") == f'Its results held what this request needed: "{company}"'
-    assert book.helped_request("search_2") == f'Its results held what this request needed: "{film}"'
-    assert book.helped_request("search_3") == "" and book.never_helped("search_3") == ""  # two calls say nothing
-    book.add([_question(company, [_search("search_3", ["boards.net"], 0.0)] * 2)], names)
-    assert book.never_helped("search_3") == (
-        "None of its 4 judged calls returned what the request needed; other tools' calls did 3 of 4 times.")
-    assert book.never_helped("search_2") == ""  # it helped once
-    proposed = EditorExchange("describe", "prompt", "reply", {"search_3": "Searches for specific keywords."})
-    checked = _checked_against_counts(proposed, book, Improvements(cite_helped=True)).updates
-    assert checked == {"search_3": book.never_helped("search_3") + " Searches for specific keywords."}
-    assert UsageBook.from_dict(json.loads(json.dumps(book.to_dict()))).helped_request("search_1") == \
-        book.helped_request("search_1")
-
-
-def test_calls_in_a_named_situation_or_without_a_judged_value_cite_no_request():
-    book = UsageBook()
-    book.add([_question("mate in two?", [_move("engine_1", "opening", 1.0)] * 4 + [_move("engine_2", "opening", 0.0)] * 4)],
-             {"engine_1", "engine_2"})
-    assert book.helped_request("engine_1") == book.never_helped("engine_2") == ""
-    book.add([_question("q", [_search("search_1", ["a.com"], None)] * 4)], {"search_1"})
-    assert book.helped_request("search_1") == book.never_helped("search_1") == ""
