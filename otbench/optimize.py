@@ -263,7 +263,6 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
     from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
     from otbench.optimizers.base import START_DOCS
     from otbench.parallel import MapInterrupted
-    from otbench.tracking import CHECKPOINT_STEP
 
     env, ledger = bench.env, bench.ledger
     tracking.share_view(env.name, env.metric_names, env.primary_metric)
@@ -286,7 +285,7 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
     program = ToolAgentProgram(toolbox, agent)
     tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": definition(options.values())},
                                               earlier_seconds=checkpoint.get("elapsed_seconds", 0.0),
-                                              start_docs=toolbox.to_json(), start_step=checkpoint.get(CHECKPOINT_STEP),
+                                              start_docs=toolbox.to_json(), start_step=checkpoint.get(tracking.CHECKPOINT_STEP),
                                               live_state=(lambda: {"faults": controller.snapshot()})
                                               if controller is not None else None,
                                               logged_steps=tracking.logged_steps(options.resume) if options.resume else None)

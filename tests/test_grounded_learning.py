@@ -374,7 +374,7 @@ def test_a_tool_no_call_has_worked_on_is_documented_by_the_form_its_errors_gave_
 class _StopAfter:
     """A tracker that keeps every iteration and stops the run (as a Ctrl-C would) once ``step`` is logged."""
 
-    def __init__(self, step: int | None) -> None:
+    def __init__(self, step: int) -> None:
         self.step = step
         self.records = []
 

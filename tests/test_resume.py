@@ -113,7 +113,6 @@ def test_resuming_a_finished_run_says_so_and_changes_nothing(scripted_lms, tmp_p
     assert sorted(a.path for a in client.list_artifacts(run_id)) == artifacts
 
 
-
 def test_a_resumed_run_judges_invented_claims_as_the_run_that_never_stopped(scripted_lms, stop_before_checkpoint,  # noqa: F811
                                                                              tmp_path, capsys):
     # no scripted call works, so every sentence the editor is made to write is invented: the count shows the
