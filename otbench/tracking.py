@@ -323,18 +323,42 @@ def view_state(env: str, metric_names: tuple[str, ...], primary_metric: str) -> 
 
 def share_view(env: str, metric_names: tuple[str, ...], primary_metric: str) -> str:
     """Save (or refresh) environment ``env``'s view of the runs as a saved view of the experiment, listed in the
-    UI's Views menu; returns its id. Written as MLflow's UI writes one: a JSON envelope holding the state."""
+    UI's Views menu; returns its id. Written as MLflow's UI writes one: a JSON envelope holding the state.
+
+    Workers sharing a store all call this as they start: a view already current is left as it is, and a write
+    that loses the race to another worker's identical write (a SQL store refuses the second insert of the
+    key) is not an error, since the view it wanted is there."""
     import mlflow
 
     experiment = mlflow.get_experiment_by_name(EXPERIMENT)
     if experiment is None:
         raise ValueError(f"no {EXPERIMENT!r} experiment: configure() first")
-    now = int(time.time() * 1000)
+    key = f"{VIEW_TAG_PREFIX}{view_id(env)}"
     state = json.dumps(view_state(env, metric_names, primary_metric))
-    envelope = {"name": f"otbench: {env} runs compared", "createdAt": now, "updatedAt": now, "state": state}
-    mlflow.MlflowClient().set_experiment_tag(experiment.experiment_id, f"{VIEW_TAG_PREFIX}{view_id(env)}",
-                                             json.dumps(envelope))
+    saved = _saved_envelope(experiment.tags.get(key))
+    if saved.get("state") == state:
+        return view_id(env)
+    now = int(time.time() * 1000)
+    created = saved.get("createdAt") if isinstance(saved.get("createdAt"), int) else now
+    envelope = {"name": f"otbench: {env} runs compared", "createdAt": created, "updatedAt": now, "state": state}
+    client = mlflow.MlflowClient()
+    try:
+        client.set_experiment_tag(experiment.experiment_id, key, json.dumps(envelope))
+    except mlflow.exceptions.MlflowException:
+        if key not in client.get_experiment(experiment.experiment_id).tags:
+            raise
     return view_id(env)
+
+
+def _saved_envelope(tag_value: str | None) -> dict[str, Any]:
+    """A saved view's envelope as stored, or empty when there is none or it is not one (edited by hand)."""
+    if tag_value is None:
+        return {}
+    try:
+        envelope = json.loads(tag_value)
+    except json.JSONDecodeError:
+        return {}
+    return envelope if isinstance(envelope, dict) else {}
 
 
 def view_url(base_url: str, experiment_id: str, env: str) -> str:

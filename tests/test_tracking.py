@@ -2,6 +2,7 @@ import json
 from functools import partial
 
 import mlflow
+import pytest
 from scripted_lm import scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_reply
 
@@ -87,3 +88,46 @@ def test_each_environment_gets_a_saved_view_of_its_results(tmp_path, monkeypatch
     assert charts["PARALLEL"]["selectedMetrics"] == ["result/E", "result/tokens"]
     assert charts["SCATTER"]["yaxis"]["key"] == "result/E"
     assert tracking.view_url("http://ui", "7", "bfcl") == "http://ui/#/experiments/7/runs?viewStateShareKey=otbench-bfcl"
+
+
+def test_a_view_already_current_is_not_written_again(tmp_path, monkeypatch):
+    _own_store(tmp_path, monkeypatch)
+    tracking.share_view("bfcl", ("E",), "E")
+    created = json.loads(mlflow.get_experiment_by_name(tracking.EXPERIMENT).tags["mlflow.sharedViewState.otbench-bfcl"])
+    writes = []
+    monkeypatch.setattr(mlflow.MlflowClient, "set_experiment_tag", lambda self, *args: writes.append(args))
+    tracking.share_view("bfcl", ("E",), "E")
+    assert writes == []
+    monkeypatch.undo()
+    _own_store(tmp_path, monkeypatch)
+    tracking.share_view("bfcl", ("E", "P"), "E")  # a changed view is rewritten, keeping when it was created
+    tags = mlflow.get_experiment_by_name(tracking.EXPERIMENT).tags
+    refreshed = json.loads(tags["mlflow.sharedViewState.otbench-bfcl"])
+    assert refreshed["createdAt"] == created["createdAt"] and refreshed["state"] != created["state"]
+
+
+def test_a_write_that_loses_the_race_to_another_workers_identical_view_is_not_an_error(tmp_path, monkeypatch):
+    """A SQL store refuses the second insert of a tag key; the distributed set runs the real race."""
+    _own_store(tmp_path, monkeypatch)
+    tracking.share_view("chess", ("A",), "A")
+    write = mlflow.MlflowClient.set_experiment_tag
+
+    def other_worker_first(self, experiment_id, key, value):
+        write(self, experiment_id, key, value)
+        raise mlflow.exceptions.MlflowException("duplicate key value violates unique constraint")
+
+    monkeypatch.setattr(mlflow.MlflowClient, "set_experiment_tag", other_worker_first)
+    assert tracking.share_view("bfcl", ("E",), "E") == "otbench-bfcl"
+    assert "mlflow.sharedViewState.otbench-bfcl" in mlflow.get_experiment_by_name(tracking.EXPERIMENT).tags
+
+
+def test_a_write_refused_for_another_reason_is_still_an_error(tmp_path, monkeypatch):
+    _own_store(tmp_path, monkeypatch)
+    tracking.share_view("chess", ("A",), "A")
+
+    def refused(self, experiment_id, key, value):
+        raise mlflow.exceptions.MlflowException("permission denied")
+
+    monkeypatch.setattr(mlflow.MlflowClient, "set_experiment_tag", refused)
+    with pytest.raises(mlflow.exceptions.MlflowException, match="permission denied"):
+        tracking.share_view("bfcl", ("E",), "E")
