@@ -28,7 +28,7 @@ class ScriptedAgent:
 
     def __call__(self, *, question, tools, **_):
         self.seen.append((question, [tool.name for tool in tools]))
-        call = self.replies.pop(0) if self.replies else ToolCall("search_1", {"query": "again"})
+        call = self.replies.pop(0) if self.replies else ToolCall("search_1", {"query": f"again {len(self.seen)}"})
         if call is None:
             return AgentReply(raw="gibberish", calls=None, error="no JSON")
         return AgentReply(raw=json.dumps(call.to_dict()), calls=[call])
@@ -81,6 +81,33 @@ def test_a_search_tool_runs_alone_for_optimizers_that_explore_tools_one_by_one()
     found = env.execute(env.toolset_of(task), ToolCall(right_tool, {"query": hop.query}))
     assert found.ok and hop.subject in json.dumps(found.output)
     assert not env.execute(env.toolset, ToolCall(right_tool, {})).ok
+
+
+def test_an_exact_repeat_of_a_search_spends_a_search_runs_nothing_and_says_where_its_results_are():
+    env = tiny_env(max_calls=4)
+    task = env.tasks("test")[0]
+    hop = task.hops[0]
+    right_tool = env.tool_of_domain[hop.domain]
+    search = ToolCall(right_tool, {"query": hop.query})
+    agent = ScriptedAgent(search, search, ToolCall(right_tool, {"query": hop.query + " born"}), search)
+    trajectory = env.rollout(agent, env.toolbox(), task)
+    assert [step.call.arguments["query"] for step in trajectory.steps] == [hop.query, hop.query + " born"]
+    assert "Your last call repeated call 1 exactly, so it was not run" in agent.seen[2][0]
+    assert "Searches left: 2" in agent.seen[2][0] and "repeated" not in agent.seen[3][0]
+    assert [names for _, names in agent.seen][-1] == [ANSWER_TOOL]  # two searches and two refused repeats
+    assert "2 exact repeat(s) of an earlier search were not run" in trajectory.feedback
+
+
+def test_a_repeat_is_run_when_refusal_is_off_and_a_failed_search_may_be_retried():
+    task = tiny_env().tasks("test")[0]
+    search = ToolCall(tiny_env().tool_of_domain[task.hops[0].domain], {"query": task.hops[0].query})
+    ran = tiny_env(max_calls=3, repeats_refused=False).rollout(ScriptedAgent(search, search), tiny_env().toolbox(), task)
+    assert [step.call for step in ran.steps[:2]] == [search, search]
+    assert tiny_env(repeats_refused=False).setting == "domains repeats=run" and tiny_env().setting == "domains"
+    assert resolve(options_from_values(vars(_parse(["--no-refuse-repeats"])))).own["refuse_repeats"] is False
+    wrong = ToolCall(search.name, {"q": task.hops[0].query})
+    retried = tiny_env(max_calls=3).rollout(ScriptedAgent(wrong, wrong), tiny_env().toolbox(), task)
+    assert [step.ok for step in retried.steps[:2]] == [False, False]
 
 
 def _parse(argv):

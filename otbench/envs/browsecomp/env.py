@@ -4,7 +4,8 @@ Offline learning: one toolset shared by all questions, docs learned on the train
 on the test split. The environment drives a multi-turn loop: each turn the agent sees the
 question and every earlier call with its results, and makes one call, either a search or the
 fixed ``final_answer`` tool (never part of the toolbox, so never edited). When the search budget
-is spent, only ``final_answer`` is offered.
+is spent, only ``final_answer`` is offered. An exact repeat of an earlier search is refused (by default): it spends
+a search, runs nothing, and the next turn says where its results already are.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ def _render_results(output: Any) -> str:
                      for i, r in enumerate(output, start=1))
 
 
-def turn_text(question: str, steps: list[CallResult], calls_left: int) -> str:
-    """What the agent reads each turn: the question, every earlier call and its results, the budget."""
+def turn_text(question: str, steps: list[CallResult], calls_left: int, repeated: int | None = None) -> str:
+    """What the agent reads each turn: the question, every earlier call and its results, the budget, and, when
+    its last call repeated call number ``repeated`` and was not run, that its results are already there."""
     lines = [question, ""]
     for number, step in enumerate(steps, start=1):
         query = step.call.arguments.get("query")
@@ -56,6 +58,9 @@ def turn_text(question: str, steps: list[CallResult], calls_left: int) -> str:
         lines.append(_render_results(step.output) if step.ok else f"  error: {step.error}")
     if steps:
         lines.append("")
+    if repeated is not None:
+        lines.append(f"Your last call repeated call {repeated} exactly, so it was not run: its results are above. "
+                     "Search for something new, such as a name those results give, or another tool.")
     if calls_left > 0:
         lines.append(f"Searches left: {calls_left}. Search, or call {ANSWER_TOOL} if you know the answer.")
     else:
@@ -63,12 +68,23 @@ def turn_text(question: str, steps: list[CallResult], calls_left: int) -> str:
     return "\n".join(lines)
 
 
-def setting_name(setting: str, retriever: str, snippet_chars: int, max_calls: int) -> str:
+def setting_name(setting: str, retriever: str, snippet_chars: int, max_calls: int,
+                 repeats_refused: bool = defaults.REPEATS_REFUSED) -> str:
     """What MLflow groups runs by: the setting, plus every retrieval option that differs from its default."""
     changed = [retriever if retriever != "bm25" else "",
                f"snippet={snippet_chars}" if snippet_chars != defaults.SNIPPET_CHARS else "",
-               f"calls={max_calls}" if max_calls != defaults.MAX_CALLS else ""]
+               f"calls={max_calls}" if max_calls != defaults.MAX_CALLS else "",
+               "" if repeats_refused == defaults.REPEATS_REFUSED else f"repeats={'refused' if repeats_refused else 'run'}"]
     return " ".join([setting, *filter(None, changed)])
+
+
+def _earlier_identical(call: ToolCall, steps: list[CallResult]) -> int | None:
+    """The number of the earlier call that ``call`` repeats exactly (same tool, same query), if any: one that
+    returned results (retrying a search that failed is no repeat)."""
+    for number, step in enumerate(steps, start=1):
+        if step.ok and step.call.name == call.name and step.call.arguments == call.arguments:
+            return number
+    return None
 
 
 class BrowseCompEnvironment:
@@ -77,7 +93,8 @@ class BrowseCompEnvironment:
     ``setting`` names the setting and any non-default retrieval option (runs are grouped by it); ``toolset``
     is the id of the one toolset all questions share, named after the setting;
     ``retriever`` is ``bm25`` or ``dense``; ``k`` results per search, taken from the first
-    ``depth`` whole-corpus hits of the tool's domain; snippets are cut at ``snippet_chars``.
+    ``depth`` whole-corpus hits of the tool's domain; snippets are cut at ``snippet_chars``;
+    ``repeats_refused``: an exact repeat of an earlier search of the question spends a search and runs nothing.
     """
 
     name = "browsecomp"
@@ -93,14 +110,16 @@ class BrowseCompEnvironment:
         self, *, setting: str = SETTINGS[0], retriever: str = "bm25", snippet_chars: int = defaults.SNIPPET_CHARS,
         max_calls: int = defaults.MAX_CALLS, k: int = defaults.K, depth: int = defaults.DEPTH,
         spec: GenerationSpec = DEFAULT_SPEC, dataset: Dataset | None = None,
+        repeats_refused: bool = defaults.REPEATS_REFUSED,
     ) -> None:
         if setting not in SETTINGS:
             raise ConfigError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
         if retriever not in RETRIEVERS:
             raise ConfigError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
         self.toolset = setting
-        self.setting = setting_name(setting, retriever, snippet_chars, max_calls)
+        self.setting = setting_name(setting, retriever, snippet_chars, max_calls, repeats_refused)
         self.max_calls = max_calls
+        self.repeats_refused = repeats_refused
         self.dataset = dataset or load_dataset(spec)
         index = open_retriever(retriever, self.dataset.documents, Path(self.dataset.directory) / "index",
                                self.dataset.fingerprint)
@@ -138,11 +157,14 @@ class BrowseCompEnvironment:
         raws: list[str] = []
         errors: list[str] = []
         answer: str | None = None
+        repeated: int | None = None  # the earlier call the last one repeated, when it was refused
+        refused_repeats = 0
         attempt = episode(self.faults, task.id)
         for turn in range(self.max_calls + 1):
-            calls_left = 0 if turn == self.max_calls else self.max_calls - len(steps)
+            calls_left = 0 if turn == self.max_calls else self.max_calls - len(steps) - refused_repeats
             offered = [*search_tools, self.answer_tool] if calls_left > 0 else [self.answer_tool]
-            reply = agent(question=turn_text(task.text, steps, calls_left), tools=offered)
+            reply = agent(question=turn_text(task.text, steps, calls_left, repeated), tools=offered)
+            repeated = None
             raws.append(reply.raw)
             if not reply.calls:
                 errors.append(reply.error or "no call")
@@ -155,6 +177,10 @@ class BrowseCompEnvironment:
                 errors.append(call.refusal() if call.problem else
                               f"called {call.name!r} with no searches left")
                 continue
+            repeated = _earlier_identical(call, steps) if self.repeats_refused else None
+            if repeated is not None:
+                refused_repeats += 1
+                continue
             steps.append(self._search(call, seen, called_domains, attempt, set(task.evidence)))
         score = score_attempt(answer=answer, gold=task.answer, seen=seen, evidence=task.evidence,
                               called_domains=called_domains, optimal_domains=task.domains)
@@ -162,6 +188,8 @@ class BrowseCompEnvironment:
         feedback = (f"answered {answer!r}; the correct answer is {task.answer!r}" if answer is not None
                     else f"gave no answer; the correct answer is {task.answer!r}")
         feedback += f"; {found} of the {len(task.evidence)} pages needed appeared in search results"
+        if refused_repeats:
+            feedback += f"; {refused_repeats} exact repeat(s) of an earlier search were not run"
         return Trajectory(task_id=task.id, toolset=self.toolset, question=task.text, steps=steps,
                           reply="\n".join(raws), parse_error="; ".join(errors) or None, metrics=score.as_dict(),
                           success=score.accuracy == 1.0, feedback=feedback)

@@ -21,6 +21,10 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help=f"BrowseComp: characters of page text shown per search result (default {defaults.SNIPPET_CHARS})")
     group.add_argument("--max-calls", type=int, default=defaults.MAX_CALLS,
                        help=f"BrowseComp: searches per question before the agent must answer (default {defaults.MAX_CALLS})")
+    group.add_argument("--refuse-repeats", action=argparse.BooleanOptionalAction, default=defaults.REPEATS_REFUSED,
+                       help="BrowseComp: an exact repeat of an earlier search of the question is not run, and the "
+                            "agent is told its results are above; it still spends a search (default "
+                            f"{'on' if defaults.REPEATS_REFUSED else 'off'})")
 
 
 def settings() -> str:
@@ -47,4 +51,5 @@ def build(options: EnvironmentOptions, *, workers: int = 1):  # a BrowseCompEnvi
 
     own = options.own
     return BrowseCompEnvironment(setting=str(options.setting), retriever=own["retriever"],
-                                 snippet_chars=own["snippet_chars"], max_calls=own["max_calls"])
+                                 snippet_chars=own["snippet_chars"], max_calls=own["max_calls"],
+                                 repeats_refused=own["refuse_repeats"])
