@@ -192,9 +192,9 @@ class DocOptimizer(Teleprompter):
                 **kwargs: Any) -> ToolAgentProgram:
         """An improved copy of ``student``, learned on ``trainset``, with ``detailed_results`` attached.
 
-        With a ``valset`` (offline environments: docs shared by all tasks), the docs of every logged
-        iteration and the final docs are scored on it and the best (primary metric; the latest on a tie)
-        are returned. ``resume`` is the checkpoint of the last finished iteration of an interrupted run; with
+        With a ``valset`` (offline environments: docs shared by all tasks), the starting docs, the docs of every
+        logged iteration and the final docs are scored on it and the best are returned: by the primary metric, then the environment's ``tie_break_metric``, the latest on a tie. An edit
+        that made the agent worse on tasks it never learned from is then not kept. ``resume`` is the checkpoint of the last finished iteration of an interrupted run; with
         its :data:`START_DOCS` and :data:`OBSERVED_CALLS`, the final docs' invented claims are judged as if the run
         had never stopped.
         """
@@ -217,7 +217,7 @@ class DocOptimizer(Teleprompter):
             self.tracker, self.env = outer, env
         chosen, val_trajectories = "final", list[Trajectory]()
         if valset:
-            chosen, val_trajectories = self._choose_on_valset(program, recording.records, list(valset))
+            chosen, val_trajectories = self._choose_on_valset(program, start, recording.records, list(valset))
         invented = invented_claims(program.toolbox, start, watched.calls, self._toolsets(list(trainset)))
         program.detailed_results = DocOptimizationResult(
             iterations=tuple(IterationResult(r.step, dict(r.metrics), r.toolbox.to_json(), tuple(r.trajectories))
@@ -240,12 +240,14 @@ class DocOptimizer(Teleprompter):
         """The LM of each role this optimizer's calls are made in (None: ``dspy.settings.lm``), for token counts."""
         return {"agent": getattr(program.agent, "lm", None) or dspy.settings.lm}
 
-    def _choose_on_valset(self, program: ToolAgentProgram, records: list[IterationRecord],
+    def _choose_on_valset(self, program: ToolAgentProgram, start: Toolbox, records: list[IterationRecord],
                           valset: list[Any]) -> tuple[str, list[Trajectory]]:
-        """Score the final docs and each iteration's docs on ``valset``; put the best on ``program``."""
+        """Score the final docs, each iteration's and the starting docs on ``valset``, the later first (they win
+        a tie); put the best on ``program``."""
         candidates = [("final", program.toolbox.deepcopy())]
         candidates += [(f"step {record.step}", record.toolbox) for record in reversed(records)]
-        best: tuple[float, str, Toolbox, list[Trajectory]] | None = None
+        candidates.append(("start", start))
+        best: tuple[tuple[float, float], str, Toolbox, list[Trajectory]] | None = None
         seen: list[dict[str, Any]] = []
         for label, docs in candidates:
             if docs.to_json() in seen:  # the same docs score the same: not paid for twice
@@ -253,7 +255,9 @@ class DocOptimizer(Teleprompter):
             seen.append(docs.to_json())
             trajectories = run_rollouts(self.env, program.agent, docs, valset, num_threads=self.num_threads,
                                         description=f"valset: {label} docs", progress=self.progress)
-            score = self.env.summarise(trajectories)[self.env.primary_metric]
+            summary = self.env.summarise(trajectories)
+            tie_break = getattr(self.env, "tie_break_metric", None)
+            score = (summary[self.env.primary_metric], summary[tie_break] if tie_break else 0.0)
             if best is None or score > best[0]:
                 best = (score, label, docs, trajectories)
         assert best is not None  # the final docs are always a candidate

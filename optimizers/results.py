@@ -49,7 +49,7 @@ class DocOptimizationResult:
     ``final_trajectories`` are the train tasks run with the final docs (for online environments,
     the result itself); ``editor_rounds`` counts editor rounds per task where the optimizer works
     per task. With a valset, ``val_metrics`` score the returned docs on it and ``chosen_docs``
-    says which docs the valset preferred: ``"final"``, or ``"step N"`` for an iteration's docs.
+    says which docs the valset preferred: ``"final"``, ``"step N"`` for an iteration's docs, or ``"start"``.
     ``invented`` counts the learned sentences that state behaviour no call the optimizer saw supports (a resumed
     compile sees the calls made since it resumed).
     """

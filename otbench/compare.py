@@ -64,6 +64,8 @@ class CompareOptions:
     """Tasks optimized on (online: also evaluated on)."""
     test_limit: int = optimize.DEFAULT_LIMIT
     """Offline environments: test tasks every row is scored on."""
+    val_limit: int | None = None
+    """Offline environments: every optimizer row keeps the docs that scored best on this many other train tasks."""
     seed: int = 0
     seeds: tuple[int, ...] = ()
     """Several task samples (their seeds): every row is run on each and pooled, a sample being a cluster;
@@ -168,7 +170,7 @@ def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
         spec = OPTIMIZERS[name]
         # the optimizer's own defaults except for knobs given here; the paper's protocol (no success bits)
         base = optimize.OptimizeOptions(optimizer=name, environment=options.environment, limit=options.limit,
-                                        seed=options.seed, test_limit=options.test_limit,
+                                        seed=options.seed, test_limit=options.test_limit, val_limit=options.val_limit,
                                         knobs=options.knobs.get(name), lm=options.lm, tracking=options.tracking,
                                         num_threads=options.num_threads, progress=options.progress)
         probed = ({"probe": True},) if (options.probe or options.probe_only) and spec.offers_probe else ()
@@ -584,6 +586,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"tasks optimized on (online: also evaluated on) (default {optimize.DEFAULT_LIMIT})")
     parser.add_argument("--test-limit", type=positive_int, default=optimize.DEFAULT_LIMIT,
                         help=f"offline environments: test tasks every row is scored on (default {optimize.DEFAULT_LIMIT})")
+    parser.add_argument("--val-limit", type=positive_int, default=None, metavar="N",
+                        help="offline environments: every optimizer row keeps the docs (starting, each iteration's or "
+                             "final) that score best on N other train tasks (default: the final docs)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the task samples (default 0)")
     parser.add_argument("--seeds", type=seed_list, default=None, metavar="S1,S2,...",
                         help="run every row on each of these task samples and pool them (a sample is a cluster)")
@@ -646,7 +651,7 @@ def options_from(values: Mapping[str, Any]) -> CompareOptions:
         raise ConfigError("give --seed or --seeds, not both")
     return CompareOptions(
         environment=options_from_values(values), optimizers=chosen_optimizers(values["optimizers"]),
-        limit=values["limit"], test_limit=values["test_limit"], seed=seed or 0, seeds=tuple(seeds or ()),
+        limit=values["limit"], test_limit=values["test_limit"], val_limit=values.get("val_limit"), seed=seed or 0, seeds=tuple(seeds or ()),
         knobs={name: spec.knob_values(values) for name, spec in OPTIMIZERS.items() if spec.knobs is not None},
         probe=values["probe"], probe_only=values["probe_only"], ablations=values["ablations"], lm=lm_from_values(values), tracking=tracking_from_values(values),
         num_threads=values["num_threads"], plots=values["plots"], progress=not values["quiet"])

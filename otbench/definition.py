@@ -51,6 +51,8 @@ class Sample:
     seed: int
     test_limit: int | None = None
     """Offline optimize runs: test tasks the learned docs are scored on (None for any other run)."""
+    val_limit: int | None = None
+    """Offline optimize runs: train tasks the docs are chosen on (``--val-limit``; None: none, the final docs kept)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,8 @@ class RunDefinition:
     def to_json(self) -> dict[str, Any]:
         """The definition as canonical JSON data (the key hashes it)."""
         data = asdict(self)
+        if self.sample.val_limit is None:  # as runs defined before --val-limit: their keys stay what they were
+            del data["sample"]["val_limit"]
         data["environment"] = dict(self.environment)
         data["extra"] = dict(self.extra)
         if self.optimizer is not None:
@@ -147,7 +151,8 @@ class RunDefinition:
     def method(self) -> str:
         """The comparison row the run is: ``base``, ``gold``, ``docs`` for an evaluation by the LLM agent, and a
         reference agent's name (``oracle``, ``null``: they read no docs, so no docs row fits them); the optimizer's
-        row label (``+TO (paper)``, ``+TO --no-facts``, ``+ET (probe)``) for an optimize run."""
+        row label (``+TO (paper)``, ``+TO --no-facts``, ``+ET (probe)``) for an optimize run, with
+        ``--val-limit N`` where the docs were chosen on a validation sample."""
         if self.optimizer is None:
             if self.agent not in (None, "llm"):
                 return self.agent
@@ -155,8 +160,10 @@ class RunDefinition:
         optimizer = self.optimizer
         spec = OPTIMIZERS[optimizer.name]
         if optimizer.variant is None:
-            return spec.row_label("improved", {"probe": bool(optimizer.probe)})
-        return spec.row_label(optimizer.variant, self.switches())
+            label = spec.row_label("improved", {"probe": bool(optimizer.probe)})
+        else:
+            label = spec.row_label(optimizer.variant, self.switches())
+        return f"{label} --val-limit {self.sample.val_limit}" if self.sample.val_limit else label
 
     def switches(self) -> dict[str, bool]:
         """ToolObserver: the acting improvements that depart from its variant, as ``--[no-]KNOB`` switches."""
@@ -205,6 +212,8 @@ class RunDefinition:
                   **shared, "limit": self.sample.limit}
         if self.sample.test_limit is not None:
             params["test_limit"] = self.sample.test_limit
+        if self.sample.val_limit is not None:
+            params["val_limit"] = self.sample.val_limit
         if models.editor != models.agent:
             params["editor_lm"] = models.editor
         if optimizer.mode != learning:
@@ -232,7 +241,8 @@ class RunDefinition:
                      model_label if self.models.agent else None)
         else:
             variant = self.optimizer.variant if self.optimizer.variant not in (None, "improved") else None
-            parts = (self.optimizer.name, variant, self.env, setting_name, f"n{tasks}", model_label)
+            validated = f"val{self.sample.val_limit}" if self.sample.val_limit else None
+            parts = (self.optimizer.name, variant, self.env, setting_name, f"n{tasks}", validated, model_label)
         return "-".join(str(part) for part in parts if part)
 
 
@@ -275,7 +285,7 @@ def evaluation(environment: EnvironmentOptions, *, agent: str, docs: str | None,
 
 def optimization(environment: EnvironmentOptions, *, optimizer: str, mode: str, limit: int, seed: int,
                  test_limit: int, oracle_feedback: bool, variant: str, switches: Mapping[str, bool | None],
-                 knobs: Any, lm: LMOptions) -> RunDefinition:
+                 knobs: Any, lm: LMOptions, val_limit: int | None = None) -> RunDefinition:
     """The definition of an optimize run (``environment`` resolved, ``mode`` too): only what acts in ``mode``."""
     spec = OPTIMIZERS[optimizer]
     acting_knobs: tuple[tuple[str, Any], ...] = ()
@@ -293,7 +303,7 @@ def optimization(environment: EnvironmentOptions, *, optimizer: str, mode: str, 
     else:
         defined = Optimizer(optimizer, mode, probe=bool(switches.get("probe")) if spec.offers_probe else None,
                             knobs=acting_knobs)
-    sample = Sample(limit, seed, test_limit if mode == "offline" else None)
+    sample = Sample(limit, seed, test_limit if mode == "offline" else None, val_limit if mode == "offline" else None)
     return RunDefinition("optimize", environment.env, str(environment.setting), environment_options(environment),
                          sample, _models(lm, editor=True), optimizer=defined)
 

@@ -73,6 +73,9 @@ class OptimizeOptions:
     seed: int = 0
     test_limit: int = DEFAULT_LIMIT
     """Offline environments: score the learned docs on a seeded sample of this many test tasks."""
+    val_limit: int | None = None
+    """Offline environments: choose among the starting, each iteration's and the final docs on a seeded sample of
+    this many train tasks outside the ones learned on (None: keep the final docs)."""
     oracle_feedback: bool = False
     variant: str = "improved"
     """ToolObserver's variant: ``improved`` or ``paper``."""
@@ -94,6 +97,7 @@ class OptimizeOptions:
         the environment resolved, the optimizer with the knobs that act in that mode."""
         return defining.optimization(resolve(self.environment), optimizer=self.optimizer, mode=self.mode or learning,
                                      limit=self.limit, seed=self.seed, test_limit=self.test_limit,
+                                     val_limit=self.val_limit,
                                      oracle_feedback=self.oracle_feedback, variant=self.variant,
                                      switches=self.switches, knobs=self.knobs, lm=self.lm)
 
@@ -111,7 +115,8 @@ class OptimizeOptions:
                 knobs |= knob_rules.values(self.knobs if name == self.optimizer and self.knobs is not None
                                            else spec.knobs())
         return {"optimizer": self.optimizer, **self.environment.values(), "mode": self.mode, "limit": self.limit,
-                "seed": self.seed, "test_limit": self.test_limit, "oracle_feedback": self.oracle_feedback,
+                "seed": self.seed, "test_limit": self.test_limit, "val_limit": self.val_limit,
+                "oracle_feedback": self.oracle_feedback,
                 "variant": self.variant, **{name: self.switches.get(name) for name in Improvements.names()},
                 **knobs, **lm_values(self.lm), **self.tracking.values(), "num_threads": self.num_threads,
                 "resume": self.resume, "out": self.out, "quiet": not self.progress}
@@ -124,7 +129,8 @@ def options_from(values: Mapping[str, Any]) -> OptimizeOptions:
     return OptimizeOptions(
         optimizer=optimizer, environment=options_from_values(values), mode=values.get("mode"),
         limit=values.get("limit", DEFAULT_LIMIT), seed=values.get("seed", 0),
-        test_limit=values.get("test_limit", DEFAULT_LIMIT), oracle_feedback=bool(values.get("oracle_feedback")),
+        test_limit=values.get("test_limit", DEFAULT_LIMIT), val_limit=values.get("val_limit"),
+        oracle_feedback=bool(values.get("oracle_feedback")),
         variant=values.get("variant", "improved"),
         switches={name: values[name] for name in Improvements.names() if values.get(name) is not None},
         knobs=known.knob_values(values) if known is not None else None, lm=lm_from_values(values),
@@ -163,6 +169,9 @@ class OptimizeResult:
     """Learned sentences that state behaviour no call the optimizer saw supports (:mod:`otbench.evals.invented`)."""
     intervals: dict[str, dict[str, Interval]] = field(default_factory=dict)
     """``before``, ``after`` and ``test`` (where scored): each metric with its 95% interval (:mod:`otbench.evals.stats`)."""
+    validation: dict[str, Any] | None = None
+    """With ``--val-limit``: the docs chosen (``start``, ``step N`` or ``final``), on how many tasks, and their
+    metrics there."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -238,6 +247,7 @@ def open_workbench(options: OptimizeOptions) -> Iterator[Workbench]:
         env = stack.enter_context(make_environment(options.environment, workers=options.num_threads))
         if (options.mode or env.learning) == "offline" and env.learning == "online":
             raise ConfigError(f"{env.name} has no train split: its docs are learned per task, in online mode")
+        _refuse_val_limit_online(env, options)  # before the model loads
         lms = stack.enter_context(open_lms(replace(options.lm, slots=options.num_threads), ledger, PHASES))
         yield Workbench(env, lms, ledger)
 
@@ -275,6 +285,7 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
         else:
             controller.reset()
     trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), options.limit, options.seed)
+    valset = _validation_tasks(env, trainset, options)
     toolbox = env.toolbox()
     toolbox.meta[OPTIMIZED_TOOLSETS] = list(dict.fromkeys(env.toolset_of(task) for task in trainset))
     if checkpoint:
@@ -302,7 +313,7 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
             tracking.log_definition(definition(options.values()))
         try:
             with phase_of(env, "exploration"):
-                learned = optimizer.compile(program, trainset=trainset, resume=checkpoint or None)
+                learned = optimizer.compile(program, trainset=trainset, valset=valset, resume=checkpoint or None)
         except MapInterrupted as stop:
             hint = f"finished iterations are kept; continue with --resume {tracked.info.run_id}"
             if isinstance(stop.cause, KeyboardInterrupt):
@@ -364,6 +375,41 @@ def _run(resume: str | None, name: str, tags: dict[str, Any], params: dict[str, 
     if resume:
         return tracking.resumed_run(resume)
     return tracking.tracked_run(name, tags=tags, params=params, nested=nested)
+
+
+def _refuse_val_limit_online(env: Any, options: OptimizeOptions) -> None:
+    if options.val_limit and env.learning == "online":
+        raise ConfigError(f"--val-limit: {env.name} learns docs per task (online), so no docs learned here apply to "
+                          "other tasks; drop --val-limit")
+
+
+def _validation_tasks(env: Any, trainset: list[Any], options: OptimizeOptions) -> list[Any] | None:
+    """``--val-limit`` train tasks outside the ones learned on, sampled with the run's seed (None without it)."""
+    from otbench.envs.base import task_key
+
+    if not options.val_limit:
+        return None
+    _refuse_val_limit_online(env, options)
+    learned_on = {task_key(task) for task in trainset}
+    rest = [task for task in env.tasks("train") if task_key(task) not in learned_on]
+    if not rest:
+        raise ConfigError(f"--val-limit: every train task of {env.name} is learned on (--limit {options.limit}); "
+                          "lower --limit to leave some for validation")
+    return sample_tasks(rest, options.val_limit, options.seed)
+
+
+def _log_validation(env: Any, program: ToolAgentProgram) -> dict[str, Any] | None:
+    """The valset's choice among the docs, logged: metrics ``val_*``, the chosen docs as a tag, the attempts."""
+    import mlflow
+
+    results = program.detailed_results
+    if results.val_metrics is None:
+        return None
+    metrics = {k: float(v) for k, v in results.val_metrics.items() if k in env.metric_names}
+    mlflow.log_metrics({f"val_{k}": v for k, v in metrics.items()})
+    mlflow.set_tag("chosen_docs", results.chosen_docs)
+    tracking.log_trajectories(list(results.val_trajectories), "val_trajectories.jsonl")
+    return {"chosen": results.chosen_docs, "n": len(results.val_trajectories), "metrics": metrics}
 
 
 def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProgram,
@@ -451,6 +497,7 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, score
                                 setting=env.setting, tags={"run_id": run_id, "optimizer": options.optimizer})
         mlflow.log_dict(prompts, "docs/prompts.json")
     contaminated = _log_contamination(env, program)
+    validation = _log_validation(env, program)
     invented = results.invented
     mlflow.log_metrics(invented.metrics())
     mlflow.log_dict({**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)},
@@ -474,7 +521,7 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, score
         share_of_time_outside_llm=round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
         docs=str(out / "final_docs.json"), prompts=prompts, contamination=contaminated,
         invented={**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)},
-        intervals=intervals)
+        intervals=intervals, validation=validation)
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
                        {"mean_editor_iterations": result.mean_editor_iterations, "seconds": seconds})
     tracking.log_table(_summary_rows(result), "summary_table.json")
@@ -599,6 +646,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
     parser.add_argument("--test-limit", type=positive_int, default=DEFAULT_LIMIT,
                         help=f"offline environments: score the learned docs on N test tasks (default {DEFAULT_LIMIT})")
+    parser.add_argument("--val-limit", type=positive_int, default=None, metavar="N",
+                        help="offline environments: score the starting, each iteration's and the final docs on N "
+                             "other train tasks and keep the best (default: keep the final docs)")
     parser.add_argument("--oracle-feedback", action="store_true",
                         help="online: show the editor whether each attempt succeeded (off in the paper)")
     add_optimizer_arguments(parser)
@@ -648,6 +698,10 @@ def _print(result: OptimizeResult) -> None:
     print(f"doc contamination: {shown['doc_contamination']:.1%} of learned sentences, "
           f"{shown['doc_contaminated_tools']:.1%} of tools ({sum(shown['injected_by_kind'].values())} faults injected "
           "while learning)")
+    if result.validation is not None:
+        chosen = result.validation
+        scores = ", ".join(f"{name} {value:.3f}" for name, value in chosen["metrics"].items() if name != "n")
+        print(f"docs kept: {chosen['chosen']}, the best on {chosen['n']} validation tasks ({scores})")
     invented = result.invented
     print(f"invented claims: {int(invented['invented_claims'])} of {invented['sentences']} learned sentences state "
           "behaviour no observed call supports (invented_claims.json quotes them)")

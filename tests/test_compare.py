@@ -294,6 +294,15 @@ def test_the_optimizer_rows_follow_the_optimizer_registry(monkeypatch):
     assert gold.options.docs == "gold" == gold.definition.docs and gold.definition.sample.limit == 7
 
 
+def test_a_validation_sample_is_the_same_help_for_every_optimizer_row():
+    class Offline(BfclLike):
+        learning = "offline"
+
+    validated = _plans(["--val-limit", "4", "--optimizers", "toolobserver,easytool"], Offline)
+    assert [plan.label for plan in validated] == ["base", "gold", "+TO (paper) --val-limit 4", "+TO --val-limit 4",
+                                                  "+ET --val-limit 4"]
+
+
 def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
     plans = _plans(["--probe", "--optimizers", "toolobserver,easytool"])
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+ET", "+ET (probe)"]

@@ -91,6 +91,16 @@ def test_an_environment_option_added_later_reads_as_what_older_definitions_meant
     assert dict(read.environment)["board_diagram"] is True and read.key != chess.key
 
 
+def test_choosing_docs_on_a_validation_sample_is_another_run_and_runs_without_it_keep_their_keys():
+    offline = optimize.OptimizeOptions().definition(learning="offline")
+    assert "val_limit" not in json.loads(offline.canonical())["sample"]  # the key runs logged before it had
+    validated = optimize.OptimizeOptions(val_limit=8).definition(learning="offline")
+    assert validated.key != offline.key and validated.method == "+TO --val-limit 8"
+    assert validated.params("s", learning="offline")["val_limit"] == 8
+    assert definition.RunDefinition.from_json(json.loads(validated.canonical())) == validated
+    assert _optimized(val_limit=8).key == _optimized().key  # online: no docs are chosen across tasks
+
+
 def test_reference_agents_runs_are_labelled_with_their_agent_not_a_docs_row():
     for agent in ("oracle", "null"):
         for docs in (None, "gold"):

@@ -15,7 +15,7 @@ from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_repl
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
-from otbench.optimizers.easytool import EasyTool
+from otbench.optimizers.easytool import EasyTool, EasyToolWriter
 from otbench.optimizers.play2prompt import Play2Prompt
 from otbench.optimizers.settings import PAPER
 from otbench.optimizers.toolobserver import ToolObserver
@@ -71,6 +71,52 @@ def test_a_valset_scores_every_iterations_docs_and_the_best_are_returned():
     assert results.chosen_docs == "step 1" and results.val_metrics == {"E": 1.0, "n": 2.0}
     assert learned.toolbox.get("shared", "function_1").description == "Adds a and b."
     assert len(results.val_trajectories) == 2
+
+
+class _FloorEnvironment(ToyEnvironment):
+    """Every attempt fails, as a small agent's often do; a finer metric still tells the docs apart."""
+
+    metric_names = ("E", "graded")
+    tie_break_metric = "graded"
+
+    def rollout(self, agent, toolbox, task):
+        trajectory = super().rollout(agent, toolbox, task)
+        graded = float(any(step.call.name == "function_2" for step in trajectory.steps))
+        return dataclasses.replace(trajectory, metrics={"E": 0.0, "graded": graded}, success=False)
+
+    def summarise(self, trajectories):
+        n = len(trajectories)
+        return {"E": 0.0, "graded": sum(t.metrics["graded"] for t in trajectories) / n, "n": float(n)}
+
+
+def test_where_the_primary_metric_ties_the_environments_tie_break_metric_chooses():
+    env = _FloorEnvironment(6, shared=True)
+    tasks = env.tasks()
+
+    def compiled(environment):
+        editor_lm = scripted_lm(truthful_editor_reply, phase="editor")
+        return ToolObserver(env=environment, editor_lm=editor_lm, improvements=PAPER, max_iterations=1,
+                            progress=False).compile(_program(environment), trainset=tasks[:4], valset=tasks[4:])
+
+    # the starting docs send the agent to function_2 (graded 1); once it is documented, to function_1 (graded 0)
+    assert compiled(env).detailed_results.chosen_docs == "step 0"
+    untied = _FloorEnvironment(6, shared=True)
+    untied.tie_break_metric = None  # the primary metric alone: the latest docs win the tie
+    assert compiled(untied).detailed_results.chosen_docs == "final"
+
+
+def test_the_starting_docs_are_kept_when_every_rewrite_is_worse_on_the_valset():
+    env = ToyEnvironment(6, shared=True)
+    tasks = env.tasks()
+    program = _program(env)
+    program.toolbox.get("shared", "function_1").with_docs(description="Adds a and b.")
+    writer = EasyToolWriter()
+    writer.lm = scripted_lm(lambda messages: json.dumps(
+        {"purpose": "Adds a and b." if '"name": "function_2"' in prompt_text(messages) else "Divides."}
+        if "Condense" in prompt_text(messages) else {"scenario": "any", "example_arguments": {"a": 1, "b": 2}}))
+    learned = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=tasks[:4], valset=tasks[4:])
+    assert learned.detailed_results.chosen_docs == "start" and learned.detailed_results.val_metrics["E"] == 1.0
+    assert learned.toolbox.get("shared", "function_1").description == "Adds a and b."
 
 
 def test_a_valset_is_refused_where_docs_are_learned_per_task():

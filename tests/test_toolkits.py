@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import dspy
+import mlflow
 import pytest
 from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
@@ -293,6 +294,24 @@ def test_compare_on_a_toolkit_runs_every_row_and_no_prompt_names_a_real_tool(rec
                                                       "+ET", "+ET (probe)", "+GEPA", "+GEPA (probe)"]
     assert result["rows"][1]["docs_sem"] == pytest.approx(1.0)
     assert recorded_prompts and not [prompt for prompt in recorded_prompts if _names_in(prompt)]
+
+
+def test_docs_chosen_on_a_validation_sample_are_logged_with_their_scores(recorded_prompts, tmp_path, capsys):
+    argv = ["--env", "toolkit", "--toolkit", "inventory", "--limit", "2", "--val-limit", "2", "--test-limit", "2",
+            "--iterations", "1", "--out", str(tmp_path), "--json", "--quiet"]
+    code, out, err = _run(optimize.main, argv, capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["validation"]["n"] == 2 and result["validation"]["chosen"] in ("start", "step 0", "final")
+    run = mlflow.get_run(result["run_id"])
+    assert run.data.tags["chosen_docs"] == result["validation"]["chosen"] and "val_score" in run.data.metrics
+    assert run.data.params["val_limit"] == "2" and run.data.params["method"] == "+TO --val-limit 2"
+    assert len(mlflow.artifacts.load_text(f"runs:/{result['run_id']}/val_trajectories.jsonl").splitlines()) == 2
+
+
+def test_a_validation_sample_is_refused_where_docs_are_learned_per_task(capsys):
+    code, _, err = _run(optimize.main, ["--limit", "2", "--val-limit", "2"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--val-limit: bfcl learns docs per task" in err
 
 
 # -- the documentation page ------------------------------------------------------------------------------------

@@ -15,8 +15,11 @@ the optimizers never import an environment's own modules:
   can be scored by rolling it out with an agent that gives that reply, which optimizers use to judge
   what a different call would have done.
 
-Two members are optional (read with ``getattr``; an environment without them behaves as noted):
+Three members are optional (read with ``getattr``; an environment without them behaves as noted):
 
+- ``tie_break_metric``: a finer metric of ``summarise`` that tells docs apart where the primary one ties, as it
+  does when a small agent answers almost nothing whatever its docs (BrowseComp: the share of the pages needed that
+  its searches found); choosing docs on a validation sample reads it second (none: the primary metric alone);
 - ``breakdown(trajectories)``: tables of the environment's own (name -> rows) that commands log and print
   beside the metrics (none);
 - ``docs_from(learned)``: docs learned in another environment, as docs of this one's tools (Wild takes a

@@ -99,6 +99,7 @@ class BrowseCompEnvironment:
 
     name = "browsecomp"
     primary_metric = "accuracy"
+    tie_break_metric = "evidence_recall"
     metric_names = METRIC_NAMES
     learning = "offline"
     one_reply = False

@@ -147,6 +147,7 @@ class WildEnvironment:
 
     name = "wild"
     primary_metric = "task_accuracy"
+    tie_break_metric = "call_correctness"
     metric_names = METRIC_NAMES
     metric_rules = METRIC_RULES
     learning = "offline"
