@@ -215,9 +215,10 @@ class DocOptimizer(Teleprompter):
             self._optimize(program, list(trainset), resume)
         finally:
             self.tracker, self.env = outer, env
-        chosen, val_trajectories = "final", list[Trajectory]()
+        chosen, val_trajectories, candidates = "final", list[Trajectory](), dict[str, dict[str, float]]()
         if valset:
-            chosen, val_trajectories = self._choose_on_valset(program, start, recording.records, list(valset))
+            chosen, val_trajectories, candidates = self._choose_on_valset(program, start, recording.records,
+                                                                          list(valset))
         invented = invented_claims(program.toolbox, start, watched.calls, self._toolsets(list(trainset)))
         program.detailed_results = DocOptimizationResult(
             iterations=tuple(IterationResult(r.step, dict(r.metrics), r.toolbox.to_json(), tuple(r.trajectories))
@@ -227,6 +228,7 @@ class DocOptimizer(Teleprompter):
             tokens=marks.counts(),
             val_metrics=dict(self.env.summarise(val_trajectories)) if val_trajectories else None,
             val_trajectories=tuple(val_trajectories),
+            val_candidates=candidates,
             chosen_docs=chosen,
             invented=invented,
         )
@@ -241,21 +243,25 @@ class DocOptimizer(Teleprompter):
         return {"agent": getattr(program.agent, "lm", None) or dspy.settings.lm}
 
     def _choose_on_valset(self, program: ToolAgentProgram, start: Toolbox, records: list[IterationRecord],
-                          valset: list[Any]) -> tuple[str, list[Trajectory]]:
+                          valset: list[Any]) -> tuple[str, list[Trajectory], dict[str, dict[str, float]]]:
         """Score the final docs, each iteration's and the starting docs on ``valset``, the later first (they win
-        a tie); put the best on ``program``."""
+        a tie); put the best on ``program``. Returns its label, its attempts and every candidate's scores (docs
+        equal to the starting ones are labelled ``start``)."""
         candidates = [("final", program.toolbox.deepcopy())]
         candidates += [(f"step {record.step}", record.toolbox) for record in reversed(records)]
         candidates.append(("start", start))
+        scores: dict[str, dict[str, float]] = {}
         best: tuple[tuple[float, float], str, Toolbox, list[Trajectory]] | None = None
         seen: list[dict[str, Any]] = []
         for label, docs in candidates:
             if docs.to_json() in seen:  # the same docs score the same: not paid for twice
                 continue
             seen.append(docs.to_json())
+            label = "start" if docs.to_json() == start.to_json() else label
             trajectories = run_rollouts(self.env, program.agent, docs, valset, num_threads=self.num_threads,
                                         description=f"valset: {label} docs", progress=self.progress)
             summary = self.env.summarise(trajectories)
+            scores[label] = dict(summary)
             tie_break = getattr(self.env, "tie_break_metric", None)
             score = (summary[self.env.primary_metric], summary[tie_break] if tie_break else 0.0)
             if best is None or score > best[0]:
@@ -263,7 +269,7 @@ class DocOptimizer(Teleprompter):
         assert best is not None  # the final docs are always a candidate
         _, label, docs, trajectories = best
         program.toolbox = docs.deepcopy()
-        return label, trajectories
+        return label, trajectories, scores
 
     def _rollouts(self, student: ToolAgentProgram, tasks: list[Any], description: str, *,
                   agent: Any | None = None) -> list[Trajectory]:

@@ -49,7 +49,8 @@ class DocOptimizationResult:
     ``final_trajectories`` are the train tasks run with the final docs (for online environments,
     the result itself); ``editor_rounds`` counts editor rounds per task where the optimizer works
     per task. With a valset, ``val_metrics`` score the returned docs on it and ``chosen_docs``
-    says which docs the valset preferred: ``"final"``, ``"step N"`` for an iteration's docs, or ``"start"``.
+    says which docs the valset preferred: ``"final"``, ``"step N"`` for an iteration's docs, or ``"start"`` (the
+    starting docs, whatever step they were also logged at).
     ``invented`` counts the learned sentences that state behaviour no call the optimizer saw supports (a resumed
     compile sees the calls made since it resumed).
     """
@@ -60,6 +61,8 @@ class DocOptimizationResult:
     tokens: Mapping[str, TokenCount]
     val_metrics: Mapping[str, float] | None = None
     val_trajectories: tuple[Trajectory, ...] = ()
+    val_candidates: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """With a valset: every distinct candidate's scores on it, by label (``start``, ``step N``, ``final``)."""
     chosen_docs: str = "final"
     invented: InventedClaims = field(default_factory=lambda: InventedClaims(0, 0))
 

@@ -409,7 +409,11 @@ def _log_validation(env: Any, program: ToolAgentProgram) -> dict[str, Any] | Non
     mlflow.log_metrics({f"val_{k}": v for k, v in metrics.items()})
     mlflow.set_tag("chosen_docs", results.chosen_docs)
     tracking.log_trajectories(list(results.val_trajectories), "val_trajectories.jsonl")
-    return {"chosen": results.chosen_docs, "n": len(results.val_trajectories), "metrics": metrics}
+    candidates = {label: {k: float(v) for k, v in scores.items() if k in env.metric_names}
+                  for label, scores in results.val_candidates.items()}
+    mlflow.log_dict(candidates, "val_candidates.json")
+    return {"chosen": results.chosen_docs, "n": len(results.val_trajectories), "metrics": metrics,
+            "candidates": candidates}
 
 
 def _evaluate_on_test(options: OptimizeOptions, env: Any, program: ToolAgentProgram,
@@ -702,6 +706,8 @@ def _print(result: OptimizeResult) -> None:
         chosen = result.validation
         scores = ", ".join(f"{name} {value:.3f}" for name, value in chosen["metrics"].items() if name != "n")
         print(f"docs kept: {chosen['chosen']}, the best on {chosen['n']} validation tasks ({scores})")
+        for label, candidate in chosen["candidates"].items():
+            print(f"  {label}: " + ", ".join(f"{name} {value:.3f}" for name, value in candidate.items()))
     invented = result.invented
     print(f"invented claims: {int(invented['invented_claims'])} of {invented['sentences']} learned sentences state "
           "behaviour no observed call supports (invented_claims.json quotes them)")

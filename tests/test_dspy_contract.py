@@ -99,7 +99,7 @@ def test_where_the_primary_metric_ties_the_environments_tie_break_metric_chooses
                             progress=False).compile(_program(environment), trainset=tasks[:4], valset=tasks[4:])
 
     # the starting docs send the agent to function_2 (graded 1); once it is documented, to function_1 (graded 0)
-    assert compiled(env).detailed_results.chosen_docs == "step 0"
+    assert compiled(env).detailed_results.chosen_docs == "start"
     untied = _FloorEnvironment(6, shared=True)
     untied.tie_break_metric = None  # the primary metric alone: the latest docs win the tie
     assert compiled(untied).detailed_results.chosen_docs == "final"
@@ -116,6 +116,8 @@ def test_the_starting_docs_are_kept_when_every_rewrite_is_worse_on_the_valset():
         if "Condense" in prompt_text(messages) else {"scenario": "any", "example_arguments": {"a": 1, "b": 2}}))
     learned = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=tasks[:4], valset=tasks[4:])
     assert learned.detailed_results.chosen_docs == "start" and learned.detailed_results.val_metrics["E"] == 1.0
+    assert {label: scores["E"] for label, scores in learned.detailed_results.val_candidates.items()} == {
+        "final": 0.0, "start": 1.0}  # EasyTool's one step holds its rewritten docs: the final ones
     assert learned.toolbox.get("shared", "function_1").description == "Adds a and b."
 
 
