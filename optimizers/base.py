@@ -193,9 +193,10 @@ class DocOptimizer(Teleprompter):
         """An improved copy of ``student``, learned on ``trainset``, with ``detailed_results`` attached.
 
         With a ``valset`` (offline environments: docs shared by all tasks), the starting docs, the docs of every
-        logged iteration and the final docs are scored on it and the best are returned: by the primary metric, then the environment's ``tie_break_metric``, the latest on a tie. An edit
-        that made the agent worse on tasks it never learned from is then not kept. ``resume`` is the checkpoint of the last finished iteration of an interrupted run; with
-        its :data:`START_DOCS` and :data:`OBSERVED_CALLS`, the final docs' invented claims are judged as if the run
+        logged iteration and the final docs are scored on it and the best are returned: by the primary metric, then
+        the environment's ``tie_break_metric``, the latest on a tie. An edit that made the agent worse on tasks it
+        never learned from is then not kept. ``resume`` is the checkpoint of the last finished iteration of an
+        interrupted run; with its :data:`START_DOCS` and :data:`OBSERVED_CALLS`, the final docs' invented claims are judged as if the run
         had never stopped.
         """
         if valset and self.env.learning == "online":
@@ -226,7 +227,7 @@ class DocOptimizer(Teleprompter):
             final_trajectories=tuple(self.final_trajectories),
             editor_rounds=dict(self.editor_rounds),
             tokens=marks.counts(),
-            val_metrics=dict(self.env.summarise(val_trajectories)) if val_trajectories else None,
+            val_metrics=candidates[chosen] if valset else None,
             val_trajectories=tuple(val_trajectories),
             val_candidates=candidates,
             chosen_docs=chosen,
@@ -253,16 +254,18 @@ class DocOptimizer(Teleprompter):
         scores: dict[str, dict[str, float]] = {}
         best: tuple[tuple[float, float], str, Toolbox, list[Trajectory]] | None = None
         seen: list[dict[str, Any]] = []
+        starting = start.to_json()
+        tie_break = getattr(self.env, "tie_break_metric", None)
         for label, docs in candidates:
-            if docs.to_json() in seen:  # the same docs score the same: not paid for twice
+            text = docs.to_json()
+            if text in seen:  # the same docs score the same: not paid for twice
                 continue
-            seen.append(docs.to_json())
-            label = "start" if docs.to_json() == start.to_json() else label
+            seen.append(text)
+            label = "start" if text == starting else label
             trajectories = run_rollouts(self.env, program.agent, docs, valset, num_threads=self.num_threads,
                                         description=f"valset: {label} docs", progress=self.progress)
             summary = self.env.summarise(trajectories)
             scores[label] = dict(summary)
-            tie_break = getattr(self.env, "tie_break_metric", None)
             score = (summary[self.env.primary_metric], summary[tie_break] if tie_break else 0.0)
             if best is None or score > best[0]:
                 best = (score, label, docs, trajectories)

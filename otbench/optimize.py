@@ -247,7 +247,9 @@ def open_workbench(options: OptimizeOptions) -> Iterator[Workbench]:
         env = stack.enter_context(make_environment(options.environment, workers=options.num_threads))
         if (options.mode or env.learning) == "offline" and env.learning == "online":
             raise ConfigError(f"{env.name} has no train split: its docs are learned per task, in online mode")
-        _refuse_val_limit_online(env, options)  # before the model loads
+        if options.val_limit and env.learning == "online":  # before the model loads
+            raise ConfigError(f"--val-limit: {env.name} learns docs per task (online), so no docs learned here "
+                              "apply to other tasks; drop --val-limit")
         lms = stack.enter_context(open_lms(replace(options.lm, slots=options.num_threads), ledger, PHASES))
         yield Workbench(env, lms, ledger)
 
@@ -377,19 +379,13 @@ def _run(resume: str | None, name: str, tags: dict[str, Any], params: dict[str, 
     return tracking.tracked_run(name, tags=tags, params=params, nested=nested)
 
 
-def _refuse_val_limit_online(env: Any, options: OptimizeOptions) -> None:
-    if options.val_limit and env.learning == "online":
-        raise ConfigError(f"--val-limit: {env.name} learns docs per task (online), so no docs learned here apply to "
-                          "other tasks; drop --val-limit")
-
-
 def _validation_tasks(env: Any, trainset: list[Any], options: OptimizeOptions) -> list[Any] | None:
-    """``--val-limit`` train tasks outside the ones learned on, sampled with the run's seed (None without it)."""
+    """``--val-limit`` train tasks outside the ones learned on, sampled with the run's seed (None without it;
+    :func:`open_workbench` has refused it for an environment that learns online)."""
     from otbench.envs.base import task_key
 
     if not options.val_limit:
         return None
-    _refuse_val_limit_online(env, options)
     learned_on = {task_key(task) for task in trainset}
     rest = [task for task in env.tasks("train") if task_key(task) not in learned_on]
     if not rest:
@@ -405,12 +401,12 @@ def _log_validation(env: Any, program: ToolAgentProgram) -> dict[str, Any] | Non
     results = program.detailed_results
     if results.val_metrics is None:
         return None
-    metrics = {k: float(v) for k, v in results.val_metrics.items() if k in env.metric_names}
+    candidates = {label: {k: float(v) for k, v in scores.items() if k in env.metric_names}
+                  for label, scores in results.val_candidates.items()}
+    metrics = candidates[results.chosen_docs]
     mlflow.log_metrics({f"val_{k}": v for k, v in metrics.items()})
     mlflow.set_tag("chosen_docs", results.chosen_docs)
     tracking.log_trajectories(list(results.val_trajectories), "val_trajectories.jsonl")
-    candidates = {label: {k: float(v) for k, v in scores.items() if k in env.metric_names}
-                  for label, scores in results.val_candidates.items()}
     mlflow.log_dict(candidates, "val_candidates.json")
     return {"chosen": results.chosen_docs, "n": len(results.val_trajectories), "metrics": metrics,
             "candidates": candidates}
