@@ -431,7 +431,7 @@ def _tasks_of(metrics: Mapping[str, float]) -> list[_Task]:
 
 def summarise(dialogues: Sequence[Mapping[str, float]]) -> dict[str, float]:
     """Micro-averaged metrics over dialogues (each task, turn and call counts once; :data:`METRIC_RULES` says how,
-    for their intervals), errors by class, and task accuracy by hidden intention, by task kind and
+    for their intervals), exact repeats the loop did not run, errors by class, and task accuracy by hidden intention, by task kind and
     by the dialogue's number of switches (session accuracy too), as flat names MLflow groups by ``/``."""
     n = len(dialogues)
     if not n:
@@ -446,6 +446,7 @@ def summarise(dialogues: Sequence[Mapping[str, float]]) -> dict[str, float]:
         "tool_selection_accuracy": total("selected_turns") / total("turns") if total("turns") else 0.0,
         "call_correctness": total("correctness_sum") / total("turns") if total("turns") else 0.0,
         "n": float(n), "tasks": float(len(tasks)),
+        "refused_repeats": total("refused_repeats"),
     }
     errors = Counter(t.error for t in tasks if t.error)
     summary.update({f"errors/{name}": float(errors[name]) for name in ERROR_CLASSES})

@@ -110,6 +110,16 @@ class CallResult:
         return cls(call, False, error=call.refusal())
 
 
+def earlier_identical(call: ToolCall, earlier: list[CallResult]) -> int | None:
+    """The number (from 1) of the call in ``earlier`` that ``call`` repeats exactly, same tool and same arguments,
+    if any: one that worked, so its result is already in the agent's view (retrying a call that failed is no
+    repeat: a transient fault may have kept it from running)."""
+    for number, result in enumerate(earlier, start=1):
+        if result.ok and result.call.name == call.name and result.call.arguments == call.arguments:
+            return number
+    return None
+
+
 def has_lone_surrogate(text: str) -> bool:
     """Whether ``text`` cannot be encoded as UTF-8.
 

@@ -51,6 +51,15 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def add_refuse_repeats(group: argparse._ArgumentGroup, default: bool) -> None:
+    """``--[no-]refuse-repeats``, one option for every environment whose agent loop refuses exact repeats (BrowseComp
+    and Wild say it once between them: the environments' options share one group)."""
+    group.add_argument("--refuse-repeats", action=argparse.BooleanOptionalAction, default=default,
+                       help="BrowseComp, Wild: a call that repeats exactly (same tool, same arguments) one that worked "
+                            "earlier (in the question; in the user turn) is not run, and the agent is told its result "
+                            f"is above (default {'on' if default else 'off'})")
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

@@ -22,11 +22,11 @@ from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.settings import Improvements
 
 MEANT_WHEN_ABSENT: dict[str, Any] = {"faults": None, "board_diagram": True, "phase_name": False,
-                                     "refuse_repeats": False}
+                                     "refuse_repeats": False, "answer_cue": False}
 """Environment options added after runs were logged without them, with the value those runs had in effect: no
 faults before ``--faults``; Chess showed the board diagram before ``--board-diagram`` and named no phase
-before ``--phase-name``; BrowseComp ran every repeated search before ``--refuse-repeats``. (Any other option a
-run lacks had its current default.)"""
+before ``--phase-name``; BrowseComp and Wild ran every repeated call before ``--refuse-repeats``, and Wild's prompts
+had no answer cue before ``--answer-cue``. (Any other option a run lacks had its current default.)"""
 
 
 def definition_of(run: Any) -> RunDefinition | None:

@@ -18,7 +18,7 @@ from otbench.docs_io import apply_docs
 from otbench.envs.bfcl.data import load_tests
 from otbench.envs.bfcl.opacity import documented_tools
 from otbench.envs.registry import EnvironmentOptions, add_environment_arguments, options_from_values, resolve
-from otbench.envs.wild.env import ASK_TOOL, REPLY_TOOL, TOOLSET, WildEnvironment, read_position
+from otbench.envs.wild.env import ANSWER_CUE, ASK_TOOL, REPLY_TOOL, TOOLSET, WildEnvironment, read_position
 from otbench.errors import ConfigError, DataError
 from otbench.evals.wild_metrics import ERROR_CLASSES, METRIC_NAMES
 from otbench.faults import StateController, read_policy
@@ -72,7 +72,7 @@ def test_the_agent_sees_the_dialogue_its_calls_and_their_results_and_each_turn_e
     assert question == f"Conversation so far:\nUser: {dialogue.messages[0]}\n(Your turn.)"
     later = agent.seen[2][0]
     assert "Call: function_999({}) -> error: NameError: no tool named 'function_999'" in later
-    assert f"Call: {first[0].name}(" in later and later.endswith("(Your turn.)")
+    assert f"Call: {first[0].name}(" in later and later.endswith(ANSWER_CUE)  # calls ran this turn: how to answer
     assert read_position(later) == (dialogue.messages[0], 0, 2)
     assert agent.seen[4][0].count("User: ") == 2  # the answer ended the turn; the next user message came
     outcome = trajectory.metrics
@@ -107,7 +107,7 @@ def test_every_prompt_of_a_dialogue_starts_with_the_one_before_it(env):
     env.rollout(recording, env.toolbox(), dialogue)
     assert len(prompts) > 4
     for before, after in pairwise(prompts):
-        assert after.startswith(before.removesuffix("(Your turn.)"))
+        assert after.startswith(before.removesuffix("(Your turn.)").removesuffix(ANSWER_CUE))
 
 
 def test_a_turn_ends_after_max_steps_and_an_unreadable_reply_ends_it_too():
@@ -120,6 +120,31 @@ def test_a_turn_ends_after_max_steps_and_an_unreadable_reply_ends_it_too():
         assert "(no answer)" in agent.seen[3][0] and agent.seen[3][0].count("User: ") == 3
         assert trajectory.metrics["task1.error"] == ERROR_CLASSES.index("wrong_tool")
         assert trajectory.metrics["task2.correct"] == 0.0
+
+
+def test_without_the_answer_cue_every_prompt_only_says_it_is_the_agents_turn():
+    with WildEnvironment(setting="names_only", answer_cue=False) as env:
+        dialogue = _dialogue(env, "single")
+        agent = ScriptedAgent([env.oracle_plan(dialogue)[0][0]])
+        env.rollout(agent, env.toolbox(), dialogue)
+        assert "Call: " in agent.seen[1][0] and agent.seen[1][0].endswith("\n(Your turn.)")
+
+
+@pytest.mark.parametrize("refused", [True, False])
+def test_an_exact_repeat_within_a_turn_is_not_run_and_a_reply_of_repeats_alone_ends_the_turn(refused):
+    with WildEnvironment(setting="names_only", repeats_refused=refused) as env:
+        dialogue = _dialogue(env, "single")
+        right = env.oracle_plan(dialogue)[0][0]
+        other = ToolCall("function_999", {})
+        agent = ScriptedAgent([right, [*right, other], right, [*right, ToolCall(REPLY_TOOL, {"message": "done"})]])
+        trajectory = env.rollout(agent, env.toolbox(), dialogue)
+        second, third = agent.seen[2][0], agent.seen[3][0]
+        assert second.count("User: ") == 1 and "Call: function_999({})" in second  # the new call of a mixed reply ran
+        assert ("-> not run: the same call as above; its result is above" in second) is refused
+        assert third.count("User: ") == (2 if refused else 1)  # with refusal, the reply of repeats alone ended turn 1
+        assert len([step for step in trajectory.steps if step.call == right[0]]) == (2 if refused else 4)  # turn 2 runs it anew
+        assert trajectory.metrics["refused_repeats"] == (2.0 if refused else 0.0)
+        assert ("2 exact repeat(s) of a call were not run" in trajectory.feedback) is refused
 
 
 @pytest.mark.parametrize("setting", ["names_only", "names_params", "gold"])
@@ -291,7 +316,7 @@ def test_wild_options_are_checked_before_anything_loads():
     parser = argparse.ArgumentParser()
     add_environment_arguments(parser)
     options = resolve(options_from_values(vars(parser.parse_args(["--env", "wild", "--setting", "names_params"]))))
-    assert options.setting == "names_params" and options.own == {"max_steps": 5}
+    assert options.setting == "names_params" and options.own == {"max_steps": 5, "refuse_repeats": True, "answer_cue": True}
     with pytest.raises(ConfigError, match="unknown setting 'domains'"):
         resolve(options_from_values(vars(parser.parse_args(["--env", "wild", "--setting", "domains"]))))
     assert resolve(EnvironmentOptions("wild")).setting == "names_only"

@@ -87,8 +87,23 @@ def add_environment_arguments(parser: argparse.ArgumentParser, *, running: bool 
                            help="inject tool failures: a preset NAME-RATE[@PHASE] (NAME: flaky, chaos, timeout, "
                                 "rate_limit, unavailable, delay, corrupt, drift; PHASE: exploration, test or both) "
                                 "or a .json/.toml policy file (default: none)")
+    once = _OnceGroup(group)
     for name in ENVIRONMENTS:
-        _options(name).add_arguments(group)
+        _options(name).add_arguments(once)
+
+
+class _OnceGroup:
+    """An argument group that takes an option a second environment adds again (``--refuse-repeats``, defined once
+    in :mod:`otbench.cli`) as already there: the environments' options share one group."""
+
+    def __init__(self, group: argparse._ArgumentGroup) -> None:
+        self.group = group
+        self.added: set[str] = set()
+
+    def add_argument(self, *flags: str, **kwargs: Any) -> None:
+        if flags[0] not in self.added:
+            self.added.add(flags[0])
+            self.group.add_argument(*flags, **kwargs)
 
 
 def own_defaults(name: str) -> dict[str, Any]:

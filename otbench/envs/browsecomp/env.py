@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any, Self
 
-from otbench.calls import CallResult, ToolCall
+from otbench.calls import CallResult, ToolCall, earlier_identical
 from otbench.envs.base import Agent
 from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, Dataset, GenerationSpec, load_dataset
@@ -76,15 +76,6 @@ def setting_name(setting: str, retriever: str, snippet_chars: int, max_calls: in
                f"calls={max_calls}" if max_calls != defaults.MAX_CALLS else "",
                "" if repeats_refused == defaults.REPEATS_REFUSED else f"repeats={'refused' if repeats_refused else 'run'}"]
     return " ".join([setting, *filter(None, changed)])
-
-
-def _earlier_identical(call: ToolCall, steps: list[CallResult]) -> int | None:
-    """The number of the earlier call that ``call`` repeats exactly (same tool, same query), if any: one that
-    returned results (retrying a search that failed is no repeat)."""
-    for number, step in enumerate(steps, start=1):
-        if step.ok and step.call.name == call.name and step.call.arguments == call.arguments:
-            return number
-    return None
 
 
 class BrowseCompEnvironment:
@@ -178,7 +169,7 @@ class BrowseCompEnvironment:
                 errors.append(call.refusal() if call.problem else
                               f"called {call.name!r} with no searches left")
                 continue
-            repeated = _earlier_identical(call, steps) if self.repeats_refused else None
+            repeated = earlier_identical(call, steps) if self.repeats_refused else None
             if repeated is not None:
                 refused_repeats += 1
                 continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from otbench.cli import add_refuse_repeats
 from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.settings import DEFAULT_SETTING, SETTINGS
 from otbench.errors import ConfigError
@@ -21,10 +22,7 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help=f"BrowseComp: characters of page text shown per search result (default {defaults.SNIPPET_CHARS})")
     group.add_argument("--max-calls", type=int, default=defaults.MAX_CALLS,
                        help=f"BrowseComp: searches per question before the agent must answer (default {defaults.MAX_CALLS})")
-    group.add_argument("--refuse-repeats", action=argparse.BooleanOptionalAction, default=defaults.REPEATS_REFUSED,
-                       help="BrowseComp: an exact repeat of an earlier search of the question is not run, and the "
-                            "agent is told its results are above; it still spends a search (default "
-                            f"{'on' if defaults.REPEATS_REFUSED else 'off'})")
+    add_refuse_repeats(group, defaults.REPEATS_REFUSED)
 
 
 def settings() -> str:

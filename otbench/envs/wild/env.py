@@ -23,11 +23,12 @@ import re
 from collections.abc import Sequence
 from typing import Any, Self
 
-from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
+from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall, earlier_identical
 from otbench.envs.base import Agent
 from otbench.envs.bfcl.env import FUNCTION_REGISTRY
 from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.bfcl.opacity import documented_tools, shown_names
+from otbench.envs.wild import defaults
 from otbench.envs.wild.dataset import SPLITS, WildData, load_data
 from otbench.envs.wild.scenario import Dialogue, Task
 from otbench.envs.wild.settings import SETTINGS
@@ -53,10 +54,14 @@ from otbench.trajectory import Trajectory, json_text
 TOOLSET = "wild"
 REPLY_TOOL, ASK_TOOL = "reply_to_user", "ask_user"
 CONTROL_TOOLS = (REPLY_TOOL, ASK_TOOL)
-DEFAULT_MAX_STEPS = 5
-"""Replies per user turn: the deepest task needs three rounds of calls and an answer; one more to recover."""
 _OUTPUT_CHARS = 300  # a result as the agent reads it: a weather report fits, a long price history is cut
 _USER, _CALL = "User: ", "Call: "
+_YOUR_TURN = "(Your turn.)"
+ANSWER_CUE = (f"(Your turn. The calls above returned. If their results answer the user's last message, reply "
+              f'{{"calls": [{{"name": "{REPLY_TOOL}", "arguments": {{"message": "<the answer>"}}}}]}} now. '
+              "Call a tool again only for a result that is still missing.)")
+"""How a turn with calls in it ends, with the answer cue on: a small agent that is only told its turn goes on calling
+tools whose results it already has, and rarely answers."""
 
 WILD_INSTRUCTIONS = """\
 You are an assistant in a conversation with a user, and you can call tools. Each reply is a list of calls. \
@@ -109,12 +114,18 @@ class Transcript:
     def calls(self, results: Sequence[CallResult]) -> None:
         self.lines.extend(render_result(result) for result in results)
 
+    def repeat(self, call: ToolCall) -> None:
+        """A call refused because it repeats one of this turn exactly: its result is already in view."""
+        self.lines.append(f"{_CALL}{call.name}({json_text(call.arguments)}) -> not run: the same call as above; "
+                          "its result is above")
+
     def ending(self, ending: str, text: str) -> None:
         self.lines.append({"reply": f"Assistant: {_one_line(text)}", "ask": f"Assistant asked: {_one_line(text)}",
                            "none": "(no answer)"}[ending])
 
-    def render(self) -> str:
-        return "Conversation so far:\n" + "\n".join(self.lines) + "\n(Your turn.)"
+    def render(self, *, cue: bool = False) -> str:
+        """The conversation, ending with the agent's turn; ``cue``: after calls, with how to answer (:data:`ANSWER_CUE`)."""
+        return "Conversation so far:\n" + "\n".join(self.lines) + "\n" + (ANSWER_CUE if cue else _YOUR_TURN)
 
 
 def read_position(text: str) -> tuple[str, int, int]:
@@ -157,9 +168,10 @@ class WildEnvironment:
     """Injects failures into tool calls when set (:mod:`otbench.faults`); the fixed tools are never faulted."""
 
     def __init__(self, *, setting: str = "names_only", data: WildData | None = None, call_timeout: float = 5.0,
-                 workers: int = 1, max_steps: int = DEFAULT_MAX_STEPS,
+                 workers: int = 1, max_steps: int = defaults.MAX_STEPS,
                  max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY,
-                 max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES) -> None:
+                 max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES, repeats_refused: bool = defaults.REPEATS_REFUSED,
+                 answer_cue: bool = defaults.ANSWER_CUE) -> None:
         if setting not in SETTINGS:
             raise ConfigError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
         if min(max_steps, max_calls_per_reply, max_output_bytes) < 1:
@@ -168,6 +180,8 @@ class WildEnvironment:
         self.data = data or load_data()
         self.max_steps = max_steps
         self.max_calls_per_reply = max_calls_per_reply
+        self.repeats_refused = repeats_refused
+        self.answer_cue = answer_cue
         self.to_real = shown_names(self.data.functions, setting)
         self.to_shown = {real: shown for shown, real in self.to_real.items()}
         self.defaults = {real: _defaults(real) for real in self.to_shown}
@@ -206,22 +220,34 @@ class WildEnvironment:
         turns: list[TurnRecord] = []
         raws: list[str] = []
         errors: list[str] = []
+        refused_repeats = 0
         for message in task.messages:
             transcript.user(message)
             replies: list[tuple[CallResult, ...]] = []
+            this_turn: list[CallResult] = []  # what ran since the user spoke: an exact repeat of one is refused
             ending, text = "none", ""
             for _ in range(self.max_steps):
-                reply = agent(question=transcript.render(), tools=offered)
+                reply = agent(question=transcript.render(cue=self.answer_cue and bool(this_turn)), tools=offered)
                 raws.append(reply.raw)
                 if not reply.calls:
                     errors.append(reply.error or "no call")
                     break
                 control = [call for call in reply.calls if call.name in CONTROL_TOOLS]
-                results = tuple(self._execute(call, attempt) for call in
-                                self._within_cap([call for call in reply.calls if call.name not in CONTROL_TOOLS]))
-                transcript.calls(results)
-                if results:
-                    replies.append(results)
+                ran: list[CallResult] = []
+                repeats = 0
+                for call in self._within_cap([call for call in reply.calls if call.name not in CONTROL_TOOLS]):
+                    if self.repeats_refused and earlier_identical(call, this_turn) is not None:
+                        transcript.repeat(call)
+                        repeats += 1
+                        continue
+                    ran.append(self._execute(call, attempt))
+                    this_turn.append(ran[-1])
+                    transcript.calls(ran[-1:])
+                refused_repeats += repeats
+                if ran:
+                    replies.append(tuple(ran))
+                elif repeats and not control:
+                    break  # nothing but repeats: the agent has nothing new to do in this turn
                 if control:
                     ending = "reply" if control[0].name == REPLY_TOOL else "ask"
                     value = control[0].arguments.get("message" if ending == "reply" else "question", "")
@@ -235,8 +261,10 @@ class WildEnvironment:
                  for index, result in enumerate(results)]
         return Trajectory(task_id=task.id, toolset=TOOLSET, question="\n".join(f"{_USER}{m}" for m in task.messages),
                           steps=steps, reply=_record(transcript, raws), parse_error="; ".join(errors) or None,
-                          metrics=score.metrics(), success=all(t.correct for t in score.tasks),
-                          feedback=score.feedback())
+                          metrics={**score.metrics(), "refused_repeats": float(refused_repeats)},
+                          success=all(t.correct for t in score.tasks),
+                          feedback=score.feedback() + (f"; {refused_repeats} exact repeat(s) of a call were not run"
+                                                       if refused_repeats else ""))
 
     def summarise(self, trajectories: list[Trajectory]) -> dict[str, float]:
         return summarise([t.metrics for t in trajectories])

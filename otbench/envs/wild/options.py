@@ -6,34 +6,33 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from otbench.cli import positive_int
+from otbench.cli import add_refuse_repeats, positive_int
+from otbench.envs.wild import defaults
 from otbench.envs.wild.settings import DEFAULT_SETTING, SETTINGS
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions
 
-_DEFAULT_MAX_STEPS = 5  # otbench.envs.wild.env.DEFAULT_MAX_STEPS, kept here so --help loads nothing heavy
-
-
 def add_arguments(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--max-steps", type=positive_int, default=_DEFAULT_MAX_STEPS,
-                       help=f"Wild: replies the agent may make per user turn (default {_DEFAULT_MAX_STEPS})")
-
+    group.add_argument("--max-steps", type=positive_int, default=defaults.MAX_STEPS,
+                       help=f"Wild: replies the agent may make per user turn (default {defaults.MAX_STEPS})")
+    add_refuse_repeats(group, defaults.REPEATS_REFUSED)
+    group.add_argument("--answer-cue", action=argparse.BooleanOptionalAction, default=defaults.ANSWER_CUE,
+                       help="Wild: once calls ran in a user turn, the agent's prompt ends with how to answer the user "
+                            f"(default {'on' if defaults.ANSWER_CUE else 'off'})")
 
 def settings() -> str:
     """The settings ``--setting`` chooses from, for its help."""
     return f"{', '.join(SETTINGS)} (default {DEFAULT_SETTING}): how much of the true docs is shown"
 
-
 def check(options: EnvironmentOptions) -> None:
     if options.setting not in SETTINGS:
         raise ConfigError(f"unknown setting {options.setting!r}; choose from {', '.join(SETTINGS)}")
-
 
 def build(options: EnvironmentOptions, *, workers: int = 1):  # a WildEnvironment
     from otbench.envs.wild.env import WildEnvironment
 
     own = options.own
     return WildEnvironment(setting=str(options.setting), workers=workers, max_steps=own["max_steps"],
-                           call_timeout=5.0)
+                           call_timeout=5.0, repeats_refused=own["refuse_repeats"], answer_cue=own["answer_cue"])
