@@ -4,6 +4,7 @@ import json
 import sys
 import types
 from contextlib import contextmanager
+from dataclasses import replace
 
 import mlflow
 import pytest
@@ -364,6 +365,21 @@ def test_chess_rows_are_defined_by_the_move_question_and_older_runs_showed_the_d
     # a Chess run logged before an option existed lacks its parameter: its agent saw the diagram, no phase name
     assert (run_lookup.MEANT_WHEN_ABSENT["board_diagram"], run_lookup.MEANT_WHEN_ABSENT["phase_name"]) == (True, False)
     assert "board_diagram" not in dict(_plans([])[0].definition.environment)  # not a BFCL option
+
+
+def test_wild_rows_refuse_repeats_and_cue_the_answer_and_older_runs_did_neither():
+    class WildLike:
+        name, setting, learning = "wild", "names_only", "offline"
+
+    row = _plans(["--env", "wild", "--optimizers", "toolobserver"], WildLike)[0].definition
+    assert (dict(row.environment)["refuse_repeats"], dict(row.environment)["answer_cue"]) == (True, True)
+    ablation = dict(_plans(["--env", "wild", "--no-refuse-repeats", "--no-answer-cue"], WildLike)[0].definition.environment)
+    assert (ablation["refuse_repeats"], ablation["answer_cue"]) == (False, False)
+    # a Wild run logged before the options existed ran every repeat with no cue: it is that ablation's run
+    older = replace(row, environment=tuple((name, value) for name, value in row.environment
+                                           if name not in ("refuse_repeats", "answer_cue")))
+    completed = dict(run_lookup._completed(older).environment)
+    assert (completed["refuse_repeats"], completed["answer_cue"]) == (False, False)
 
 
 def test_a_run_is_labelled_with_the_improvements_switched_away_from_its_variant():
