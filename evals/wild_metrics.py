@@ -431,8 +431,9 @@ def _tasks_of(metrics: Mapping[str, float]) -> list[_Task]:
 
 def summarise(dialogues: Sequence[Mapping[str, float]]) -> dict[str, float]:
     """Micro-averaged metrics over dialogues (each task, turn and call counts once; :data:`METRIC_RULES` says how,
-    for their intervals), exact repeats the loop did not run, errors by class, and task accuracy by hidden intention, by task kind and
-    by the dialogue's number of switches (session accuracy too), as flat names MLflow groups by ``/``."""
+    for their intervals), the exact repeats the loop did not run, errors by class, and task accuracy by hidden
+    intention, by task kind and by the dialogue's number of switches (session accuracy too), as flat names MLflow
+    groups by ``/``."""
     n = len(dialogues)
     if not n:
         return {name: 0.0 for name in METRIC_NAMES} | {"n": 0.0}

@@ -10,8 +10,10 @@ Each user turn, the agent reads the conversation so far (the user's messages, it
 results, its answers and questions) and replies with calls: tool calls (several per reply; it sees their
 results before its next reply), or one of two fixed tools that end its turn, ``reply_to_user`` (an answer)
 and ``ask_user`` (a question back). The fixed tools are never in the toolbox, so no optimizer edits them.
-A turn also ends after ``max_steps`` replies, or on a reply that cannot be read. Calls run in the BFCL
-sandbox under the names shown, through the fault controller when one is set; the fixed tools never fail.
+A turn also ends after ``max_steps`` replies, on a reply that cannot be read, and (repeats refused) on a
+reply of nothing but exact repeats of calls that worked earlier in the turn, which are not run. Calls run in
+the BFCL sandbox under the names shown, through the fault controller when one is set; the fixed tools never
+fail.
 """
 
 from __future__ import annotations
@@ -152,8 +154,10 @@ class WildEnvironment:
 
     ``max_steps`` bounds the replies of one user turn; ``call_timeout``, ``max_calls_per_reply`` and
     ``max_output_bytes`` bound what one reply costs, as in BFCL; ``workers`` is the number of sandbox
-    processes. ``data`` replaces the committed dialogues (tests). Close it (or use ``with``) to stop the
-    sandbox.
+    processes. ``repeats_refused``: an exact repeat of a call that worked earlier in the user turn is not
+    run (:data:`~otbench.envs.wild.defaults.REPEATS_REFUSED`); ``answer_cue``: once calls ran in a turn, the
+    prompt ends with :data:`ANSWER_CUE`. ``data`` replaces the committed dialogues (tests). Close it (or use
+    ``with``) to stop the sandbox.
     """
 
     name = "wild"
