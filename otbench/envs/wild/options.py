@@ -14,6 +14,7 @@ from otbench.errors import ConfigError
 if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions
 
+
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--max-steps", type=positive_int, default=defaults.MAX_STEPS,
                        help=f"Wild: replies the agent may make per user turn (default {defaults.MAX_STEPS})")
@@ -22,13 +23,16 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                        help="Wild: once calls ran in a user turn, the agent's prompt ends with how to answer the user "
                             f"(default {'on' if defaults.ANSWER_CUE else 'off'})")
 
+
 def settings() -> str:
     """The settings ``--setting`` chooses from, for its help."""
     return f"{', '.join(SETTINGS)} (default {DEFAULT_SETTING}): how much of the true docs is shown"
 
+
 def check(options: EnvironmentOptions) -> None:
     if options.setting not in SETTINGS:
         raise ConfigError(f"unknown setting {options.setting!r}; choose from {', '.join(SETTINGS)}")
+
 
 def build(options: EnvironmentOptions, *, workers: int = 1):  # a WildEnvironment
     from otbench.envs.wild.env import WildEnvironment
