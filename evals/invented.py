@@ -9,7 +9,9 @@ learned sentences against the calls a run observed, by code, where code can tell
 - a sentence that names a parameter the tool's known interface does not have (``takes `text` ...``
   where the tool reported ``a`` and ``b``) is invented;
 - a sentence that gives the inputs a kind (text, a number, a list...) that no working call's
-  arguments had, or the result a kind that no working call returned, is invented.
+  arguments had, or the result a kind that no working call returned, is invented;
+- a sentence that says the tool returns nothing, where a working call returned something, or takes no
+  parameters, where its interface names some, is invented.
 
 Sentences code cannot judge (what a number means) are left to the reader: the figure is a lower
 bound on invention, never a claim that the rest is true. The same judge drops such sentences before
@@ -60,6 +62,14 @@ _UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
 _NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
 _CALL_FORM = re.compile(r"Called as ([A-Za-z_][A-Za-z0-9_]*)\((.*)\)\.")
 _CALL_ARGUMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=…")
+# Sentences that deny a tool any result or any input: false as soon as one working call returned something, or the
+# tool's interface names a parameter ("It does not return anything.", "has no parameters").
+_RETURNS_NOTHING = re.compile(r"\b(?:does not|doesn't|do not|don't|will not|won't) (?:return|produce|output) "
+                              r"(?:anything|any(?: \w+)? (?:value|output|result|data)s?|a (?:value|result))\b"
+                              r"|\breturns? (?:nothing|no (?:value|output|result)s?)\b|\bhas no (?:return value|output)\b")
+_TAKES_NOTHING = re.compile(r"\b(?:has|have|takes?|accepts?|requires?|needs?|with) no (?:parameters|arguments|inputs?)\b"
+                            r"|\b(?:does not|doesn't) (?:take|accept|require|need) any (?:parameters|arguments|inputs?)\b"
+                            r"|\bwithout (?:any )?(?:parameters|arguments)\b")
 _RULE_TYPES = (("integer", r"an? (?:positive |non-negative )?(?:integer|whole number)"),
                ("number", r"an? (?:positive |non-negative )?(?:number|float)|real number"),
                ("string", r"an? (?:string|date|text)"), ("array", r"an? (?:list|array|point)"),
@@ -271,6 +281,10 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
     operation = _operation_unsupported(lowered, observed.examples)
     if operation is not None:
         return operation
+    if parameter is None:
+        denied = _denied(lowered, observed)
+        if denied is not None:
+            return denied
     given = set().union(*observed.input_kinds.values()) if observed.input_kinds else set()
     if parameter is not None:
         given = observed.input_kinds.get(parameter, set())
@@ -288,6 +302,18 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
     if claimed_input and given and not claimed_input & given:
         return f"says it takes {', '.join(sorted(claimed_input))}, but working calls gave it " \
                f"{', '.join(sorted(given))}"
+    return None
+
+
+def _denied(sentence: str, observed: Observed) -> str | None:
+    """Why a sentence that denies the tool any result or any parameter is false, None when it denies neither or
+    the calls do not contradict it."""
+    returned = sorted({value_kind(output) for _, output in observed.examples if output not in (None, "", [], {})})
+    if returned and _RETURNS_NOTHING.search(sentence):
+        return f"says it returns nothing, but its calls returned {', '.join(returned)}"
+    parameters = sorted(observed.parameters or set(observed.input_kinds))
+    if parameters and _TAKES_NOTHING.search(sentence):
+        return f"says it takes no parameters, but it has {', '.join(parameters)}"
     return None
 
 

@@ -365,8 +365,9 @@ class ToolObserver(DocOptimizer):
                           described: dict[str, str], label: str) -> list[EditorExchange]:
         """One editor call per tool with new evidence. What it is told follows what is hidden and what is judged:
         where its parameters are not shown, what its calls showed of its interface; where the environment judges
-        single calls (an outcome value: engines, searches), its usage counts; where it does not, its calls and the
-        requests they answered. A tool that shares its interface with others is written as one of a set of
+        single calls (an outcome value: engines, searches), its usage counts, with its calls where no other tool
+        shares its parameters (``describe_from_calls``: counts say nothing of what such a tool does); where it does
+        not, its calls and the requests they answered. A tool that shares its interface with others is written as one of a set of
         similar tools (from its counts, its current description not shown: a small editor copies it)."""
         knobs = self.improvements
         valued = any(usage.valued for usage in book.tools.values())
@@ -379,10 +380,11 @@ class ToolObserver(DocOptimizer):
             if knobs.grounded and not _known_to_work(evidence):
                 continue  # nothing is known of what it does
             hidden = tool.parameters is None or tool.parameters_learned
+            own_interface = knobs.describe_from_calls and tool.name not in shared
             if not knobs.facts:
                 facts = evidence.call_lines()
             else:
-                facts = self._facts(evidence) if hidden or not valued else []
+                facts = self._facts(evidence) if hidden or not valued or own_interface else []
                 facts += book.facts(tool.name) if valued else []
             key = tool_key(toolset, tool.name)
             if described.get(key) == "\n".join(facts):

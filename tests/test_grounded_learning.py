@@ -347,6 +347,17 @@ def test_an_operation_a_sentence_names_is_checked_on_the_working_calls():
     assert not unsupported("Returns the text in uppercase.", text) and unsupported("Returns it in reverse order.", text)
 
 
+def test_a_sentence_denying_the_tool_any_result_or_parameter_is_checked_on_the_working_calls():
+    seen = Observed({"basal_metabolic_rate", "activity_level"}, {"activity_level": {"number"}}, {"number"}, 1,
+                    examples=[({"basal_metabolic_rate": 1500, "activity_level": 1.2}, 1800.0)])
+    assert unsupported("The function_8 tool does not return any value and it has no parameters.", seen)
+    assert unsupported("It does not return anything.", seen)
+    assert unsupported("Takes no parameters.", seen)
+    assert not unsupported("Returns the daily calories.", seen)
+    silent = Observed(set(), {}, {"other"}, 1, examples=[({}, None)])
+    assert not unsupported("It returns nothing and takes no arguments.", silent)
+
+
 def test_a_tool_no_call_has_worked_on_is_documented_by_the_form_its_errors_gave_and_nothing_else():
     from otbench.optimizers.evidence import EvidenceBook
 

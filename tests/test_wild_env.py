@@ -312,6 +312,33 @@ def test_offline_toolobserver_learns_each_functions_doc_from_its_own_calls_sprea
     assert all(tool.description == "Learned from its calls." for tool in learned if tool.name in used)
 
 
+@pytest.mark.parametrize("from_calls", [True, False])
+def test_offline_toolobserver_describes_a_tool_of_its_own_interface_from_its_calls_where_calls_are_scored(from_calls):
+    """With the schemas shown (names_params) nothing is hidden, yet the calls are scored; a tool that shares its
+    parameters with no other is described from its calls, and the ablation shows the editor its counts alone."""
+    with WildEnvironment(setting="names_params") as shown:
+        train = shown.tasks("train")[:2]
+        oracle = shown.oracle_agent(train)
+        prompts = []
+
+        def editor_reply(messages):
+            prompts.append(prompt_text(messages))
+            return json.dumps({"description": "Learned."})
+
+        ledger = TokenLedger()
+        agent, editor = FunctionCallingAgent(instructions=shown.agent_instructions), DocEditor()
+        agent.lm = scripted_lm(lambda m: oracle(question=prompt_text(m).split("Request: ", 1)[1]).raw, ledger=ledger,
+                               phase="agent")
+        editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
+        optimizer = ToolObserver(env=shown, editor=editor, mode="offline", max_iterations=1, progress=False,
+                                 improvements=replace(IMPROVED, describe_from_calls=from_calls))
+        program = optimizer.compile(ToolAgentProgram(shown.toolbox(), agent), trainset=train)
+    others = rivals(program.toolbox.toolset(TOOLSET))
+    own = [p for p in prompts if re.search(r"Tool: (function_\d+)", p).group(1) not in others]
+    assert own and all("called " in p for p in own)  # the counts, either way
+    assert all(("worked: function_" in p) is from_calls for p in own)
+
+
 def test_wild_options_are_checked_before_anything_loads():
     parser = argparse.ArgumentParser()
     add_environment_arguments(parser)
