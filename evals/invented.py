@@ -68,8 +68,8 @@ _RETURNS_NOTHING = re.compile(r"\b(?:does not|doesn't|do not|don't|will not|won'
                               r"(?:anything|any(?: \w+)? (?:value|output|result|data)s?|a (?:value|result))\b"
                               r"|\breturns? (?:nothing|no (?:value|output|result)s?)\b|\bhas no (?:return value|output)\b")
 _TAKES_NOTHING = re.compile(r"\b(?:has|have|takes?|accepts?|requires?|needs?|with) no (?:parameters|arguments|inputs?)\b"
-                            r"|\b(?:does not|doesn't) (?:take|accept|require|need) any (?:parameters|arguments|inputs?)\b"
-                            r"|\bwithout (?:any )?(?:parameters|arguments)\b")
+                            r"|\b(?:does not|doesn't) (?:take|accept|require|need) any (?:parameters|arguments|inputs?)\b")
+_CONDITION = re.compile(r"\b(?:if|when|unless|where|otherwise)\b")
 _RULE_TYPES = (("integer", r"an? (?:positive |non-negative )?(?:integer|whole number)"),
                ("number", r"an? (?:positive |non-negative )?(?:number|float)|real number"),
                ("string", r"an? (?:string|date|text)"), ("array", r"an? (?:list|array|point)"),
@@ -306,8 +306,10 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
 
 
 def _denied(sentence: str, observed: Observed) -> str | None:
-    """Why a sentence that denies the tool any result or any parameter is false, None when it denies neither or
-    the calls do not contradict it."""
+    """Why a sentence that denies the tool any result or any parameter is false, None when it denies neither, only
+    under a condition ("returns nothing if the list is empty"), or the calls do not contradict it."""
+    if _CONDITION.search(sentence):
+        return None
     returned = sorted({value_kind(output) for _, output in observed.examples if output not in (None, "", [], {})})
     if returned and _RETURNS_NOTHING.search(sentence):
         return f"says it returns nothing, but its calls returned {', '.join(returned)}"

@@ -354,6 +354,7 @@ def test_a_sentence_denying_the_tool_any_result_or_parameter_is_checked_on_the_w
     assert unsupported("It does not return anything.", seen)
     assert unsupported("Takes no parameters.", seen)
     assert not unsupported("Returns the daily calories.", seen)
+    assert not unsupported("Returns nothing if the activity level is unknown.", seen)  # a condition code cannot check
     silent = Observed(set(), {}, {"other"}, 1, examples=[({}, None)])
     assert not unsupported("It returns nothing and takes no arguments.", silent)
 
