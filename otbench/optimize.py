@@ -313,24 +313,26 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
     with _run(options.resume, name, defined.tags(env.setting), params, nested) as tracked:
         if not options.resume:
             tracking.log_definition(definition(options.values()))
+        # a stop while learning or while scoring what was learned keeps every finished iteration (and the model's
+        # cache the scored tasks): --resume picks up from there
         try:
             with phase_of(env, "exploration"):
                 learned = optimizer.compile(program, trainset=trainset, valset=valset, resume=checkpoint or None)
+            tested = None
+            if env.learning == "offline":
+                tested = _evaluate_on_test(options, env, learned, sample_tasks(env.tasks("test"), options.test_limit,
+                                                                             options.seed))
+            elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
+                tested = _evaluate_on_test(options, env, learned, trainset)
+            started = None
+            scored_first = optimizer.evaluates_start_docs
+            if not scored_first and not nested:  # a sweep's trials share one start: not paid per trial
+                started = _score_start_docs(options, env, learned, trainset)
         except MapInterrupted as stop:
             hint = f"finished iterations are kept; continue with --resume {tracked.info.run_id}"
             if isinstance(stop.cause, KeyboardInterrupt):
                 raise KeyboardInterrupt(hint) from None
             raise RunError(f"optimization stopped ({stop}); {hint}") from stop.cause
-        tested = None
-        if env.learning == "offline":
-            tested = _evaluate_on_test(options, env, learned, sample_tasks(env.tasks("test"), options.test_limit,
-                                                                         options.seed))
-        elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
-            tested = _evaluate_on_test(options, env, learned, trainset)
-        started = None
-        scored_first = optimizer.evaluates_start_docs
-        if not scored_first and not nested:  # a sweep's trials share one start: not paid per trial
-            started = _score_start_docs(options, env, learned, trainset)
         return _finish(options, env, learned, scored_first, ledger, tracked.info.run_id, tracker.elapsed_seconds(),
                        tested, register=not nested, started=started)
 

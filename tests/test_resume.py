@@ -132,3 +132,23 @@ def test_a_resumed_run_judges_invented_claims_as_the_run_that_never_stopped(scri
     assert done.value.code == 0, capsys.readouterr().err
     resumed = json.loads(capsys.readouterr().out)["invented"]
     assert whole["sentences"] > 0 and resumed == whole
+
+
+def test_a_stop_while_the_learned_docs_are_scored_is_a_clean_stop_that_resumes(scripted_lms, monkeypatch,  # noqa: F811
+                                                                                tmp_path, capsys):
+    from otbench.parallel import MapInterrupted
+
+    real = optimize._score_start_docs
+
+    def stopped(*args, **kwargs):
+        monkeypatch.setattr(optimize, "_score_start_docs", real)  # once
+        raise MapInterrupted({}, KeyboardInterrupt())
+
+    monkeypatch.setattr(optimize, "_score_start_docs", stopped)
+    with pytest.raises(KeyboardInterrupt) as stop:  # what run_main prints as one line, exiting 130
+        optimize.main([*ARGV, "--out", str(tmp_path)])
+    run_id = mlflow.search_runs(experiment_names=["otbench"], order_by=["attributes.start_time DESC"],
+                                output_format="list")[0].info.run_id
+    assert str(stop.value) == f"finished iterations are kept; continue with --resume {run_id}"
+    assert mlflow.get_run(run_id).info.status == "KILLED"
+    assert _resumed_to_the_end(run_id, tmp_path, capsys)["steps"] == len(STEPS)
