@@ -33,7 +33,8 @@ class Improvements:
     (``cite_requests``), and nothing the observed calls do not support (``grounded``); an edit
     that makes the next attempt worse is undone (``accept_check``); a toolset that already works is left
     alone (``settle``); offline, where calls are scored, a tool with an interface of its own is still described
-    from its calls (``describe_from_calls``: online editing always shows them, so this one acts offline only).
+    (or one whose rivals answer in other kinds of value) from its calls (``describe_from_calls``: online editing
+    always shows them, so this one acts offline only).
     An improvement with nothing to act on (no hidden schema, no tools sharing an
     interface) changes nothing.
     """
@@ -82,9 +83,10 @@ class Improvements:
                          "in which every call worked and no tool sharing a called tool's interface answered the same "
                          "arguments otherwise, gets no editor call; an offline run stops once every train attempt "
                          "succeeded", always_logged=True)
-    describe_from_calls: bool = _knob("offline, where calls are scored: a tool whose parameters no other tool shares is "
-                                      "described from its calls (the arguments and what they returned) as well as its "
-                                      "counts; counts tell tools of one interface apart but say nothing of what a tool "
+    describe_from_calls: bool = _knob("offline, where calls are scored: a tool whose parameters no other tool shares, "
+                                      "or whose rivals answer with other kinds of value (an object where it returns "
+                                      "text), is described from its calls (the arguments and what they returned) as "
+                                      "well as its counts; counts tell alike tools apart but say nothing of what a tool "
                                       "does, and an editor shown only them invents a purpose (online editing always "
                                       "shows the calls)", modes=("offline",), always_logged=True)
 

@@ -21,7 +21,7 @@ the next attempt fail more often is undone.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
@@ -365,9 +365,9 @@ class ToolObserver(DocOptimizer):
                           described: dict[str, str], label: str) -> list[EditorExchange]:
         """One editor call per tool with new evidence. What it is told follows what is hidden and what is judged:
         where its parameters are not shown, what its calls showed of its interface; where the environment judges
-        single calls (an outcome value: engines, searches), its usage counts, with its calls where no other tool
-        shares its parameters (``describe_from_calls``: counts say nothing of what such a tool does); where it does
-        not, its calls and the requests they answered. A tool that shares its interface with others is written as one of a set of
+        single calls (an outcome value: engines, searches), its usage counts, with its calls unless it is one of a
+        set of alike tools (``describe_from_calls``: counts say nothing of what a tool of its own does); where it
+        does not, its calls and the requests they answered. A tool that shares its interface with others is written as one of a set of
         similar tools (from its counts, its current description not shown: a small editor copies it)."""
         knobs = self.improvements
         valued = any(usage.valued for usage in book.tools.values())
@@ -380,17 +380,17 @@ class ToolObserver(DocOptimizer):
             if knobs.grounded and not _known_to_work(evidence):
                 continue  # nothing is known of what it does
             hidden = tool.parameters is None or tool.parameters_learned
-            own_interface = knobs.describe_from_calls and tool.name not in shared
+            alone = knobs.describe_from_calls and not _answers_like_its_rivals(tool.name, shared, seen, toolset)
             if not knobs.facts:
                 facts = evidence.call_lines()
             else:
-                facts = self._facts(evidence) if hidden or not valued or own_interface else []
+                facts = self._facts(evidence) if hidden or not valued or alone else []
                 facts += book.facts(tool.name) if valued else []
             key = tool_key(toolset, tool.name)
             if described.get(key) == "\n".join(facts):
                 continue  # nothing new since its doc was written
             described[key] = "\n".join(facts)
-            jobs.append((tool, facts, valued and tool.name in shared))
+            jobs.append((tool, facts, valued and tool.name in shared and not alone))
 
         def describe(job: tuple[DocumentedTool, list[str], bool]) -> EditorExchange:
             tool, facts, among_similar = job
@@ -407,6 +407,19 @@ class ToolObserver(DocOptimizer):
 
         return parallel_map(describe, jobs, num_threads=self.num_threads, description=f"{label}: editor",
                             progress=self.progress)
+
+
+def _answers_like_its_rivals(name: str, shared: Mapping[str, tuple[str, ...]], seen: EvidenceBook,
+                             toolset: str) -> bool:
+    """Whether a tool is one of a set of alike tools: it shares its parameters with others and every one of them
+    that answered returned the same kinds of value (engines all return moves, searches all return result lists).
+    Tools that take the same parameters yet answer in different kinds (an object of coordinates, a zip code as
+    text) do different things, which only their calls show."""
+    if name not in shared:
+        return False
+    kinds = set(seen.of(toolset, name).output_kinds)
+    answered = [set(seen.of(toolset, other).output_kinds) for other in shared[name]]
+    return all(other == kinds for other in answered if other and kinds)
 
 
 def _known_to_work(evidence: ToolEvidence) -> bool:

@@ -13,7 +13,7 @@ from gbnf_matcher import Grammar
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import evaluate, export
-from otbench.calls import ToolCall
+from otbench.calls import CallResult, ToolCall
 from otbench.docs_io import apply_docs
 from otbench.envs.bfcl.data import load_tests
 from otbench.envs.bfcl.opacity import documented_tools
@@ -337,6 +337,23 @@ def test_offline_toolobserver_describes_a_tool_of_its_own_interface_from_its_cal
     own = [p for p in prompts if re.search(r"Tool: (function_\d+)", p).group(1) not in others]
     assert own and all("called " in p for p in own)  # the counts, either way
     assert all(("worked: function_" in p) is from_calls for p in own)
+
+
+def test_rivals_are_alike_only_when_they_answer_in_the_same_kinds_of_value():
+    from otbench.optimizers.evidence import EvidenceBook
+    from otbench.optimizers.toolobserver import _answers_like_its_rivals
+
+    book = EvidenceBook()
+    names = {"coordinates_by_ip", "zip_by_ip", "engine_1", "engine_2", "lonely"}
+    book.add("t", [CallResult(ToolCall("coordinates_by_ip", {"ip_address": "1.2.3.4"}), True, output={"lat": 1.0}),
+                   CallResult(ToolCall("zip_by_ip", {"ip_address": "1.2.3.4"}), True, output="80202"),
+                   CallResult(ToolCall("engine_1", {"fen": "x"}), True, output="e2e4"),
+                   CallResult(ToolCall("engine_2", {"fen": "x"}), True, output="d2d4")], names)
+    shared = {"coordinates_by_ip": ("zip_by_ip",), "zip_by_ip": ("coordinates_by_ip",), "engine_1": ("engine_2",),
+              "engine_2": ("engine_1",)}
+    assert _answers_like_its_rivals("engine_1", shared, book, "t")  # moves both: their counts tell them apart
+    assert not _answers_like_its_rivals("zip_by_ip", shared, book, "t")  # text against an object: their calls do
+    assert not _answers_like_its_rivals("lonely", shared, book, "t")
 
 
 def test_wild_options_are_checked_before_anything_loads():
