@@ -367,8 +367,8 @@ class ToolObserver(DocOptimizer):
         where its parameters are not shown, what its calls showed of its interface; where the environment judges
         single calls (an outcome value: engines, searches), its usage counts, with its calls unless it is one of a
         set of alike tools (``describe_from_calls``: counts say nothing of what a tool of its own does); where it
-        does not, its calls and the requests they answered. A tool that shares its interface with others is written as one of a set of
-        similar tools (from its counts, its current description not shown: a small editor copies it)."""
+        does not, its calls and the requests they answered. One of a set of alike tools is written as such (from
+        its counts, its current description not shown: a small editor copies it)."""
         knobs = self.improvements
         valued = any(usage.valued for usage in book.tools.values())
         shared = rivals(tools)
