@@ -28,9 +28,10 @@ from otbench.modules.agent import AgentReply, FunctionCallingAgent, call_schema
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, Toolbox
+from otbench.optimizers.evidence import EvidenceBook
 from otbench.optimizers.rivals import rivals
 from otbench.optimizers.settings import IMPROVED
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver import ToolObserver, _answers_like_its_rivals
 from otbench.options import TrackingOptions
 
 
@@ -340,9 +341,6 @@ def test_offline_toolobserver_describes_a_tool_of_its_own_interface_from_its_cal
 
 
 def test_rivals_are_alike_only_when_they_answer_in_the_same_kinds_of_value():
-    from otbench.optimizers.evidence import EvidenceBook
-    from otbench.optimizers.toolobserver import _answers_like_its_rivals
-
     book = EvidenceBook()
     names = {"coordinates_by_ip", "zip_by_ip", "engine_1", "engine_2", "lonely"}
     book.add("t", [CallResult(ToolCall("coordinates_by_ip", {"ip_address": "1.2.3.4"}), True, output={"lat": 1.0}),
