@@ -158,6 +158,8 @@ _OPERATIONS: tuple[tuple[re.Pattern[str], Callable[[Mapping[str, Any], Any], boo
     (re.compile(r"\buppercase\b|\bupper case\b"), _on_text(lambda t, out: out == t.upper())),
     (re.compile(r"\blowercase\b|\blower case\b"), _on_text(lambda t, out: out == t.lower())),
     (re.compile(r"\breverse[sd]?\b|\breverse order\b"), _on_text(lambda t, out: out == t[::-1])),
+    (re.compile(r"\bits length\b|\blength of (?:the |a )?(?:input |given )?(?:string|text)\b|\bnumber of characters\b"),
+     _on_text(lambda t, out: type(out) is int and out == len(t))),
 )
 
 

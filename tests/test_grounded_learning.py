@@ -208,6 +208,17 @@ def test_the_judge_reads_types_names_and_evidence():
     assert not unsupported("a number of items", observed, parameter="a")
 
 
+def test_the_judge_checks_a_claimed_length_against_the_calls():
+    film = Observed({"film"}, {"film": {"string"}}, {"object"}, 1, examples=[({"film": "Heat"}, {"year": 1995})])
+    assert unsupported("Takes a string as input and returns its length.", film)
+    assert unsupported("Returns the number of characters in the title.", film)
+    counter = Observed({"text"}, {"text": {"string"}}, {"number"}, 1, examples=[({"text": "Heat"}, 4)])
+    assert not unsupported("Takes a string as input and returns its length.", counter)
+    hypotenuse = Observed({"a", "b"}, {"a": {"number"}, "b": {"number"}}, {"number"}, 1,
+                          examples=[({"a": 3, "b": 4}, 5.0)])
+    assert not unsupported("Returns the length of the hypotenuse.", hypotenuse)
+
+
 def test_invented_claims_count_new_sentences_against_the_observed_calls():
     start = Toolbox({"t": [DocumentedTool("f", parameters=[ParameterSpec("a", "any")]), DocumentedTool("g")]})
     learned = start.deepcopy()
