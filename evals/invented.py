@@ -61,6 +61,8 @@ _RULE_LENGTH = 160
 _UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
 _NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
 _CALL_FORM = re.compile(r"Called as ([A-Za-z_][A-Za-z0-9_]*)\((.*)\)\.")
+_NOT_FOR = re.compile(r'Not for requests like "[^"]*": called for one as ([A-Za-z_][A-Za-z0-9_]*)\(.*\), with no value the '
+                      r'request gives\.')
 _CALL_ARGUMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=…")
 # Sentences that deny a tool any result or any input: false as soon as one working call returned something, or the
 # tool's interface names a parameter ("It does not return anything.", "has no parameters").
@@ -268,6 +270,9 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
     refused = _NOT_PARAMETERS.fullmatch(sentence)
     if refused and set(refused.group(1).split(", ")) <= observed.rejected:
         return None
+    not_for = _NOT_FOR.fullmatch(sentence)
+    if not_for and not_for.group(1) in observed.tools:
+        return None
     form = _CALL_FORM.fullmatch(sentence)
     if form and form.group(1) in observed.tools and observed.parameters is not None and \
             set(_CALL_ARGUMENT.findall(form.group(2))) <= observed.parameters:
@@ -329,6 +334,14 @@ def call_form_sentence(tool: str, parameters: Iterable[str]) -> str:
 def not_parameters_sentence(names: Iterable[str]) -> str:
     """How learned docs state the argument names a tool refused as unexpected."""
     return f"Not parameters: {', '.join(names)} (the tool refused them)."
+
+
+def not_for_sentence(request: str, call: str) -> str:
+    """How learned docs state, by code, that a tool's working call took nothing from the request it was made for
+    (``request_values``): the request's first words, as one sentence."""
+    words = re.sub(r"[.!?\"]+(?=\s|$)|\"", "", request).split()
+    excerpt = " ".join(words[:16]) + ("…" if len(words) > 16 else "")
+    return f'Not for requests like "{excerpt}": called for one as {call}, with no value the request gives.'
 
 
 def unsupported(text: str, observed: Observed, *, parameter: str | None = None) -> list[tuple[str, str]]:

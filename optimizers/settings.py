@@ -32,7 +32,8 @@ class Improvements:
     (``facts``, ``per_tool``), states what the tools' errors said (``error_rules``) and requests they answered
     (``cite_requests``), and nothing the observed calls do not support (``grounded``); an edit
     that makes the next attempt worse is undone (``accept_check``); a toolset that already works is left
-    alone (``settle``); offline, where calls are scored, a tool with an interface of its own, or whose rivals
+    alone (``settle``), where "works" online, with no success bit, also asks that a call took its values from
+    the request (``request_values``); offline, where calls are scored, a tool with an interface of its own, or whose rivals
     answer in other kinds of value, is still described from its calls (``describe_from_calls``: online editing
     always shows them, so this one acts offline only). An improvement with nothing to act on (no hidden schema,
     no tools sharing an interface) changes nothing.
@@ -78,6 +79,12 @@ class Improvements:
                                 "request to a worked example more surely than to a small editor's paraphrase; an offline run "
                                 "that stops with every train attempt answered still writes these into blank docs",
                                 always_logged=True)
+    request_values: bool = _knob("online, with no success bit: an attempt whose working call took no value from the "
+                                 "request (nor from an earlier call's output) and uses none of the request's words in "
+                                 "its argument names (a ticker 'AAPL' for a density question) is not taken as working: "
+                                 "it is not settled, and the called tool's doc says, by code, that it was not for that "
+                                 "request, so the agent's next attempt looks at the other tools", modes=("online",),
+                                 always_logged=True)
     settle: bool = _knob("leave alone what already works: an attempt that succeeded (where the outcome is known), or "
                          "in which every call worked and no tool sharing a called tool's interface answered the same "
                          "arguments otherwise, gets no editor call; an offline run stops once every train attempt "

@@ -30,7 +30,7 @@ import dspy
 
 from otbench.envs.base import Environment, task_key
 from otbench.errors import ConfigError
-from otbench.evals.invented import supported_text
+from otbench.evals.invented import not_for_sentence, supported_text
 from otbench.modules.editor import COMPARE_TASK, DocEditor, EditorExchange
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, Toolbox, tool_key
@@ -43,8 +43,9 @@ from otbench.optimizers.base import (
     checkpoint_trajectory,
     restore_trajectory,
 )
-from otbench.optimizers.evidence import EvidenceBook, ToolEvidence
+from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
 from otbench.optimizers.knobs import check
+from otbench.optimizers.request_values import calls_without_request_values
 from otbench.optimizers.rivals import Replays, rivals
 from otbench.optimizers.settings import IMPROVED, MODES, Improvements, ToolObserverKnobs
 from otbench.optimizers.spread import SpreadCalls
@@ -128,11 +129,14 @@ class ToolObserver(DocOptimizer):
             self.start_changed = toolbox.to_json() != start
 
     def _settled(self, trajectory: Trajectory, toolbox: Toolbox, replays: Replays) -> bool:
-        """Nothing to learn from this attempt: it succeeded (outcome known); or every call it made worked and no
-        tool sharing a called tool's interface answered the same arguments otherwise (the choice was not open)."""
+        """Nothing to learn from this attempt: it succeeded (outcome known); or every call it made worked, took its
+        values from the request (``request_values``), and no tool sharing a called tool's interface answered the same
+        arguments otherwise (the choice was not open)."""
         if self._outcome_known:
             return trajectory.success
         worked = bool(trajectory.steps) and all(step.ok for step in trajectory.steps)
+        if worked and self.improvements.request_values and calls_without_request_values(trajectory):
+            return False
         return worked and not replays.ambiguous(trajectory.toolset, toolbox, trajectory.steps)
 
     def _repeat(self, toolbox: Toolbox, trajectory: Trajectory, task: Any, book: EvidenceBook, replays: Replays) -> int:
@@ -212,6 +216,8 @@ class ToolObserver(DocOptimizer):
                     changed += book.teach(student.toolbox, trajectory.toolset)
                 if knobs.error_rules:
                     changed += book.state_rules(student.toolbox, trajectory.toolset)
+                if knobs.request_values and not self._outcome_known:
+                    changed += _state_not_for(student.toolbox, trajectory)
                 if changed:
                     to_run.append(trajectory.task_id)
                     undo[trajectory.task_id] = before
@@ -553,6 +559,19 @@ def _cite_settled(toolbox: Toolbox, trajectories: list[Trajectory], seen: Eviden
                  if not tool.description and (example := seen.of(toolset, tool.name).example())}
         changed += apply_updates(toolbox, toolset, blank)
     return changed
+
+
+def _state_not_for(toolbox: Toolbox, trajectory: Trajectory) -> int:
+    """Close the doc of each tool whose working call took nothing from the attempt's request with a sentence
+    saying so, written by code (``request_values``); returns how many docs changed."""
+    updates: dict[str, str] = {}
+    for index in calls_without_request_values(trajectory):
+        call = trajectory.steps[index].call
+        tool = toolbox.get(trajectory.toolset, call.name)
+        sentence = not_for_sentence(trajectory.question, render_call(call))
+        if tool is not None and sentence not in tool.description:
+            updates[call.name] = " ".join(part for part in (tool.description, sentence) if part)
+    return apply_updates(toolbox, trajectory.toolset, updates)
 
 
 def _restore(toolbox: Toolbox, toolset: str, docs: list[dict[str, Any]]) -> None:

@@ -1,0 +1,106 @@
+"""Whether a call took its values from the request it was made for, read by code.
+
+With no success bit (test-time learning), a call that worked says only that the tool accepted its
+arguments: a small agent that picks the wrong tool fills it with values of its own (a ticker ``AAPL``
+for a density question, ``n=5, k=3, p=0.7`` for a question that gives coordinates), and the call
+still works. A call that answers a request nearly always carries something the request said (a
+name, a number, a date) or something an earlier call returned. So a working call none of whose
+values can be found there, and whose argument names the request does not use either (``stock_name`` for
+a question that never says "stock"), is a sign of a wrong choice, found with no LLM call.
+
+Values are matched leniently, to be wrong only in the safe direction (calling a made-up value
+given): text by its words, numbers as written in digits or words, as a percentage, or as the ratio
+of two numbers said ("one in six" gives 1/6).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+from itertools import permutations
+from typing import Any
+
+from otbench.trajectory import Trajectory, json_text
+
+_WORD = re.compile(r"[^\W_]+")
+_NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+")
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+    "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12, "half": 0.5, "quarter": 0.25,
+    "once": 1, "twice": 2, "single": 1, "double": 2, "triple": 3, "pair": 2,
+}
+_MAX_RATIO_NUMBERS = 40  # ratios are tried between this many numbers at most: a long output has thousands
+
+
+def leaf_values(value: Any) -> Iterator[Any]:
+    """The plain values inside an argument (nested lists and objects opened); flags and nulls say nothing of
+    where a value came from and are left out."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from leaf_values(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from leaf_values(item)
+    elif value is not None and not isinstance(value, bool) and str(value).strip():
+        yield value
+
+
+class Sources:
+    """The texts a call's values may come from (the request, earlier outputs), read once for lookups."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.text = " ".join(text.casefold() for text in texts)
+        self.words = set(_WORD.findall(self.text))
+        said = [float(number.replace(",", "")) for number in _NUMBER.findall(self.text)]
+        said += [float(_NUMBER_WORDS[word]) for word in self.words if word in _NUMBER_WORDS]
+        plain = list(dict.fromkeys(said))
+        self.numbers = set(plain) | {n / 100 for n in plain} | {n * 100 for n in plain}
+        few = plain[:_MAX_RATIO_NUMBERS]
+        self.numbers |= {a / b for a, b in permutations(few, 2) if b}
+
+    def gives(self, value: Any) -> bool:
+        """Whether ``value`` can be read in these texts."""
+        number = _as_number(value)
+        if number is not None:
+            return any(math.isclose(number, said, rel_tol=1e-3, abs_tol=1e-9) for said in self.numbers)
+        text = str(value).casefold().strip()
+        words = _WORD.findall(text)
+        return text in self.text or (bool(words) and all(word in self.words for word in words))
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value).replace(",", "").strip())
+    except ValueError:
+        return None
+
+
+def _names_used(names: Iterable[str], request: Sources) -> bool:
+    """Whether the request uses a word of an argument name (``stock`` of ``stock_name``; words of three letters
+    or more: ``n`` or ``p`` say nothing), as said or plural."""
+    words = {word for name in names for word in _WORD.findall(name.casefold().replace("_", " ")) if len(word) > 2}
+    return any(word in request.words or f"{word}s" in request.words for word in words)
+
+
+def calls_without_request_values(trajectory: Trajectory) -> list[int]:
+    """The steps (by index) whose call worked and had values, none of them read in the request or an earlier
+    call's output, and none of whose argument names the request uses."""
+    texts = [trajectory.question]
+    request = Sources(texts)
+    unsourced = []
+    for index, step in enumerate(trajectory.steps):
+        arguments = step.call.arguments if isinstance(step.call.arguments, dict) else {}
+        values = list(leaf_values(arguments))
+        if step.ok and values and not _names_used(arguments, request):
+            sources = Sources(texts)
+            if not any(sources.gives(value) for value in values):
+                unsourced.append(index)
+        if step.ok:
+            texts.append(json_text(step.output))
+    return unsourced

@@ -1,0 +1,100 @@
+"""A working call that took nothing from its request is not taken as working (``request_values``): with no success
+bit, it is how test-time learning sees that a small agent picked the wrong tool."""
+
+import json
+from dataclasses import replace
+
+import dspy
+from scripted_lm import prompt_text, scripted_lm
+
+from otbench import FunctionEnvironment
+from otbench.calls import CallResult, ToolCall
+from otbench.evals.invented import Observed, not_for_sentence, unsupported
+from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.editor import DocEditor
+from otbench.modules.program import ToolAgentProgram
+from otbench.optimizers.request_values import Sources, calls_without_request_values
+from otbench.optimizers.settings import IMPROVED
+from otbench.optimizers.toolobserver import ToolObserver
+from otbench.trajectory import Trajectory
+
+DENSITY = "My object weighs 50 kilograms and takes up about 10 cubic meters. What is its density?"
+
+
+def _attempt(question: str, *calls: tuple[str, dict, object]) -> Trajectory:
+    steps = [CallResult(ToolCall(name, arguments), ok=True, output=output) for name, arguments, output in calls]
+    return Trajectory(task_id="t", toolset="t", question=question, steps=steps)
+
+
+def test_values_are_read_as_said_in_digits_words_percentages_and_ratios():
+    said = Sources(["I roll the die twenty times; each roll has a one in six chance, at a 5% fee, for 1,200 dollars.",
+                    "It is in New York."])
+    assert all(said.gives(value) for value in (20, 1 / 6, 0.05, 1200, "1200", "New York", "new york"))
+    assert not any(said.gives(value) for value in (7, 0.7, "AAPL", "Boston"))
+
+
+def test_a_working_call_with_no_value_and_no_word_from_the_request_is_flagged():
+    wrong = _attempt(DENSITY, ("function_3", {"stock_name": "AAPL"}, 210.62))
+    right = _attempt(DENSITY, ("function_1", {"mass": 50, "volume": 10}, 5.0))
+    ticker = _attempt("What is the latest price of Apple's stock?", ("function_1", {"stock_name": "AAPL"}, 210.62))
+    assert calls_without_request_values(wrong) == [0]
+    assert calls_without_request_values(right) == []
+    assert calls_without_request_values(ticker) == []  # the request says "stock": a value known of the world
+
+
+def test_a_value_an_earlier_call_returned_is_taken_from_the_attempt():
+    series = _attempt("What is the weather where the Eiffel Tower stands?",
+                      ("function_1", {"place": "Eiffel Tower"}, {"latitude": 48.86, "longitude": 2.29}),
+                      ("function_2", {"coordinates": [48.86, 2.29]}, {"temperature": 11}))
+    assert calls_without_request_values(series) == []
+
+
+def test_the_not_for_sentence_is_one_sentence_the_claims_judge_accepts():
+    sentence = not_for_sentence("I'm doing physics. " + DENSITY, 'function_3(stock_name="AAPL")')
+    observed = Observed({"stock_name"}, {"stock_name": {"string"}}, {"number"}, 1, tools={"function_3"})
+    assert sentence.startswith('Not for requests like "I\'m doing physics My object')
+    assert unsupported(sentence, observed) == []
+
+
+def stock_price(stock_name: str) -> float:
+    return 210.62 if stock_name.isupper() else 0.0
+
+
+def density(mass: float, volume: float) -> float:
+    return mass / volume
+
+
+def first_tool_agent(messages) -> str:
+    """A small agent's habit: the first tool, with a value of its own, unless that tool's doc says it is not for
+    this request; then the tool with the request's words in its parameters."""
+    content = prompt_text(messages)
+    if "Not for requests like" in content:
+        return json.dumps({"calls": [{"name": "density", "arguments": {"mass": 50, "volume": 10}}]})
+    return json.dumps({"calls": [{"name": "stock_price", "arguments": {"stock_name": "AAPL"}}]})
+
+
+def _learn(request_values: bool) -> tuple[Trajectory, str, TokenLedger]:
+    examples = [dspy.Example(question=DENSITY, answer=5.0)]
+    env = FunctionEnvironment([stock_price, density], examples,
+                              lambda example, trajectory: example.answer in trajectory.outputs)
+    ledger = TokenLedger()
+    agent, editor = FunctionCallingAgent(), DocEditor()
+    agent.lm = scripted_lm(first_tool_agent, ledger=ledger, phase="agent")
+    editor.lm = scripted_lm(lambda m: json.dumps({"description": ""}), ledger=ledger, phase="editor")
+    optimizer = ToolObserver(env=env, editor=editor, mode="online", progress=False,
+                             improvements=replace(IMPROVED, request_values=request_values))
+    learned = optimizer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=examples)
+    final = learned.detailed_results.final_trajectories[0]
+    return final, learned.toolbox.get(env.toolset, "stock_price").description, ledger
+
+
+def test_online_an_attempt_with_no_request_value_is_not_settled_and_its_tool_is_marked_not_for_it():
+    final, doc, ledger = _learn(request_values=True)
+    assert [step.call.name for step in final.steps] == ["density"] and final.success
+    assert doc.startswith('Not for requests like "My object weighs 50 kilograms')
+    assert 'stock_price(stock_name="AAPL")' in doc
+    ablated, ablated_doc, ablated_ledger = _learn(request_values=False)
+    assert [step.call.name for step in ablated.steps] == ["stock_price"] and not ablated.success
+    assert "Not for" not in ablated_doc
+    assert ablated_ledger.phase("editor").calls == 0 < ledger.phase("editor").calls
