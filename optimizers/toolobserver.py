@@ -248,6 +248,9 @@ class ToolObserver(DocOptimizer):
             return [self.editor.revise(tools, trajectory, show_outcome=self.oracle_feedback, facts=toolset_facts)]
         called = {step.call.name for step in trajectory.steps}
         failed = {step.call.name for step in trajectory.steps if not step.ok}
+        # a tool whose call took nothing from the request was not serving it: the request would lend it a purpose
+        unsourced = ({trajectory.steps[index].call.name for index in calls_without_request_values(trajectory)}
+                     if self.improvements.request_values and not self._outcome_known else set())
         exchanges = []
         for tool in tools:
             evidence, key = book.of(trajectory.toolset, tool.name), tool_key(trajectory.toolset, tool.name)
@@ -259,7 +262,7 @@ class ToolObserver(DocOptimizer):
             if self.improvements.grounded and not _known_to_work(evidence):
                 continue  # nothing is known of what it does: the learned schema and its errors say the rest
             described[key] = "\n".join(facts)
-            requests = [trajectory.question] if tool.name in called else []
+            requests = [trajectory.question] if tool.name in called and tool.name not in unsourced else []
             asked = self._grounded(self.editor.describe(tool, facts, requests), tool, evidence,
                                    [other.name for other in tools])
             exchanges.append(_with_example(asked, tool.name, evidence) if self.improvements.cite_requests else asked)
