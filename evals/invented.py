@@ -61,8 +61,8 @@ _RULE_LENGTH = 160
 _UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
 _NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
 _CALL_FORM = re.compile(r"Called as ([A-Za-z_][A-Za-z0-9_]*)\((.*)\)\.")
-_NOT_FOR = re.compile(r'Not for requests like "[^"]*": called for one as ([A-Za-z_][A-Za-z0-9_]*)\(.*\), with no value the '
-                      r'request gives\.')
+_NOT_FOR = re.compile(r'Not for requests like "[^"]*": called for one as ([A-Za-z_][A-Za-z0-9_]*)\(.*\), '
+                      r'(?:with no value the request gives|while the request names the parameters of [^"]*)\.')
 _CALL_ARGUMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=…")
 # Sentences that deny a tool any result or any input: false as soon as one working call returned something, or the
 # tool's interface names a parameter ("It does not return anything.", "has no parameters").
@@ -336,12 +336,12 @@ def not_parameters_sentence(names: Iterable[str]) -> str:
     return f"Not parameters: {', '.join(names)} (the tool refused them)."
 
 
-def not_for_sentence(request: str, call: str) -> str:
-    """How learned docs state, by code, that a tool's working call took nothing from the request it was made for
-    (``request_values``): the request's first words, as one sentence."""
+def not_for_sentence(request: str, call: str, reason: str) -> str:
+    """How learned docs state, by code, that a tool's working call did not fit the request it was made for
+    (``request_values``): the request's first words, the call, and why, as one sentence."""
     words = re.sub(r"[.!?\"]+(?=\s|$)|\"", "", request).split()
     excerpt = " ".join(words[:16]) + ("…" if len(words) > 16 else "")
-    return f'Not for requests like "{excerpt}": called for one as {call}, with no value the request gives.'
+    return f'Not for requests like "{excerpt}": called for one as {call}, {reason}.'
 
 
 def unsupported(text: str, observed: Observed, *, parameter: str | None = None) -> list[tuple[str, str]]:

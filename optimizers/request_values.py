@@ -6,7 +6,9 @@ for a density question, ``n=5, k=3, p=0.7`` for a question that gives coordinate
 still works. A call that answers a request nearly always carries something the request said (a
 name, a number, a date) or something an earlier call returned. So a working call none of whose
 values can be found there, and whose argument names the request does not use either (``stock_name`` for
-a question that never says "stock"), is a sign of a wrong choice, found with no LLM call.
+a question that never says "stock"), is a sign of a wrong choice, found with no LLM call; so is a call whose
+argument names the request does not use while it uses every parameter name of another tool (``a, b`` called for
+"a base of 500 meters and a height of 300 meters" beside a tool taking ``base`` and ``height``).
 
 Values are matched leniently, to be wrong only in the safe direction (calling a made-up value
 given): text by its words, numbers as written in digits or words, as a percentage, or as the ratio
@@ -17,7 +19,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from itertools import permutations
 from typing import Any
 
@@ -81,26 +84,48 @@ def _as_number(value: Any) -> float | None:
         return None
 
 
-def _names_used(names: Iterable[str], request: Sources) -> bool:
-    """Whether the request uses a word of an argument name (``stock`` of ``stock_name``; words of three letters
-    or more: ``n`` or ``p`` say nothing), as said or plural."""
-    words = {word for name in names for word in _WORD.findall(name.casefold().replace("_", " ")) if len(word) > 2}
-    return any(word in request.words or f"{word}s" in request.words for word in words)
+def _name_words(names: Iterable[str]) -> set[str]:
+    """The words of argument names that can be looked for in a request (``stock`` of ``stock_name``; three letters or
+    more: ``n`` or ``p`` say nothing)."""
+    return {word for name in names for word in _WORD.findall(name.casefold().replace("_", " ")) if len(word) > 2}
 
 
-def calls_without_request_values(trajectory: Trajectory) -> list[int]:
-    """The steps (by index) whose call worked and had values, none of them read in the request or an earlier
-    call's output, and none of whose argument names the request uses."""
+def _used(word: str, request: Sources) -> bool:
+    return word in request.words or f"{word}s" in request.words
+
+
+@dataclass(frozen=True)
+class OffRequest:
+    """A working call that does not fit the request it was made for."""
+
+    step: int
+    """Its index among the attempt's steps."""
+    reason: str
+    """Why, as the end of a sentence: "with no value the request gives", "while the request names the parameters of
+    function_3 (base, height)"."""
+
+
+def calls_off_request(trajectory: Trajectory, parameters: Mapping[str, Iterable[str]]) -> list[OffRequest]:
+    """The attempt's working calls that do not fit its request: a call none of whose values can be read in the
+    request or an earlier call's output and none of whose argument names the request uses; or a call none of whose
+    argument names the request uses while it uses every parameter name of another tool (``parameters``: each tool's
+    parameter names, as shown or learned)."""
     texts = [trajectory.question]
     request = Sources(texts)
-    unsourced = []
+    fitting = {name: sorted(words) for name, names in parameters.items()
+               if (words := _name_words(names)) and all(_used(word, request) for word in words)}
+    found = []
     for index, step in enumerate(trajectory.steps):
         arguments = step.call.arguments if isinstance(step.call.arguments, dict) else {}
         values = list(leaf_values(arguments))
-        if step.ok and values and not _names_used(arguments, request):
+        if step.ok and values and not any(_used(word, request) for word in _name_words(arguments)):
             sources = Sources(texts)
+            other = next((name for name in fitting if name != step.call.name), None)
             if not any(sources.gives(value) for value in values):
-                unsourced.append(index)
+                found.append(OffRequest(index, "with no value the request gives"))
+            elif other is not None:
+                found.append(OffRequest(index, f"while the request names the parameters of {other} "
+                                               f"({', '.join(fitting[other])})"))
         if step.ok:
             texts.append(json_text(step.output))
-    return unsourced
+    return found

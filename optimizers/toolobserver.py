@@ -45,18 +45,13 @@ from otbench.optimizers.base import (
 )
 from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
 from otbench.optimizers.knobs import check
-from otbench.optimizers.request_values import calls_without_request_values
+from otbench.optimizers.request_values import OffRequest, calls_off_request
 from otbench.optimizers.rivals import Replays, rivals
 from otbench.optimizers.settings import IMPROVED, MODES, Improvements, ToolObserverKnobs
 from otbench.optimizers.spread import SpreadCalls
 from otbench.optimizers.usage import UsageBook
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
-
-
-def _failures(trajectory: Trajectory) -> int:
-    """Failed calls of an attempt; a reply with no call at all counts as one."""
-    return sum(not step.ok for step in trajectory.steps) if trajectory.steps else 1
 
 
 class ToolObserver(DocOptimizer):
@@ -135,9 +130,25 @@ class ToolObserver(DocOptimizer):
         if self._outcome_known:
             return trajectory.success
         worked = bool(trajectory.steps) and all(step.ok for step in trajectory.steps)
-        if worked and self.improvements.request_values and calls_without_request_values(trajectory):
+        if worked and self._off_request(trajectory, toolbox):
             return False
         return worked and not replays.ambiguous(trajectory.toolset, toolbox, trajectory.steps)
+
+    def _off_request(self, trajectory: Trajectory, toolbox: Toolbox) -> list[OffRequest]:
+        """The attempt's working calls that do not fit its request (``request_values``, online with no success bit:
+        where the outcome is known, it says more)."""
+        if not self.improvements.request_values or self._outcome_known:
+            return []
+        parameters = {tool.name: [p.name for p in tool.parameters if p.required]
+                      for tool in toolbox.toolset(trajectory.toolset) if tool.parameters is not None}
+        return calls_off_request(trajectory, parameters)
+
+    def _failures(self, trajectory: Trajectory, toolbox: Toolbox) -> int:
+        """Failed calls of an attempt, a working call that did not fit its request counted as failed
+        (``request_values``); a reply with no call at all counts as one."""
+        if not trajectory.steps:
+            return 1
+        return sum(not step.ok for step in trajectory.steps) + len(self._off_request(trajectory, toolbox))
 
     def _repeat(self, toolbox: Toolbox, trajectory: Trajectory, task: Any, book: EvidenceBook, replays: Replays) -> int:
         """Repeat the attempt's working calls on their tools' rivals (judged where possible); returns how many."""
@@ -191,7 +202,7 @@ class ToolObserver(DocOptimizer):
                 book.add(trajectory.toolset, trajectory.steps, names)
                 previous = latest.get(trajectory.task_id)
                 if (knobs.accept_check and previous is not None and trajectory.task_id in undo
-                        and _failures(trajectory) > _failures(previous)):
+                        and self._failures(trajectory, student.toolbox) > self._failures(previous, student.toolbox)):
                     _restore(student.toolbox, trajectory.toolset, undo.pop(trajectory.task_id))
                     converged.add(trajectory.task_id)  # the edit made things worse: the earlier docs and result stand
                     continue
@@ -216,8 +227,7 @@ class ToolObserver(DocOptimizer):
                     changed += book.teach(student.toolbox, trajectory.toolset)
                 if knobs.error_rules:
                     changed += book.state_rules(student.toolbox, trajectory.toolset)
-                if knobs.request_values and not self._outcome_known:
-                    changed += _state_not_for(student.toolbox, trajectory)
+                changed += _state_not_for(student.toolbox, trajectory, self._off_request(trajectory, student.toolbox))
                 if changed:
                     to_run.append(trajectory.task_id)
                     undo[trajectory.task_id] = before
@@ -249,8 +259,7 @@ class ToolObserver(DocOptimizer):
         called = {step.call.name for step in trajectory.steps}
         failed = {step.call.name for step in trajectory.steps if not step.ok}
         # a tool whose call took nothing from the request was not serving it: the request would lend it a purpose
-        unsourced = ({trajectory.steps[index].call.name for index in calls_without_request_values(trajectory)}
-                     if self.improvements.request_values and not self._outcome_known else set())
+        unsourced = {trajectory.steps[off.step].call.name for off in self._off_request(trajectory, toolbox)}
         exchanges = []
         for tool in tools:
             evidence, key = book.of(trajectory.toolset, tool.name), tool_key(trajectory.toolset, tool.name)
@@ -564,14 +573,14 @@ def _cite_settled(toolbox: Toolbox, trajectories: list[Trajectory], seen: Eviden
     return changed
 
 
-def _state_not_for(toolbox: Toolbox, trajectory: Trajectory) -> int:
-    """Close the doc of each tool whose working call took nothing from the attempt's request with a sentence
-    saying so, written by code (``request_values``); returns how many docs changed."""
+def _state_not_for(toolbox: Toolbox, trajectory: Trajectory, off_request: list[OffRequest]) -> int:
+    """Close the doc of each tool whose working call did not fit the attempt's request with a sentence saying so,
+    written by code (``request_values``); returns how many docs changed."""
     updates: dict[str, str] = {}
-    for index in calls_without_request_values(trajectory):
-        call = trajectory.steps[index].call
+    for off in off_request:
+        call = trajectory.steps[off.step].call
         tool = toolbox.get(trajectory.toolset, call.name)
-        sentence = not_for_sentence(trajectory.question, render_call(call))
+        sentence = not_for_sentence(trajectory.question, render_call(call), off.reason)
         if tool is not None and sentence not in tool.description:
             updates[call.name] = " ".join(part for part in (tool.description, sentence) if part)
     return apply_updates(toolbox, trajectory.toolset, updates)

@@ -14,7 +14,7 @@ from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
-from otbench.optimizers.request_values import Sources, calls_without_request_values
+from otbench.optimizers.request_values import OffRequest, Sources, calls_off_request
 from otbench.optimizers.settings import IMPROVED
 from otbench.optimizers.toolobserver import ToolObserver
 from otbench.trajectory import Trajectory
@@ -38,20 +38,32 @@ def test_a_working_call_with_no_value_and_no_word_from_the_request_is_flagged():
     wrong = _attempt(DENSITY, ("function_3", {"stock_name": "AAPL"}, 210.62))
     right = _attempt(DENSITY, ("function_1", {"mass": 50, "volume": 10}, 5.0))
     ticker = _attempt("What is the latest price of Apple's stock?", ("function_1", {"stock_name": "AAPL"}, 210.62))
-    assert calls_without_request_values(wrong) == [0]
-    assert calls_without_request_values(right) == []
-    assert calls_without_request_values(ticker) == []  # the request says "stock": a value known of the world
+    interfaces = {"function_1": ["mass", "volume"], "function_3": ["stock_name"]}
+    assert calls_off_request(wrong, interfaces) == [OffRequest(0, "with no value the request gives")]
+    assert calls_off_request(right, interfaces) == []
+    assert calls_off_request(ticker, {"function_1": ["stock_name"]}) == []  # "stock" is said: a value known of the world
+
+
+def test_a_call_beside_a_tool_whose_parameters_the_request_names_is_flagged():
+    request = "The triangle has a base of 500 meters and a height of 300 meters. What is its area?"
+    interfaces = {"function_1": ["stock_name"], "function_2": ["a", "b"], "function_3": ["base", "height"]}
+    lcm = _attempt(request, ("function_2", {"a": 500, "b": 300}, 1500))
+    area = _attempt(request, ("function_3", {"base": 500, "height": 300}, 75000.0))
+    assert calls_off_request(lcm, interfaces) == [
+        OffRequest(0, "while the request names the parameters of function_3 (base, height)")]
+    assert calls_off_request(area, interfaces) == []
 
 
 def test_a_value_an_earlier_call_returned_is_taken_from_the_attempt():
     series = _attempt("What is the weather where the Eiffel Tower stands?",
                       ("function_1", {"place": "Eiffel Tower"}, {"latitude": 48.86, "longitude": 2.29}),
                       ("function_2", {"coordinates": [48.86, 2.29]}, {"temperature": 11}))
-    assert calls_without_request_values(series) == []
+    assert calls_off_request(series, {}) == []
 
 
 def test_the_not_for_sentence_is_one_sentence_the_claims_judge_accepts():
-    sentence = not_for_sentence("I'm doing physics. " + DENSITY, 'function_3(stock_name="AAPL")')
+    sentence = not_for_sentence("I'm doing physics. " + DENSITY, 'function_3(stock_name="AAPL")',
+                                "with no value the request gives")
     observed = Observed({"stock_name"}, {"stock_name": {"string"}}, {"number"}, 1, tools={"function_3"})
     assert sentence.startswith('Not for requests like "I\'m doing physics My object')
     assert unsupported(sentence, observed) == []
