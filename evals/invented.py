@@ -63,7 +63,6 @@ _NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\."
 _CALL_FORM = re.compile(r"Called as ([A-Za-z_][A-Za-z0-9_]*)\((.*)\)\.")
 _NOT_FOR = re.compile(r'Not for requests like "[^"]*": called for one as ([A-Za-z_][A-Za-z0-9_]*)\(.*\), '
                       r'(?:with no value the request gives|while the request names the parameters of [^"]*)\.')
-_FITS = re.compile(r'Fits requests like "[^"]*": they name its parameters \(([^)"]*)\)\.')
 _CALL_ARGUMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=…")
 # Sentences that deny a tool any result or any input: false as soon as one working call returned something, or the
 # tool's interface names a parameter ("It does not return anything.", "has no parameters").
@@ -274,9 +273,6 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
     not_for = _NOT_FOR.fullmatch(sentence)
     if not_for and not_for.group(1) in observed.tools:
         return None
-    fits = _FITS.fullmatch(sentence)
-    if fits and observed.parameters is not None and set(fits.group(1).split(", ")) <= observed.parameters:
-        return None
     form = _CALL_FORM.fullmatch(sentence)
     if form and form.group(1) in observed.tools and observed.parameters is not None and \
             set(_CALL_ARGUMENT.findall(form.group(2))) <= observed.parameters:
@@ -340,21 +336,12 @@ def not_parameters_sentence(names: Iterable[str]) -> str:
     return f"Not parameters: {', '.join(names)} (the tool refused them)."
 
 
-def _excerpt(request: str) -> str:
-    """A request's first words, quotable inside one sentence."""
-    words = re.sub(r"[.!?\"]+(?=\s|$)|\"", "", request).split()
-    return " ".join(words[:16]) + ("…" if len(words) > 16 else "")
-
-
 def not_for_sentence(request: str, call: str, reason: str) -> str:
     """How learned docs state, by code, that a tool's working call did not fit the request it was made for
     (``request_values``): the request's first words, the call, and why, as one sentence."""
-    return f'Not for requests like "{_excerpt(request)}": called for one as {call}, {reason}.'
-
-
-def fits_sentence(request: str, parameters: Iterable[str]) -> str:
-    """How learned docs state, by code, that a request names every parameter of a tool (``request_values``)."""
-    return f'Fits requests like "{_excerpt(request)}": they name its parameters ({", ".join(parameters)}).'
+    words = re.sub(r"[.!?\"]+(?=\s|$)|\"", "", request).split()
+    excerpt = " ".join(words[:16]) + ("…" if len(words) > 16 else "")
+    return f'Not for requests like "{excerpt}": called for one as {call}, {reason}.'
 
 
 def unsupported(text: str, observed: Observed, *, parameter: str | None = None) -> list[tuple[str, str]]:

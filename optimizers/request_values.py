@@ -103,8 +103,6 @@ class OffRequest:
     reason: str
     """Why, as the end of a sentence: "with no value the request gives", "while the request names the parameters of
     function_3 (base, height)"."""
-    fits: tuple[str, tuple[str, ...]] | None = None
-    """The other tool whose parameters the request names, with those names (None: no such tool)."""
 
 
 def calls_off_request(trajectory: Trajectory, parameters: Mapping[str, Iterable[str]]) -> list[OffRequest]:
@@ -114,7 +112,7 @@ def calls_off_request(trajectory: Trajectory, parameters: Mapping[str, Iterable[
     parameter names, as shown or learned)."""
     texts = [trajectory.question]
     request = Sources(texts)
-    fitting = {name: tuple(names) for name, names in ((name, list(names)) for name, names in parameters.items())
+    fitting = {name: sorted(words) for name, names in parameters.items()
                if (words := _name_words(names)) and all(_used(word, request) for word in words)}
     found = []
     for index, step in enumerate(trajectory.steps):
@@ -127,7 +125,7 @@ def calls_off_request(trajectory: Trajectory, parameters: Mapping[str, Iterable[
                 found.append(OffRequest(index, "with no value the request gives"))
             elif other is not None:
                 found.append(OffRequest(index, f"while the request names the parameters of {other} "
-                                               f"({', '.join(fitting[other])})", (other, fitting[other])))
+                                               f"({', '.join(fitting[other])})"))
         if step.ok:
             texts.append(json_text(step.output))
     return found

@@ -30,7 +30,7 @@ import dspy
 
 from otbench.envs.base import Environment, task_key
 from otbench.errors import ConfigError
-from otbench.evals.invented import fits_sentence, not_for_sentence, supported_text
+from otbench.evals.invented import not_for_sentence, supported_text
 from otbench.modules.editor import COMPARE_TASK, DocEditor, EditorExchange
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, Toolbox, tool_key
@@ -575,21 +575,14 @@ def _cite_settled(toolbox: Toolbox, trajectories: list[Trajectory], seen: Eviden
 
 def _state_not_for(toolbox: Toolbox, trajectory: Trajectory, off_request: list[OffRequest]) -> int:
     """Close the doc of each tool whose working call did not fit the attempt's request with a sentence saying so,
-    and the doc of a tool whose parameters that request names with one saying that, written by code
-    (``request_values``); returns how many docs changed."""
+    written by code (``request_values``); returns how many docs changed."""
     updates: dict[str, str] = {}
-
-    def close(name: str, sentence: str) -> None:
-        tool = toolbox.get(trajectory.toolset, name)
-        description = updates.get(name, tool.description if tool is not None else "")
-        if tool is not None and sentence not in description:
-            updates[name] = " ".join(part for part in (description, sentence) if part)
-
     for off in off_request:
         call = trajectory.steps[off.step].call
-        close(call.name, not_for_sentence(trajectory.question, render_call(call), off.reason))
-        if off.fits is not None:
-            close(off.fits[0], fits_sentence(trajectory.question, off.fits[1]))
+        tool = toolbox.get(trajectory.toolset, call.name)
+        sentence = not_for_sentence(trajectory.question, render_call(call), off.reason)
+        if tool is not None and sentence not in tool.description:
+            updates[call.name] = " ".join(part for part in (tool.description, sentence) if part)
     return apply_updates(toolbox, trajectory.toolset, updates)
 
 

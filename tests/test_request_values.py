@@ -9,7 +9,7 @@ from scripted_lm import prompt_text, scripted_lm
 
 from otbench import FunctionEnvironment
 from otbench.calls import CallResult, ToolCall
-from otbench.evals.invented import Observed, fits_sentence, not_for_sentence, unsupported
+from otbench.evals.invented import Observed, not_for_sentence, unsupported
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
@@ -50,8 +50,7 @@ def test_a_call_beside_a_tool_whose_parameters_the_request_names_is_flagged():
     lcm = _attempt(request, ("function_2", {"a": 500, "b": 300}, 1500))
     area = _attempt(request, ("function_3", {"base": 500, "height": 300}, 75000.0))
     assert calls_off_request(lcm, interfaces) == [
-        OffRequest(0, "while the request names the parameters of function_3 (base, height)",
-                   ("function_3", ("base", "height")))]
+        OffRequest(0, "while the request names the parameters of function_3 (base, height)")]
     assert calls_off_request(area, interfaces) == []
 
 
@@ -68,14 +67,6 @@ def test_the_not_for_sentence_is_one_sentence_the_claims_judge_accepts():
     observed = Observed({"stock_name"}, {"stock_name": {"string"}}, {"number"}, 1, tools={"function_3"})
     assert sentence.startswith('Not for requests like "I\'m doing physics My object')
     assert unsupported(sentence, observed) == []
-
-
-def test_the_fits_sentence_is_accepted_only_for_the_tool_s_own_parameters():
-    sentence = fits_sentence("The triangle has a base of 500 meters and a height of 300 meters.", ["base", "height"])
-    assert sentence == 'Fits requests like "The triangle has a base of 500 meters and a height of 300 meters": ' \
-                       "they name its parameters (base, height)."
-    assert unsupported(sentence, Observed({"base", "height"}, {}, set(), 0, tools={"function_3"})) == []
-    assert unsupported(sentence, Observed({"a", "b"}, {}, set(), 0, tools={"function_2"})) != []
 
 
 def stock_price(stock_name: str) -> float:
