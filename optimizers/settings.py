@@ -81,11 +81,12 @@ class Improvements:
                                 always_logged=True)
     request_values: bool = _knob("online, with no success bit: an attempt whose working call took no value from the "
                                  "request (nor from an earlier call's output) and uses none of the request's words in "
-                                 "its argument names (a ticker 'AAPL' for a density question) is not taken as working: "
-                                 "it is not settled, the editor describes the called tool without that request (which would "
-                                 "lend it a purpose), and its doc says, by code, that it was not for that request, so "
-                                 "the agent's next attempt looks at the other tools", modes=("online",),
-                                 always_logged=True)
+                                 "its argument names (a ticker 'AAPL' for a density question), or uses none while the "
+                                 "request names every parameter of another tool, is not taken as working: the call "
+                                 "counts as failed in the accept check, the attempt is not settled, the editor describes "
+                                 "the called tool without that request (which would lend it a purpose), and its doc "
+                                 "says, by code, that it was not for that request, so the agent's next attempt looks "
+                                 "at the other tools", modes=("online",), always_logged=True)
     settle: bool = _knob("leave alone what already works: an attempt that succeeded (where the outcome is known), or "
                          "in which every call worked and no tool sharing a called tool's interface answered the same "
                          "arguments otherwise, gets no editor call; an offline run stops once every train attempt "
