@@ -258,7 +258,7 @@ class ToolObserver(DocOptimizer):
             return [self.editor.revise(tools, trajectory, show_outcome=self.oracle_feedback, facts=toolset_facts)]
         called = {step.call.name for step in trajectory.steps}
         failed = {step.call.name for step in trajectory.steps if not step.ok}
-        # a tool whose call took nothing from the request was not serving it: the request would lend it a purpose
+        # a tool whose call did not fit the request was not serving it: the request would lend it a purpose
         unsourced = {trajectory.steps[off.step].call.name for off in self._off_request(trajectory, toolbox)}
         exchanges = []
         for tool in tools:
