@@ -147,7 +147,25 @@ def _on_text(check: Callable[[str, Any], bool]) -> Callable[[Mapping[str, Any], 
     return judged
 
 
-# Operations a description can name whose result code can check on a call that took one number (or one text):
+def _numbers(arguments: Mapping[str, Any]) -> list[float] | None:
+    """The numbers a call combined: its arguments when all are plain numbers (two or more), or its one argument's
+    list of numbers."""
+    values = list(arguments.values())
+    if len(values) == 1 and isinstance(values[0], list):
+        values = values[0]
+    numeric = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return [float(v) for v in numeric] if len(numeric) == len(values) >= 2 else None
+
+
+def _on_numbers(check: Callable[[list[float], Any], bool]) -> Callable[[Mapping[str, Any], Any], bool | None]:
+    def judged(arguments: Mapping[str, Any], output: Any) -> bool | None:
+        numbers = _numbers(arguments)
+        return True if numbers is None else check(numbers, output)  # other inputs cannot refute it: not judged
+    return judged
+
+
+# Operations a description can name whose result code can check on a call that took one number (or one text, or
+# several numbers: a sum, a product):
 # a claim that no such working call bears out, where the tool had some, is invented. Only unmistakable phrasings.
 _OPERATIONS: tuple[tuple[re.Pattern[str], Callable[[Mapping[str, Any], Any], bool | None]], ...] = (
     (re.compile(r"\bsquare roots?\b"), _on_number(lambda x, out: x >= 0 and _close(out, math.sqrt(x)))),
@@ -162,6 +180,11 @@ _OPERATIONS: tuple[tuple[re.Pattern[str], Callable[[Mapping[str, Any], Any], boo
     (re.compile(r"\breverse[sd]?\b|\breverse order\b"), _on_text(lambda t, out: out == t[::-1])),
     (re.compile(r"\bits length\b|\blength of (?:the |a )?(?:input |given )?(?:string|text)\b|\bnumber of characters\b"),
      _on_text(lambda t, out: type(out) is int and out == len(t))),
+    (re.compile(r"\btheir sum\b|\bthe sum of (?:the |its |two |all )?(?:numbers|integers|values|inputs|arguments|a and b)\b"
+                r"|\badds (?:up )?(?:two|the two|them|the numbers|a and b)\b"),
+     _on_numbers(lambda xs, out: _close(out, math.fsum(xs)))),
+    (re.compile(r"\btheir product\b|\bmultiplies (?:two|the two|them|the numbers|a and b)\b"),
+     _on_numbers(lambda xs, out: _close(out, math.prod(xs)))),
 )
 
 

@@ -437,3 +437,15 @@ def test_a_call_result_reads_back_as_it_was_logged():
     assert CallResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
     refused = CallResult.refused(ToolCall("f", {}, problem="arguments must be an object, not null"))
     assert CallResult.from_dict(refused.to_dict()) == refused
+
+
+def test_the_judge_checks_a_claimed_sum_or_product_against_the_calls():
+    lcm = Observed({"a", "b"}, {"a": {"number"}, "b": {"number"}}, {"number"}, 1, examples=[({"a": 500, "b": 300}, 1500)])
+    assert unsupported("The function_2 tool takes two integers as input and returns their sum.", lcm)
+    assert unsupported("Multiplies the two numbers.", lcm)
+    adder = Observed({"a", "b"}, {"a": {"number"}, "b": {"number"}}, {"number"}, 1, examples=[({"a": 3, "b": 4}, 7)])
+    assert not unsupported("Takes two integers and returns their sum.", adder)
+    total = Observed({"values"}, {"values": {"array"}}, {"number"}, 1, examples=[({"values": [1, 2, 3]}, 6)])
+    assert not unsupported("Returns the sum of the numbers.", total)
+    words = Observed({"text"}, {"text": {"string"}}, {"number"}, 1, examples=[({"text": "two and two"}, 4)])
+    assert not unsupported("Reads two numbers in words and returns their sum.", words)  # text cannot refute it
