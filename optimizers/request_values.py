@@ -1,4 +1,4 @@
-"""Whether a call took its values from the request it was made for, read by code.
+"""Whether a working call fits the request it was made for, read by code.
 
 With no success bit (test-time learning), a call that worked says only that the tool accepted its
 arguments: a small agent that picks the wrong tool fills it with values of its own (a ticker ``AAPL``
@@ -10,8 +10,8 @@ a question that never says "stock"), is a sign of a wrong choice, found with no 
 argument names the request does not use while it uses every parameter name of another tool (``a, b`` called for
 "a base of 500 meters and a height of 300 meters" beside a tool taking ``base`` and ``height``).
 
-Values are matched leniently, to be wrong only in the safe direction (calling a made-up value
-given): text by its words, numbers as written in digits or words, as a percentage, or as the ratio
+Values are matched leniently, to err only in the safe direction (taking a made-up value for one the
+request gave): text by its words, numbers as written in digits or words, as a percentage, or as the ratio
 of two numbers said ("one in six" gives 1/6).
 """
 
@@ -112,7 +112,7 @@ def calls_off_request(trajectory: Trajectory, parameters: Mapping[str, Iterable[
     parameter names, as shown or learned)."""
     texts = [trajectory.question]
     request = Sources(texts)
-    fitting = {name: sorted(words) for name, names in parameters.items()
+    fitting = {name: list(names) for name, names in ((name, list(names)) for name, names in parameters.items())
                if (words := _name_words(names)) and all(_used(word, request) for word in words)}
     found = []
     for index, step in enumerate(trajectory.steps):

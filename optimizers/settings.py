@@ -32,8 +32,8 @@ class Improvements:
     (``facts``, ``per_tool``), states what the tools' errors said (``error_rules``) and requests they answered
     (``cite_requests``), and nothing the observed calls do not support (``grounded``); an edit
     that makes the next attempt worse is undone (``accept_check``); a toolset that already works is left
-    alone (``settle``), where "works" online, with no success bit, also asks that a call took its values from
-    the request (``request_values``); offline, where calls are scored, a tool with an interface of its own, or whose rivals
+    alone (``settle``), where "works" online, with no success bit, also asks that each call fits its request
+    (``request_values``); offline, where calls are scored, a tool with an interface of its own, or whose rivals
     answer in other kinds of value, is still described from its calls (``describe_from_calls``: online editing
     always shows them, so this one acts offline only). An improvement with nothing to act on (no hidden schema,
     no tools sharing an interface) changes nothing.
