@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 from typing import Any
@@ -105,14 +105,14 @@ class OffRequest:
     function_3 (base, height)"."""
 
 
-def calls_off_request(trajectory: Trajectory, parameters: Mapping[str, Iterable[str]]) -> list[OffRequest]:
+def calls_off_request(trajectory: Trajectory, parameters: Mapping[str, Sequence[str]]) -> list[OffRequest]:
     """The attempt's working calls that do not fit its request: a call none of whose values can be read in the
     request or an earlier call's output and none of whose argument names the request uses; or a call none of whose
     argument names the request uses while it uses every parameter name of another tool (``parameters``: each tool's
     parameter names, as shown or learned)."""
     texts = [trajectory.question]
     request = Sources(texts)
-    fitting = {name: list(names) for name, names in ((name, list(names)) for name, names in parameters.items())
+    fitting = {name: names for name, names in parameters.items()
                if (words := _name_words(names)) and all(_used(word, request) for word in words)}
     found = []
     for index, step in enumerate(trajectory.steps):

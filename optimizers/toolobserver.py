@@ -130,9 +130,8 @@ class ToolObserver(DocOptimizer):
         if self._outcome_known:
             return trajectory.success
         worked = bool(trajectory.steps) and all(step.ok for step in trajectory.steps)
-        if worked and self._off_request(trajectory, toolbox):
-            return False
-        return worked and not replays.ambiguous(trajectory.toolset, toolbox, trajectory.steps)
+        return (worked and not self._off_request(trajectory, toolbox)
+                and not replays.ambiguous(trajectory.toolset, toolbox, trajectory.steps))
 
     def _off_request(self, trajectory: Trajectory, toolbox: Toolbox) -> list[OffRequest]:
         """The attempt's working calls that do not fit its request (``request_values``, online with no success bit:
