@@ -42,9 +42,12 @@ def plain_text(text: str) -> str:
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line on stderr (and exit 2), not a usage dump; the
-    description (a command's docstring line) is shown without its markup."""
+    description (a command's docstring line) is shown without its markup. An option is taken only as
+    spelled in full: argparse would read a mistyped ``--no-request-value`` as the one option it begins
+    and start an hour-long run."""
 
     def __init__(self, *, description: str | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(description=plain_text(description) if description else description, **kwargs)
 
     def error(self, message: str) -> NoReturn:

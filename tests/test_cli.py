@@ -29,6 +29,7 @@ def _run(main, argv, capsys):
         (["--gguf", "/no/such/model.gguf"], "no such file"),
         (["--call-timeout", "0"], "argument --call-timeout: expected a finite number > 0, got 0"),
         (["--call-timeout", "inf"], "argument --call-timeout: expected a finite number > 0, got inf"),
+        (["--agent", "null", "--lim", "3"], "unrecognized arguments: --lim 3"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
@@ -99,6 +100,8 @@ def test_optimize_rejects_an_unknown_optimizer_and_an_unknown_run(capsys):
     assert code == 2 and "unknown optimizer 'magic'" in err
     code, _, err = _run(optimize.main, ["--resume", "0123456789abcdef"], capsys)
     assert code == 2 and "no checkpoint" in err
+    code, _, err = _run(optimize.main, ["--no-request-value"], capsys)  # a typo, not --no-request-values
+    assert code == 2 and "unrecognized arguments: --no-request-value" in err
 
 
 def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_path):
