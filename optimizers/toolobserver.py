@@ -580,8 +580,9 @@ def _state_not_for(toolbox: Toolbox, trajectory: Trajectory, off_request: list[O
         call = trajectory.steps[off.step].call
         tool = toolbox.get(trajectory.toolset, call.name)
         sentence = not_for_sentence(trajectory.question, render_call(call), off.reason)
-        if tool is not None and sentence not in tool.description:
-            updates[call.name] = " ".join(part for part in (tool.description, sentence) if part)
+        current = updates.get(call.name, tool.description if tool is not None else "")
+        if tool is not None and sentence not in current:
+            updates[call.name] = " ".join(part for part in (current, sentence) if part)  # one per call, none lost
     return apply_updates(toolbox, trajectory.toolset, updates)
 
 

@@ -14,9 +14,10 @@ from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.request_values import OffRequest, Sources, calls_off_request
 from otbench.optimizers.settings import IMPROVED
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver import ToolObserver, _state_not_for
 from otbench.trajectory import Trajectory
 
 DENSITY = "My object weighs 50 kilograms and takes up about 10 cubic meters. What is its density?"
@@ -110,3 +111,14 @@ def test_online_an_attempt_with_no_request_value_is_not_settled_and_its_tool_is_
     assert [step.call.name for step in ablated.steps] == ["stock_price"] and not ablated.success
     assert "Not for" not in ablated_doc
     assert ablated_ledger.phase("editor").calls == 0 < ledger.phase("editor").calls
+
+
+def test_two_off_request_calls_to_one_tool_each_leave_their_sentence():
+    toolbox = Toolbox({"t": [DocumentedTool(name="function_3", description="")]})
+    attempt = _attempt(DENSITY, ("function_3", {"stock_name": "AAPL"}, 210.62),
+                       ("function_3", {"stock_name": "MSFT"}, 420.1))
+    off = calls_off_request(attempt, {"function_3": ["stock_name"]})
+    assert [item.step for item in off] == [0, 1]
+    assert _state_not_for(toolbox, attempt, off) == 1
+    doc = toolbox.get("t", "function_3").description
+    assert 'function_3(stock_name="AAPL")' in doc and 'function_3(stock_name="MSFT")' in doc
