@@ -579,10 +579,12 @@ def _state_not_for(toolbox: Toolbox, trajectory: Trajectory, off_request: list[O
     for off in off_request:
         call = trajectory.steps[off.step].call
         tool = toolbox.get(trajectory.toolset, call.name)
+        if tool is None:
+            continue
         sentence = not_for_sentence(trajectory.question, render_call(call), off.reason)
-        current = updates.get(call.name, tool.description if tool is not None else "")
-        if tool is not None and sentence not in current:
-            updates[call.name] = " ".join(part for part in (current, sentence) if part)  # one per call, none lost
+        current = updates.get(call.name, tool.description)  # one sentence per call: a second call adds its own
+        if sentence not in current:
+            updates[call.name] = " ".join(part for part in (current, sentence) if part)
     return apply_updates(toolbox, trajectory.toolset, updates)
 
 
