@@ -11,7 +11,7 @@ from otbench.envs.wild import dataset
 from otbench.envs.wild.catalogue import EQUIVALENT, PHRASINGS
 from otbench.envs.wild.generate import GenerationSpec, fingerprint_of, generate, main, render_files
 from otbench.envs.wild.scenario import count_switches
-from otbench.errors import DataError
+from otbench.errors import ConfigError, DataError
 from otbench.evals.wild_metrics import INTENTIONS, KINDS, depth, resolve
 
 DATA = dataset.load_data()
@@ -22,6 +22,17 @@ def test_the_committed_data_is_what_the_generator_makes_from_bfcl(capsys):
     files = render_files(toolset, dialogues)
     assert fingerprint_of(*files) == dataset.REFERENCE_FINGERPRINT == DATA.fingerprint
     assert main(["--check"]) == 0 and "is what the generator makes" in capsys.readouterr().out
+
+
+def test_a_mistaken_call_of_the_generator_is_refused_before_it_works(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="has no toolset.json and no dialogues.jsonl"):
+        main(["--check", "--out", str(tmp_path)])
+    (tmp_path / "taken").write_text("")
+    with pytest.raises(ConfigError, match="is a file, not a directory"):
+        main(["--out", str(tmp_path / "taken")])
+    with pytest.raises(SystemExit) as stop:
+        main(["--chec"])
+    assert stop.value.code == 2 and "unrecognized arguments: --chec (see --help)" in capsys.readouterr().err
 
 
 def test_another_seed_makes_other_dialogues_of_the_same_shape():

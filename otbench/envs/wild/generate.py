@@ -26,7 +26,6 @@ seeded order. ``--check`` regenerates and compares with the committed files.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import random
@@ -37,12 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from otbench.cli import OneLineParser, run_main
 from otbench.envs.bfcl.data import ALL_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.wild.catalogue import EQUIVALENT, PHRASINGS
 from otbench.envs.wild.realise import Bank, Made, realise
 from otbench.envs.wild.scenario import Dialogue, count_switches
+from otbench.errors import ConfigError
 from otbench.evals.wild_metrics import TOOL_KINDS
+from otbench.outputs import OUTPUT_DIRECTORY, check_outputs
 
 TOOLSET_FORMAT = "otbench.wild.toolset/1"
 DATA_DIRECTORY = Path(__file__).parent / "data"
@@ -204,10 +206,18 @@ def statistics(dialogues: list[Dialogue]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m otbench.envs.wild.generate", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DATA_DIRECTORY, help="where to write the files (default: the package)")
+    parser = OneLineParser(prog="python -m otbench.envs.wild.generate", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=OUTPUT_DIRECTORY, default=DATA_DIRECTORY,
+                        help="where to write the files (default: the package)")
     parser.add_argument("--check", action="store_true", help="regenerate and compare with the files in --out")
     args = parser.parse_args(argv)
+    if args.check:
+        missing = [name for name in (TOOLSET_FILE, DIALOGUES_FILE) if not (args.out / name).is_file()]
+        if missing:
+            raise ConfigError(f"--out {args.out} has no {' and no '.join(missing)} to compare with: "
+                              "leave --check out to write them there")
+    else:
+        check_outputs(parser, args, store=False)
     toolset, dialogues = generate(load_tests(ALL_CATEGORIES))
     toolset_bytes, dialogue_bytes = render_files(toolset, dialogues)
     if args.check:
@@ -224,4 +234,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)
