@@ -25,6 +25,8 @@ REFERENCES = {"vs_base": "base", "vs_TO": "+TO"}
 """The difference columns: every row against base docs, and against the full ToolObserver."""
 LEGACY_MARK = "†"
 """Marks a row whose runs kept no per-task outcomes (logged before they were kept)."""
+CODE_VERSION_TAG = "mlflow.source.git.commit"
+"""The commit MLflow records for a run started from a git checkout (none from an installed package)."""
 
 
 @dataclass(frozen=True)
@@ -180,10 +182,28 @@ def _gap_share(row: RowRuns, by_label: Mapping[str, RowRuns], rule: MetricRule) 
     return gap_share(mine, low, high, rule)
 
 
+def code_versions(rows: Sequence[RowRuns]) -> dict[str, list[str]]:
+    """Short commit -> the rows with a run recorded on it. ``compare`` reuses any finished run of a row's
+    definition, whatever code logged it, so a table can mix versions; runs that recorded no commit are left out."""
+    found: dict[str, list[str]] = {}
+    for row in rows:
+        for run in row.runs:
+            commit = run.data.tags.get(CODE_VERSION_TAG)
+            if commit and row.label not in found.setdefault(commit[:7], []):
+                found[commit[:7]].append(row.label)
+    return found
+
+
 def _warnings(table: Table, rows: Sequence[RowRuns], primary: str, rule: MetricRule) -> list[str]:
     """What keeps the table from separating its rows: too few clusters for any paired test to hold, or no
-    difference holding, with the smallest difference its size could detect; rows without outcomes."""
+    difference holding, with the smallest difference its size could detect; rows without outcomes; rows whose
+    runs come from different versions of the code."""
     warnings = []
+    versions = code_versions(rows)
+    if len(versions) > 1:
+        listed = "; ".join(f"{commit}: {', '.join(labels)}" for commit, labels in versions.items())
+        warnings.append(f"the rows' runs were recorded on {len(versions)} versions of the code ({listed}): a "
+                        "difference between rows of different versions may come from the code as well as the docs")
     legacy = [row.label for row in rows if row.pooled is None]
     if legacy:
         warnings.append(f"{', '.join(legacy)}: {run_outcomes.NO_OUTCOMES}; shown without interval or paired test "

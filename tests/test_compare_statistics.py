@@ -7,7 +7,7 @@ import mlflow
 import pytest
 from test_compare import BfclLike, _ledger, _log_run
 
-from otbench import compare
+from otbench import compare, comparison
 from otbench.cli import run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
@@ -25,10 +25,11 @@ def _outcomes(tests, passed, seed):
     return json.dumps({"result": "result", "splits": {"result": records}})
 
 
-def _prelog(seed, passed):
+def _prelog(seed, passed, commits=None):
     """Finished base, gold, +TO (paper) and +TO runs on BFCL names_only, LIMIT tests of sample ``seed``, each logged
     with its definition (as the commands log it) and per-task outcomes (``passed``: row -> how many tests it
-    passed, the same first ones in every row)."""
+    passed, the same first ones in every row; ``commits``: row -> the code version its run records, as MLflow
+    records it for a run started from a git checkout)."""
     with BfclEnvironment(setting="names_only") as env:
         tests = [test.id for test in sample_tasks(env.tasks(), LIMIT, seed)]
         gold_docs = env.toolbox("gold")
@@ -41,7 +42,7 @@ def _prelog(seed, passed):
         setting = "gold" if defined.setting == "gold" else "names_only"
         mean = passed[plan.label] / LIMIT
         records = json.loads(_outcomes(tests, passed[plan.label], seed))["splits"]["result"]
-        tags = defined.tags(setting)
+        tags = defined.tags(setting) | ({comparison.CODE_VERSION_TAG: commits[plan.label]} if commits else {})
         params = defined.params(setting, learning="online")
         if plan.command == "evaluate":
             _log_run(tags, params, {"E": mean, "P": mean, "A": 0.5 + mean / 2},
@@ -96,6 +97,23 @@ def test_a_table_whose_rows_cannot_be_told_apart_says_so(tmp_path, monkeypatch, 
     _prelog(seed=12, passed={"base": 3, "gold": 5, "+TO (paper)": 3, "+TO": 4})
     _, err = _compare(["--seed", "12", "--plots", str(tmp_path)], capsys, monkeypatch)
     assert "no difference in this table holds" in err and "detect only a rise of" in err
+
+
+def test_a_table_of_runs_from_different_code_versions_says_which_rows_come_from_which(tmp_path, monkeypatch,
+                                                                                     capsys):
+    older, newer = "a" * 40, "b" * 40
+    _prelog(seed=13, passed={"base": 0, "gold": 27, "+TO (paper)": 5, "+TO": 20},
+            commits={"base": older, "gold": older, "+TO (paper)": older, "+TO": newer})
+    _, err = _compare(["--seed", "13", "--plots", str(tmp_path)], capsys, monkeypatch)
+    assert ("recorded on 2 versions of the code (aaaaaaa: base, gold, +TO (paper); bbbbbbb: +TO)" in err
+            and "may come from the code as well as the docs" in err)
+
+
+def test_runs_of_one_code_version_draw_no_warning_about_versions(tmp_path, monkeypatch, capsys):
+    _prelog(seed=14, passed={"base": 0, "gold": 27, "+TO (paper)": 5, "+TO": 20},
+            commits=dict.fromkeys(["base", "gold", "+TO (paper)", "+TO"], "c" * 40))
+    _, err = _compare(["--seed", "14", "--plots", str(tmp_path)], capsys, monkeypatch)
+    assert "versions of the code" not in err
 
 
 def test_seeds_pool_samples_as_clusters_with_their_spread(tmp_path, monkeypatch, capsys):
