@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import dspy
+from tqdm import tqdm
 
 from otbench.envs.base import Agent, Environment
 from otbench.evals.harness import run_rollouts
@@ -60,12 +61,15 @@ class _Silent:
 
 
 class _DocsAdapter:
-    """What GEPA calls: score a candidate's docs on tasks, and show a tool's evidence to the reflection LM."""
+    """What GEPA calls: score a candidate's docs on tasks, and show a tool's evidence to the reflection LM.
+
+    ``spent`` counts the attempts against the budget: GEPA's own log is dropped, and a search runs for
+    hours on a slow machine, so its progress is this bar."""
 
     propose_new_texts = None  # GEPA's own reflective proposal, with REFLECTION_PROMPT (GEPA reads this attribute)
 
-    def __init__(self, optimizer: GEPA, toolbox: Toolbox, scorer: Agent) -> None:
-        self.optimizer, self.toolbox, self.scorer = optimizer, toolbox, scorer
+    def __init__(self, optimizer: GEPA, toolbox: Toolbox, scorer: Agent, spent: tqdm[Any]) -> None:
+        self.optimizer, self.toolbox, self.scorer, self.spent = optimizer, toolbox, scorer, spent
 
     def evaluate(self, batch: list[Any], candidate: dict[str, str],
                  capture_traces: bool = False) -> EvaluationBatch[Trajectory, Trajectory]:
@@ -73,6 +77,9 @@ class _DocsAdapter:
 
         docs = _with_candidate(self.toolbox, candidate)
         trajectories = self.optimizer._attempts(self.scorer, docs, batch)
+        if self.spent.total is not None and self.spent.n + len(trajectories) > self.spent.total:
+            self.spent.total = self.spent.n + len(trajectories)  # the last iteration runs over the budget
+        self.spent.update(len(trajectories))
         scores = [float(t.metrics[self.optimizer.env.primary_metric]) for t in trajectories]
         return EvaluationBatch(outputs=trajectories, scores=scores, trajectories=trajectories if capture_traces else None)
 
@@ -140,11 +147,14 @@ class GEPA(DocOptimizer):
         self._exchanges = []
         groups = [[task] for task in trainset] if self.env.learning == "online" else [trainset]
         before = program.toolbox.to_json()
-        for tasks in groups:
-            best = self._search(program, tasks)
-            for key, description in best.items():
-                toolset, name = key.split("::", 1)
-                apply_updates(program.toolbox, toolset, {name: description})
+        # one bar over every search: each spends about its budget of attempts (the last iteration may run over)
+        with tqdm(total=self.budget * len(trainset), desc="gepa: search", unit="attempt", disable=not self.progress,
+                  dynamic_ncols=True) as spent:
+            for tasks in groups:
+                best = self._search(program, tasks, spent)
+                for key, description in best.items():
+                    toolset, name = key.split("::", 1)
+                    apply_updates(program.toolbox, toolset, {name: description})
         trajectories = self._rollouts(program, trainset, "gepa: evaluate")
         changed = sum(old != new for old, new in zip(before["toolsets"].values(),
                                                      program.toolbox.to_json()["toolsets"].values(), strict=True))
@@ -154,12 +164,12 @@ class GEPA(DocOptimizer):
                                                                      "docs": program.toolbox.to_json()}))
         self.final_trajectories = trajectories
 
-    def _search(self, program: ToolAgentProgram, tasks: list[Any]) -> dict[str, str]:
+    def _search(self, program: ToolAgentProgram, tasks: list[Any], spent: tqdm[Any]) -> dict[str, str]:
         import gepa
 
         seed = {tool_key(toolset, tool.name): tool.description
                 for toolset in self._toolsets(tasks) for tool in program.toolbox.toolset(toolset)}
-        adapter: Any = _DocsAdapter(self, program.toolbox, self.scorer or program.agent)  # GEPA's adapter protocol
+        adapter: Any = _DocsAdapter(self, program.toolbox, self.scorer or program.agent, spent)  # GEPA's protocol
         result: Any = gepa.optimize(
             seed_candidate=seed, trainset=tasks, valset=tasks,
             adapter=adapter,

@@ -59,6 +59,16 @@ def test_the_budget_bounds_the_attempts_spent_searching():
     assert spent[2] < spent[8] and spent[2] <= 2 * (2 + 2) and spent[8] <= 2 * (8 + 2)
 
 
+def test_the_search_shows_its_attempts_against_the_budget(capsys):
+    env = ToyEnvironment(2)
+    program, scorer, reflection, _ = _setup(env, [])
+    GEPA(env=env, reflection_lm=reflection, scorer=scorer, budget=2).compile(program, trainset=env.tasks())
+    shown = capsys.readouterr().err
+    # the bar counts the attempts made while searching against budget x train tasks, and ends full when the
+    # last iteration runs over the budget
+    assert "gepa: search:   0%|          | 0/4 [" in shown and "gepa: search: 100%" in shown
+
+
 def test_a_budget_under_its_bound_is_refused():
     with pytest.raises(ValueError, match="budget must be at least 2, got 1"):
         GEPA(env=ToyEnvironment(1), budget=1)
