@@ -203,7 +203,8 @@ def _warnings(table: Table, rows: Sequence[RowRuns], primary: str, rule: MetricR
     if len(versions) > 1:
         listed = "; ".join(f"{commit}: {', '.join(labels)}" for commit, labels in versions.items())
         warnings.append(f"the rows' runs were recorded on {len(versions)} versions of the code ({listed}): a "
-                        "difference between rows of different versions may come from the code as well as the docs")
+                        "difference between rows of different versions may come from the code as well as the docs "
+                        "(run the older rows' commands again, or delete their runs, for a table of one version)")
     legacy = [row.label for row in rows if row.pooled is None]
     if legacy:
         warnings.append(f"{', '.join(legacy)}: {run_outcomes.NO_OUTCOMES}; shown without interval or paired test "
