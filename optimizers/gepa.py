@@ -77,8 +77,7 @@ class _DocsAdapter:
 
         docs = _with_candidate(self.toolbox, candidate)
         trajectories = self.optimizer._attempts(self.scorer, docs, batch)
-        if self.spent.total is not None and self.spent.n + len(trajectories) > self.spent.total:
-            self.spent.total = self.spent.n + len(trajectories)  # the last iteration runs over the budget
+        self.spent.total = max(self.spent.total, self.spent.n + len(trajectories))  # the last iteration may run over
         self.spent.update(len(trajectories))
         scores = [float(t.metrics[self.optimizer.env.primary_metric]) for t in trajectories]
         return EvaluationBatch(outputs=trajectories, scores=scores, trajectories=trajectories if capture_traces else None)

@@ -26,7 +26,8 @@ REFERENCES = {"vs_base": "base", "vs_TO": "+TO"}
 LEGACY_MARK = "†"
 """Marks a row whose runs kept no per-task outcomes (logged before they were kept)."""
 CODE_VERSION_TAG = "mlflow.source.git.commit"
-"""The commit MLflow records for a run started from a git checkout (none from an installed package)."""
+"""The commit MLflow records for a run started from a git checkout (none from an installed package): MLflow's
+``MLFLOW_GIT_COMMIT``, spelled out so that building a table does not import MLflow."""
 
 
 @dataclass(frozen=True)
