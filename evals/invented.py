@@ -62,6 +62,7 @@ _UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
 _NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
 _CALL_FORM = re.compile(r"Called as ([A-Za-z_][A-Za-z0-9_]*)\((.*)\)\.")
 _NOT_FOR = re.compile(r'Not for requests like "[^"]*": called for one as ([A-Za-z_][A-Za-z0-9_]*)\(.*\), '
+                      r'(?:which it refused, )?'
                       r'(?:with no value the request gives|while the request names the parameters of [^"]*)\.')
 _CALL_ARGUMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=…")
 # Sentences that deny a tool any result or any input: false as soon as one working call returned something, or the
@@ -360,8 +361,8 @@ def not_parameters_sentence(names: Iterable[str]) -> str:
 
 
 def not_for_sentence(request: str, call: str, reason: str) -> str:
-    """How learned docs state, by code, that a tool's working call did not fit the request it was made for
-    (``request_values``): the request's first words, the call, and why, as one sentence."""
+    """How learned docs state, by code, that a tool's call did not fit the request it was made for
+    (``request_values``, ``refused_requests``): the request's first words, the call, and why, as one sentence."""
     words = re.sub(r"[.!?\"]+(?=\s|$)|\"", "", request).split()
     excerpt = " ".join(words[:16]) + ("…" if len(words) > 16 else "")
     return f'Not for requests like "{excerpt}": called for one as {call}, {reason}.'

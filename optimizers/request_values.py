@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import permutations
+from itertools import pairwise, permutations
 from typing import Any
 
 from otbench.trajectory import Trajectory, json_text
@@ -57,7 +57,10 @@ class Sources:
 
     def __init__(self, texts: Iterable[str]) -> None:
         self.text = " ".join(text.casefold() for text in texts)
-        self.words = set(_WORD.findall(self.text))
+        said_words = _WORD.findall(self.text)
+        self.words = set(said_words)
+        # adjacent words run together: a request that says "zip code" uses the name ``zipcode``
+        self.compounds = {first + second for first, second in pairwise(said_words)}
         said = [float(number.replace(",", "")) for number in _NUMBER.findall(self.text)]
         said += [float(_NUMBER_WORDS[word]) for word in self.words if word in _NUMBER_WORDS]
         plain = list(dict.fromkeys(said))
@@ -91,7 +94,7 @@ def _name_words(names: Iterable[str]) -> set[str]:
 
 
 def _used(word: str, request: Sources) -> bool:
-    return word in request.words or f"{word}s" in request.words
+    return word in request.words or f"{word}s" in request.words or word in request.compounds
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,21 @@ def calls_off_request(trajectory: Trajectory, parameters: Mapping[str, Sequence[
     request or an earlier call's output and none of whose argument names the request uses; or a call none of whose
     argument names the request uses while it uses every parameter name of another tool (``parameters``: each tool's
     parameter names, as shown or learned)."""
+    return _off_request(trajectory, parameters, refused=False)
+
+
+def refused_off_request(trajectory: Trajectory, parameters: Mapping[str, Sequence[str]]) -> list[OffRequest]:
+    """The attempt's refused calls that do not fit its request: by the same two signs as :func:`calls_off_request`,
+    or to a tool some of whose parameters the request never names while it names every parameter of another tool
+    (``year, country`` refused for a question on a country's deaths beside a tool taking ``country``). A refusal alone
+    does not say the tool was the wrong one (the right tool refuses a date in the wrong format); with one of these
+    signs, the call was made to the wrong tool."""
+    return _off_request(trajectory, parameters, refused=True)
+
+
+def _off_request(trajectory: Trajectory, parameters: Mapping[str, Sequence[str]], *,
+                 refused: bool) -> list[OffRequest]:
+    """The calls (working ones, or refused ones) that do not fit the request."""
     texts = [trajectory.question]
     request = Sources(texts)
     fitting = {name: names for name, names in parameters.items()
@@ -118,13 +136,14 @@ def calls_off_request(trajectory: Trajectory, parameters: Mapping[str, Sequence[
     for index, step in enumerate(trajectory.steps):
         arguments = step.call.arguments if isinstance(step.call.arguments, dict) else {}
         values = list(leaf_values(arguments))
-        if step.ok and values and not any(_used(word, request) for word in _name_words(arguments)):
-            sources = Sources(texts)
+        named = any(_used(word, request) for word in _name_words(arguments))
+        if step.ok != refused and values and (not named or refused):
             other = next((name for name in fitting if name != step.call.name), None)
-            if not any(sources.gives(value) for value in values):
-                found.append(OffRequest(index, "with no value the request gives"))
-            elif other is not None:
-                found.append(OffRequest(index, f"while the request names the parameters of {other} "
+            refusal = "which it refused, " if refused else ""
+            if not named and not any(Sources(texts).gives(value) for value in values):
+                found.append(OffRequest(index, f"{refusal}with no value the request gives"))
+            elif other is not None and (not named or step.call.name not in fitting):
+                found.append(OffRequest(index, f"{refusal}while the request names the parameters of {other} "
                                                f"({', '.join(fitting[other])})"))
         if step.ok:
             texts.append(json_text(step.output))

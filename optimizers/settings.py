@@ -33,7 +33,8 @@ class Improvements:
     (``cite_requests``), and nothing the observed calls do not support (``grounded``); an edit
     that makes the next attempt worse is undone (``accept_check``); a toolset that already works is left
     alone (``settle``), where "works" online, with no success bit, also asks that each call fits its request
-    (``request_values``); offline, where calls are scored, a tool with an interface of its own, or whose rivals
+    (``request_values``), and a refused call that fits it no better marks its tool as not for such requests
+    (``refused_requests``); offline, where calls are scored, a tool with an interface of its own, or whose rivals
     answer in other kinds of value, is still described from its calls (``describe_from_calls``: online editing
     always shows them, so this one acts offline only). An improvement with nothing to act on (no hidden schema,
     no tools sharing an interface) changes nothing.
@@ -87,6 +88,18 @@ class Improvements:
                                  "the called tool without that request (which would lend it a purpose), and its doc "
                                  "says, by code, that it was not for that request, so the agent's next attempt looks "
                                  "at the other tools", modes=("online",), always_logged=True)
+    refused_requests: bool = _knob("online, with no success bit, among several tools: a refused call that fits its "
+                                   "request no better by the same signs (no value the request gives and none of its "
+                                   "words in the argument names, or none of its words while the request names every "
+                                   "parameter of another tool) gets the same closing sentence in its tool's doc, so "
+                                   "the agent's next attempt turns to the other tools instead of repeating the call; "
+                                   "a refusal alone says nothing of the choice (the right tool refuses a wrong date "
+                                   "format)", modes=("online",), always_logged=True)
+    vary_repeats: bool = _knob("online, where an attempt is one reply: an attempt that only repeats calls the task's "
+                               "previous attempt made and had refused is made again without the tools it called, "
+                               "where its toolset has others: a small agent at temperature 0 repeats a refused call "
+                               "word for word whatever its doc now says, and a repeat teaches nothing",
+                               modes=("online",), always_logged=True)
     settle: bool = _knob("leave alone what already works: an attempt that succeeded (where the outcome is known), or "
                          "in which every call worked and no tool sharing a called tool's interface answered the same "
                          "arguments otherwise, gets no editor call; an offline run stops once every train attempt "

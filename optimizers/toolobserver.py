@@ -45,11 +45,12 @@ from otbench.optimizers.base import (
 )
 from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
 from otbench.optimizers.knobs import check
-from otbench.optimizers.request_values import OffRequest, calls_off_request
+from otbench.optimizers.request_values import OffRequest, calls_off_request, refused_off_request
 from otbench.optimizers.rivals import Replays, rivals
 from otbench.optimizers.settings import IMPROVED, MODES, Improvements, ToolObserverKnobs
 from otbench.optimizers.spread import SpreadCalls
 from otbench.optimizers.usage import UsageBook
+from otbench.optimizers.varied import FailedCalls, VariedAgent
 from otbench.parallel import parallel_map
 from otbench.trajectory import Trajectory
 
@@ -138,9 +139,15 @@ class ToolObserver(DocOptimizer):
         where the outcome is known, it says more)."""
         if not self.improvements.request_values or self._outcome_known:
             return []
-        parameters = {tool.name: [p.name for p in tool.parameters if p.required]
-                      for tool in toolbox.toolset(trajectory.toolset) if tool.parameters is not None}
-        return calls_off_request(trajectory, parameters)
+        return calls_off_request(trajectory, _required_names(toolbox.toolset(trajectory.toolset)))
+
+    def _refused_off_request(self, trajectory: Trajectory, toolbox: Toolbox) -> list[OffRequest]:
+        """The attempt's refused calls that do not fit its request, where other tools could have served it
+        (``refused_requests``, online with no success bit)."""
+        tools = toolbox.toolset(trajectory.toolset)
+        if not self.improvements.refused_requests or self._outcome_known or len(tools) < 2:
+            return []
+        return refused_off_request(trajectory, _required_names(tools))
 
     def _failures(self, trajectory: Trajectory, toolbox: Toolbox) -> int:
         """Failed calls of an attempt, a working call that did not fit its request counted as failed
@@ -191,14 +198,18 @@ class ToolObserver(DocOptimizer):
         replays = Replays.from_dict(resume.get("replays", {}))
         described: dict[str, str] = dict(resume.get("described", {}))  # tool key -> the facts its doc was written from
         undo: dict[str, list[dict[str, Any]]] = dict(resume.get("undo", {}))  # task -> toolset docs before its edit
+        tried = FailedCalls.from_dict(resume.get("tried", {}))
         self._probe_first(student.toolbox, [by_id[i] for i in to_run], book, resumed=bool(resume))
         for step in range(resume.get("next_step", 0), self.max_iterations + 1):
             ran = self._rollouts(student, [by_id[i] for i in to_run], f"step {step}: agent")
+            if knobs.vary_repeats and getattr(self.env, "one_reply", False):
+                ran = self._vary_repeats(student, ran, tried, by_id, step)
             docs_evaluated = student.toolbox.deepcopy()
             repeated = 0
             for trajectory in ran:
                 names = {tool.name for tool in student.toolbox.toolset(trajectory.toolset)}
                 book.add(trajectory.toolset, trajectory.steps, names)
+                tried.note(trajectory, {off.step for off in self._off_request(trajectory, student.toolbox)})
                 previous = latest.get(trajectory.task_id)
                 if (knobs.accept_check and previous is not None and trajectory.task_id in undo
                         and self._failures(trajectory, student.toolbox) > self._failures(previous, student.toolbox)):
@@ -226,7 +237,9 @@ class ToolObserver(DocOptimizer):
                     changed += book.teach(student.toolbox, trajectory.toolset)
                 if knobs.error_rules:
                     changed += book.state_rules(student.toolbox, trajectory.toolset)
-                changed += _state_not_for(student.toolbox, trajectory, self._off_request(trajectory, student.toolbox))
+                changed += _state_not_for(student.toolbox, trajectory,
+                                          self._off_request(trajectory, student.toolbox)
+                                          + self._refused_off_request(trajectory, student.toolbox))
                 if changed:
                     to_run.append(trajectory.task_id)
                     undo[trajectory.task_id] = before
@@ -240,12 +253,29 @@ class ToolObserver(DocOptimizer):
                           "editor_rounds": self.editor_rounds, "docs": student.toolbox.to_json(),
                           "latest": [checkpoint_trajectory(latest[i]) for i in by_id],
                           "evidence": book.to_dict(), "described": described, "undo": undo,
-                          "replays": replays.to_dict()}
+                          "replays": replays.to_dict(), "tried": tried.to_dict()}
             flat = [exchange for asked in exchanges for exchange in asked]
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_evaluated, ran, flat, checkpoint))
             if not to_run:
                 break
         self.final_trajectories = [latest[i] for i in by_id]
+
+    def _vary_repeats(self, student: ToolAgentProgram, ran: list[Trajectory], tried: FailedCalls,
+                      by_id: Mapping[str, Any], step: int) -> list[Trajectory]:
+        """The attempts, each one that only repeated calls that failed before on its task made again without the
+        tools whose calls only ever failed there (``vary_repeats``), where its toolset has others."""
+        left_out = {}
+        for trajectory in ran:
+            hidden = tried.left_out(trajectory)
+            if hidden and len(student.toolbox.toolset(trajectory.toolset)) > len(hidden):
+                left_out[trajectory.task_id] = hidden
+        if not left_out:
+            return ran
+        agent = VariedAgent(student.agent, {trajectory.question: left_out[trajectory.task_id]
+                                            for trajectory in ran if trajectory.task_id in left_out})
+        varied = self._rollouts(student, [by_id[i] for i in left_out], f"step {step}: agent, varied", agent=agent)
+        again = {trajectory.task_id: trajectory for trajectory in varied}
+        return [again.get(trajectory.task_id, trajectory) for trajectory in ran]
 
     def _edit(self, toolbox: Toolbox, trajectory: Trajectory, book: EvidenceBook,
               described: dict[str, str]) -> list[EditorExchange]:
@@ -258,7 +288,8 @@ class ToolObserver(DocOptimizer):
         called = {step.call.name for step in trajectory.steps}
         failed = {step.call.name for step in trajectory.steps if not step.ok}
         # a tool whose call did not fit the request was not serving it: the request would lend it a purpose
-        unsourced = {trajectory.steps[off.step].call.name for off in self._off_request(trajectory, toolbox)}
+        unsourced = {trajectory.steps[off.step].call.name
+                     for off in self._off_request(trajectory, toolbox) + self._refused_off_request(trajectory, toolbox)}
         exchanges = []
         for tool in tools:
             evidence, key = book.of(trajectory.toolset, tool.name), tool_key(trajectory.toolset, tool.name)
@@ -445,6 +476,11 @@ def _known_to_work(evidence: ToolEvidence) -> bool:
     return evidence.working > 0 and (evidence.requests_answered > 0 or not evidence.requests_tried)
 
 
+def _required_names(tools: list[DocumentedTool]) -> dict[str, list[str]]:
+    """Each tool's required parameter names, as shown or learned (a tool with no known schema is left out)."""
+    return {tool.name: [p.name for p in tool.parameters if p.required] for tool in tools if tool.parameters is not None}
+
+
 def _interface_groups(tools: list[DocumentedTool]) -> list[set[str]]:
     """The sets of tools sharing an interface (each with at least two tools)."""
     groups: list[set[str]] = []
@@ -573,8 +609,8 @@ def _cite_settled(toolbox: Toolbox, trajectories: list[Trajectory], seen: Eviden
 
 
 def _state_not_for(toolbox: Toolbox, trajectory: Trajectory, off_request: list[OffRequest]) -> int:
-    """Close the doc of each tool whose working call did not fit the attempt's request with a sentence saying so,
-    written by code (``request_values``); returns how many docs changed."""
+    """Close the doc of each tool whose call did not fit the attempt's request with a sentence saying so, written by
+    code (``request_values``, ``refused_requests``); returns how many docs changed."""
     updates: dict[str, str] = {}
     for off in off_request:
         call = trajectory.steps[off.step].call

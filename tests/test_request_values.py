@@ -15,7 +15,7 @@ from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.optimizers.request_values import OffRequest, Sources, calls_off_request
+from otbench.optimizers.request_values import OffRequest, Sources, calls_off_request, refused_off_request
 from otbench.optimizers.settings import IMPROVED
 from otbench.optimizers.toolobserver import ToolObserver, _state_not_for
 from otbench.trajectory import Trajectory
@@ -53,6 +53,36 @@ def test_a_call_beside_a_tool_whose_parameters_the_request_names_is_flagged():
     assert calls_off_request(lcm, interfaces) == [
         OffRequest(0, "while the request names the parameters of function_3 (base, height)")]
     assert calls_off_request(area, interfaces) == []
+
+
+def test_a_name_said_as_two_words_is_used_by_the_request():
+    request = "I have a zip code, 90210: which city is it?"
+    interfaces = {"function_2": ["zipcode"], "function_3": ["function", "x"]}
+    wrong = _attempt(request, ("function_3", {"function": "city", "x": 90210}, 0))
+    assert calls_off_request(wrong, interfaces) == [
+        OffRequest(0, "while the request names the parameters of function_2 (zipcode)")]
+
+
+def _refused(question: str, name: str, arguments: dict, error: str) -> Trajectory:
+    return Trajectory(task_id="t", toolset="t", question=question,
+                      steps=[CallResult(ToolCall(name, arguments), ok=False, error=error)])
+
+
+def test_a_refused_call_is_off_request_only_with_a_sign_of_the_wrong_tool():
+    deaths = "What is the latest total COVID-19 death count for Brazil, the country I study?"
+    interfaces = {"function_3": ["year", "country"], "function_4": ["country"], "function_1": ["ASIN"]}
+    holidays = _refused(deaths, "function_3", {"year": "2020", "country": "Brazil"}, "ValueError: 'country' must be …")
+    assert refused_off_request(holidays, interfaces) == [
+        OffRequest(0, "which it refused, while the request names the parameters of function_4 (country)")]
+    product = _refused(deaths, "function_1", {"ASIN": "B07"}, "ValueError: 'ASIN' must be …")
+    assert refused_off_request(product, interfaces) == [OffRequest(0, "which it refused, with no value the request gives")]
+    covid = _refused(deaths, "function_4", {"country": "BR"}, "LookupError: no data for 'BR'")
+    assert refused_off_request(covid, interfaces) == []  # the right tool refused a value: nothing says the tool is wrong
+    booking = "Book a king room from 2023-12-11 to 2024-08-15."
+    date = _refused(booking, "function_1", {"room_type": "king", "check_in_date": "2023-12-11"},
+                    "ValueError: 'check_in_date' must be a date in MM-DD-YYYY format")
+    assert refused_off_request(date, {"function_1": ["room_type", "check_in_date"], "function_2": ["ip_address"]}) == []
+    assert calls_off_request(holidays, interfaces) == []  # working calls only there
 
 
 def test_a_value_an_earlier_call_returned_is_taken_from_the_attempt():
@@ -122,3 +152,47 @@ def test_two_off_request_calls_to_one_tool_each_leave_their_sentence():
     assert _state_not_for(toolbox, attempt, off) == 1
     doc = toolbox.get("t", "function_3").description
     assert 'function_3(stock_name="AAPL")' in doc and 'function_3(stock_name="MSFT")' in doc
+
+
+DEATHS = "What is the latest total COVID-19 death count for Brazil, the country I study?"
+
+
+def holidays(year: str, country: str) -> list:
+    if country not in ("US", "DE"):
+        raise ValueError(f"'country' must be one of US, DE, got {country!r}")
+    return []
+
+
+def covid_deaths(country: str) -> int:
+    return 700_000 if country == "Brazil" else 0
+
+
+def holiday_habit_agent(messages) -> str:
+    """A small agent's habit: the first tool, refused, again and again, unless its doc says it is not for this
+    request; then the tool whose parameters the request names."""
+    if "Not for requests like" in prompt_text(messages):
+        return json.dumps({"calls": [{"name": "covid_deaths", "arguments": {"country": "Brazil"}}]})
+    return json.dumps({"calls": [{"name": "holidays", "arguments": {"year": "2020", "country": "Brazil"}}]})
+
+
+def _learn_refused(refused_requests: bool, tools: list) -> tuple[Trajectory, str]:
+    examples = [dspy.Example(question=DEATHS, answer=700_000)]
+    env = FunctionEnvironment(tools, examples, lambda example, trajectory: example.answer in trajectory.outputs)
+    agent, editor = FunctionCallingAgent(), DocEditor()
+    agent.lm = scripted_lm(holiday_habit_agent)
+    editor.lm = scripted_lm(lambda m: json.dumps({"description": ""}))
+    optimizer = ToolObserver(env=env, editor=editor, mode="online", progress=False, max_iterations=2,
+                             improvements=replace(IMPROVED, refused_requests=refused_requests))
+    learned = optimizer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=examples)
+    return learned.detailed_results.final_trajectories[0], learned.toolbox.get(env.toolset, "holidays").description
+
+
+def test_online_a_refused_call_to_the_wrong_tool_marks_it_not_for_the_request():
+    final, doc = _learn_refused(True, [holidays, covid_deaths])
+    assert [step.call.name for step in final.steps] == ["covid_deaths"] and final.success
+    assert doc.startswith('Not for requests like "What is the latest total COVID-19')
+    assert "which it refused, while the request names the parameters of covid_deaths (country)" in doc
+    ablated, ablated_doc = _learn_refused(False, [holidays, covid_deaths])
+    assert [step.call.name for step in ablated.steps] == ["holidays"] and "Not for" not in ablated_doc
+    _, alone_doc = _learn_refused(True, [holidays])  # the only tool: a refusal says how to call it, not to leave it
+    assert "Not for" not in alone_doc
