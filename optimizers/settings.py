@@ -95,10 +95,11 @@ class Improvements:
                                    "the agent's next attempt turns to the other tools instead of repeating the call; "
                                    "a refusal alone says nothing of the choice (the right tool refuses a wrong date "
                                    "format)", modes=("online",), always_logged=True)
-    vary_repeats: bool = _knob("online, where an attempt is one reply: an attempt that only repeats calls the task's "
-                               "previous attempt made and had refused is made again without the tools it called, "
-                               "where its toolset has others: a small agent at temperature 0 repeats a refused call "
-                               "word for word whatever its doc now says, and a repeat teaches nothing",
+    vary_repeats: bool = _knob("online, where an attempt is one reply: an attempt that only repeats, word for word, "
+                               "calls that already failed on its task (refused, or working but not fitting the "
+                               "request) is made again without the tools whose calls only ever failed there, where "
+                               "its toolset has others: a small agent at temperature 0 repeats a refused call word "
+                               "for word whatever its doc now says, and a repeat teaches nothing",
                                modes=("online",), always_logged=True)
     settle: bool = _knob("leave alone what already works: an attempt that succeeded (where the outcome is known), or "
                          "in which every call worked and no tool sharing a called tool's interface answered the same "
