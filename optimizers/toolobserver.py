@@ -202,14 +202,16 @@ class ToolObserver(DocOptimizer):
         self._probe_first(student.toolbox, [by_id[i] for i in to_run], book, resumed=bool(resume))
         for step in range(resume.get("next_step", 0), self.max_iterations + 1):
             ran = self._rollouts(student, [by_id[i] for i in to_run], f"step {step}: agent")
-            if knobs.vary_repeats and getattr(self.env, "one_reply", False):
+            varies = knobs.vary_repeats and getattr(self.env, "one_reply", False)
+            if varies:
                 ran = self._vary_repeats(student, ran, tried, by_id, step)
             docs_evaluated = student.toolbox.deepcopy()
             repeated = 0
             for trajectory in ran:
                 names = {tool.name for tool in student.toolbox.toolset(trajectory.toolset)}
                 book.add(trajectory.toolset, trajectory.steps, names)
-                tried.note(trajectory, {off.step for off in self._off_request(trajectory, student.toolbox)})
+                if varies:  # what only vary_repeats reads
+                    tried.note(trajectory, {off.step for off in self._off_request(trajectory, student.toolbox)})
                 previous = latest.get(trajectory.task_id)
                 if (knobs.accept_check and previous is not None and trajectory.task_id in undo
                         and self._failures(trajectory, student.toolbox) > self._failures(previous, student.toolbox)):
