@@ -4,7 +4,7 @@ All functions are pure: they take calls and outputs that the environment already
 never execute, load or ask anything themselves. Model calls, gold calls and schemas must use one
 naming; the environment uses the names the agent was shown, so a call to a name that was not
 offered (even a tool's hidden real name) is a call to an unknown function and matches no gold
-call. A call with a ``problem`` (its shape did not fit, see :func:`otbench.calls.checked_call`)
+call. A call with a ``problem`` (its shape did not fit, see :func:`otbench.core.calls.checked_call`)
 is a failed call: it executed nothing and scores as an invalid structure.
 
 Pairing model calls with gold calls: parallel categories carry several gold calls in any order, so
@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
 
 REAL_TIME_TOLERANCE = 0.2
 """real_time_match accepts outputs within +-20% of the gold number (BFCL's allowed difference)."""

@@ -3,7 +3,7 @@
 An editor that learns from what tools did can write a transient failure into the docs ("this tool is
 unavailable") and the error then outlives the fault. A learned sentence is *contaminated* when it is
 new (not in the docs the optimizer started from) and either speaks the vocabulary of faults
-(:data:`otbench.faults.FAULT_VOCABULARY`: "timed out", "rate limit", "retry after"...) or repeats a
+(:data:`otbench.core.faults.FAULT_VOCABULARY`: "timed out", "rate limit", "retry after"...) or repeats a
 run of :data:`SHARED_WORDS` words of a fault message the optimizer was shown. Numbers and tool names
 are words like any other, so a message quoted with another tool's name still matches on the rest.
 
@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from otbench.core.faults import FAULT_VOCABULARY
 from otbench.evals.fidelity import doc_text
-from otbench.faults import FAULT_VOCABULARY
 from otbench.modules.tool_docs import Toolbox
 
 SHARED_WORDS = 4

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from otbench import tracing
+from otbench.core.parallel import parallel_map
+from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent, Environment
 from otbench.modules.tool_docs import Toolbox
-from otbench.parallel import parallel_map
-from otbench.trajectory import Trajectory
+from otbench.run import tracing
 
 
 def run_rollouts(
     env: Environment, agent: Agent, toolbox: Toolbox, tasks: list[Any], *, num_threads: int = 1,
     description: str = "rollouts", progress: bool = True,
 ) -> list[Trajectory]:
-    """Trajectories in task order; raises :class:`~otbench.parallel.MapInterrupted` with the finished ones.
+    """Trajectories in task order; raises :class:`~otbench.core.parallel.MapInterrupted` with the finished ones.
 
-    Each rollout is one MLflow trace of the run being traced (:mod:`otbench.tracing`), if any.
+    Each rollout is one MLflow trace of the run being traced (:mod:`otbench.run.tracing`), if any.
     """
     def traced_rollout(task: Any) -> Trajectory:
         with tracing.rollout() as span:

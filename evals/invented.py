@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from otbench.calls import CallResult
+from otbench.core.calls import CallResult
 from otbench.evals.contamination import sentences
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 

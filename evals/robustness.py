@@ -12,15 +12,15 @@
 - ``injected_faults``: injected faults per attempt; ``injected_share``: their share of all calls.
 
 Rates with nothing to count (no failure followed by a call) are left out, so a mean is never made of
-empty cases. Trajectories from any environment fit: only :class:`~otbench.calls.CallResult` is read.
+empty cases. Trajectories from any environment fit: only :class:`~otbench.core.calls.CallResult` is read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from otbench.calls import CallResult
-from otbench.trajectory import Trajectory
+from otbench.core.calls import CallResult
+from otbench.core.trajectory import Trajectory
 
 ROBUSTNESS_METRICS = ("schema_compliance", "recovery_rate", "injected_recovery_rate", "flexibility",
                       "injected_faults", "injected_share")

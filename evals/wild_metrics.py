@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from otbench.calls import CallResult
+from otbench.core.calls import CallResult
 from otbench.evals.outcomes import Mean, MetricRule, Ratio
 
 KINDS = ("single", "series", "parallel", "series_parallel", "clarification", "chitchat")

@@ -14,7 +14,7 @@ from typing import Any
 
 import dspy
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.modules.call_parsing import parse_reply
 from otbench.modules.lm_output import first_text
 from otbench.modules.tool_docs import DocumentedTool

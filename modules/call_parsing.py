@@ -4,7 +4,7 @@ Model output is data, never code: JSON is read with ``json``, Python-looking cal
 restricted to literals. Text that holds no call is a parse failure with a reason, which the
 metrics score as an invalid format instead of crashing the run. A call whose name or arguments
 do not fit (arguments that are not an object, tuple keys, lone surrogates...) is read as a call
-with a ``problem`` (:func:`otbench.calls.checked_call`): a failed call, never an exception later.
+with a ``problem`` (:func:`otbench.core.calls.checked_call`): a failed call, never an exception later.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from otbench.calls import ToolCall, checked_call
+from otbench.core.calls import ToolCall, checked_call
 
 MAX_REPLY_CHARS = 64_000
 _FENCE = re.compile(r"```(?:json|python|tool_call)?\s*(.*?)```", re.DOTALL)

@@ -13,9 +13,9 @@ from typing import Any
 
 import dspy
 
+from otbench.core.trajectory import Trajectory, preview
 from otbench.modules.lm_output import ask_json, parse_json_object, reply_text
 from otbench.modules.tool_docs import DocumentedTool
-from otbench.trajectory import Trajectory, preview
 
 EDITOR_ROLE = """\
 You maintain the documentation of tools that an AI assistant calls. You study how the tools \

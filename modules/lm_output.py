@@ -7,13 +7,13 @@ import math
 import re
 from typing import Any
 
-from otbench.calls import clean_text
+from otbench.core.calls import clean_text
 
 
 def first_text(outputs: list[Any] | None) -> str:
     """The first output as text; DSPy gives strings, or dicts when a provider adds tool calls.
 
-    Lone surrogates are replaced (:func:`~otbench.calls.clean_text`): the text is quoted in later
+    Lone surrogates are replaced (:func:`~otbench.core.calls.clean_text`): the text is quoted in later
     prompts and logs, which must encode as UTF-8.
     """
     if not outputs:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.modules.agent import AgentReply
 
 

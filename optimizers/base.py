@@ -15,7 +15,8 @@ from typing import Any, Protocol
 import dspy
 from dspy.teleprompt import Teleprompter
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Environment
 from otbench.errors import ConfigError
 from otbench.evals.harness import run_rollouts
@@ -24,7 +25,6 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.evidence import EvidenceBook, probe_toolset
 from otbench.optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
-from otbench.trajectory import Trajectory
 
 START_DOCS = "start_docs"
 """Checkpoint entry: the docs a compile started from, which a resumed compile judges its learned sentences against

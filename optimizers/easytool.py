@@ -15,12 +15,12 @@ from typing import Any
 
 import dspy
 
+from otbench.core.parallel import parallel_map
 from otbench.envs.base import Environment
 from otbench.modules.lm_output import ask_json, reply_text
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool
 from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
-from otbench.parallel import parallel_map
 
 WRITER_ROLE = """\
 You write concise documentation for tools that an AI assistant calls. Work only from the \

@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import json_text, preview
 from otbench.envs.base import Environment
 from otbench.evals.invented import (
     MAX_EXAMPLES,
@@ -32,7 +33,6 @@ from otbench.evals.invented import (
 )
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers.rivals import JudgedCall
-from otbench.trajectory import json_text, preview
 
 _MISSING = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?: (.+)$")
 _UNEXPECTED = re.compile(r"got an unexpected (?:keyword )?argument '([^']+)'")

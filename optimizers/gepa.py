@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import dspy
 from tqdm import tqdm
 
+from otbench.core.trajectory import Trajectory, preview
 from otbench.envs.base import Agent, Environment
 from otbench.evals.harness import run_rollouts
 from otbench.modules.editor import EditorExchange
@@ -31,7 +32,6 @@ from otbench.modules.tool_docs import Toolbox, tool_key
 from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 from otbench.optimizers.knobs import check
 from otbench.optimizers.settings import GEPAKnobs
-from otbench.trajectory import Trajectory, preview
 
 if TYPE_CHECKING:
     from gepa.core.adapter import EvaluationBatch

@@ -18,7 +18,7 @@ comes from, and why the paper compares it with ToolObserver. Play, the judge and
 scoring runs are charged to the exploration phase; the rewrites to the editor phase.
 
 Every reply is untrusted data, read at the same boundary as the agent's: a proposed call is
-checked (:func:`otbench.calls.checked_call`) and one that does not fit is a failed attempt with its
+checked (:func:`otbench.core.calls.checked_call`) and one that does not fit is a failed attempt with its
 reason, never executed; requests and descriptions are clean strings or nothing; a rating is a
 number from 1 to 10 or no rating.
 """
@@ -32,7 +32,9 @@ from typing import Any
 
 import dspy
 
-from otbench.calls import CallResult, ToolCall, checked_call
+from otbench.core.calls import CallResult, ToolCall, checked_call
+from otbench.core.parallel import parallel_map
+from otbench.core.trajectory import preview
 from otbench.envs.base import Agent, Environment
 from otbench.modules.editor import EditorExchange, render_docs
 from otbench.modules.lm_output import ask_json, reply_number, reply_text
@@ -41,8 +43,6 @@ from otbench.modules.tool_docs import DocumentedTool
 from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 from otbench.optimizers.knobs import check
 from otbench.optimizers.settings import Play2PromptKnobs
-from otbench.parallel import parallel_map
-from otbench.trajectory import preview
 
 PLAYER_ROLE = """\
 You explore a tool by calling it, to learn what it does and how to call it correctly."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import pairwise, permutations
 from typing import Any
 
-from otbench.trajectory import Trajectory, json_text
+from otbench.core.trajectory import Trajectory, json_text
 
 _WORD = re.compile(r"[^\W_]+")
 _NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+")

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from otbench.core.trajectory import Trajectory
 from otbench.evals.invented import InventedClaims
-from otbench.trajectory import Trajectory
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import Trajectory, preview
 from otbench.envs.base import Environment
 from otbench.modules.agent import AgentReply
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.trajectory import Trajectory, preview
 
 
 def interface(tool: DocumentedTool) -> tuple[str, ...] | None:

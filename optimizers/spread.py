@@ -15,7 +15,7 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.optimizers.rivals import rivals
 
 

@@ -28,6 +28,8 @@ from typing import Any
 
 import dspy
 
+from otbench.core.parallel import parallel_map
+from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Environment, task_key
 from otbench.errors import ConfigError
 from otbench.evals.invented import not_for_sentence, supported_text
@@ -51,8 +53,6 @@ from otbench.optimizers.settings import IMPROVED, MODES, Improvements, ToolObser
 from otbench.optimizers.spread import SpreadCalls
 from otbench.optimizers.usage import UsageBook
 from otbench.optimizers.varied import FailedCalls, VariedAgent
-from otbench.parallel import parallel_map
-from otbench.trajectory import Trajectory
 
 
 class ToolObserver(DocOptimizer):

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from otbench.calls import CallResult, ToolCall
-from otbench.trajectory import Trajectory, json_text
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import Trajectory, json_text
 
 _HOST = re.compile(r"https?://(?:www\.)?([A-Za-z0-9.-]+\.[A-Za-z]{2,})")
 _TOP_SOURCES = 3       # sources named per tool: enough to name a domain, short enough for a small model

@@ -17,8 +17,8 @@ from typing import Any
 
 import dspy
 
+from otbench.core.trajectory import Trajectory, json_text
 from otbench.modules.tool_docs import DocumentedTool
-from otbench.trajectory import Trajectory, json_text
 
 
 @dataclass

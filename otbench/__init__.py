@@ -33,7 +33,7 @@ __all__ = [
 
 _EXPORTS = {"FunctionEnvironment": "otbench.envs.functions", "ToolObserver": "otbench.optimizers.toolobserver",
             "Play2Prompt": "otbench.optimizers.play2prompt", "EasyTool": "otbench.optimizers.easytool",
-            "GEPA": "otbench.optimizers.gepa", "Toolbox": "otbench.modules.tool_docs", "load_docs": "otbench.docs_io",
+            "GEPA": "otbench.optimizers.gepa", "Toolbox": "otbench.modules.tool_docs", "load_docs": "otbench.run.docs_io",
             "embedded_lm": "otbench.llm.session"}
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

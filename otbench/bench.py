@@ -29,12 +29,12 @@ from typing import Any
 from tqdm import tqdm
 
 from otbench.cli import OneLineParser, add_lm_arguments, positive_int, run_main
+from otbench.core.tables import server_table
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, make_environment, options_from_values, resolve
 from otbench.errors import ConfigError
-from otbench.options import lm_from_values
-from otbench.outputs import check_outputs
-from otbench.report import server_table
+from otbench.run.options import lm_from_values
+from otbench.run.outputs import check_outputs
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]
 BENCHMARKS = ("oracle", "retrieval", "llm")

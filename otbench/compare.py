@@ -15,7 +15,7 @@ command line only fills them and prints the result.
 
 Every figure carries its 95% interval, and each row its paired difference to ``base`` and to ``+TO``
 on the primary metric, marked where it holds after Holm's adjustment across the table
-(:mod:`otbench.comparison`); ``--seeds`` pools several task samples, and ``--plan`` says what a
+(:mod:`otbench.study.comparison`); ``--seeds`` pools several task samples, and ``--plan`` says what a
 comparison of a given size can detect before any model time is spent (:func:`plan`).
 """
 
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from otbench import comparison, evaluate, optimize, run_lookup, tracking
+from otbench import evaluate, optimize
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_float, positive_int, run_main
-from otbench.definition import RunDefinition
+from otbench.core.tables import format_table
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
     EnvironmentOptions,
@@ -47,9 +47,12 @@ from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.registry import OPTIMIZERS
-from otbench.options import HOW_IT_RUNS, TrackingOptions, lm_from_values, tracking_from_values
-from otbench.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
-from otbench.report import format_table
+from otbench.run import lookup as run_lookup
+from otbench.run import tracking
+from otbench.run.definition import RunDefinition
+from otbench.run.options import HOW_IT_RUNS, TrackingOptions, lm_from_values, tracking_from_values
+from otbench.run.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
+from otbench.study import comparison
 
 _COMMANDS: dict[str, Callable[[Any], Any]] = {"evaluate": evaluate.run, "optimize": optimize.run}
 
@@ -125,7 +128,7 @@ class CompareResult:
 @dataclass(frozen=True)
 class RowPlan:
     """One row of the comparison on one task sample: the run that produces it and its definition, by which a
-    finished run is reused (:mod:`otbench.run_lookup`)."""
+    finished run is reused (:mod:`otbench.run.lookup`)."""
 
     label: str
     optimizer: str
@@ -244,8 +247,8 @@ def _artifact_json(run_id: str, path: str) -> Any:
 def docs_fidelity(plans: list[RowPlan], runs: dict[str, Any], env: Any, toolsets: list[str]) -> dict[str, Any]:
     """Similarity to the gold docs per row, over the tools of ``toolsets``: the environment's own docs
     (base), the gold docs, and each optimizer's final docs applied as ``evaluate --docs`` applies them."""
-    from otbench.docs_io import apply_docs
     from otbench.evals.fidelity import fidelity
+    from otbench.run.docs_io import apply_docs
 
     gold = env.toolbox("gold")
     scores = {}
@@ -274,7 +277,7 @@ def iteration_histories(plans: list[RowPlan], runs: dict[str, Any], metric: str)
 def write_plots(rows: list[dict[str, Any]], histories: dict[str, list[tuple[int, float]]], env: Any,
                 directory: Path) -> list[Path]:
     """The comparison's figures, each metric value drawn with its 95% interval where the row has one."""
-    from otbench.plots import plot_metric_by_iteration, plot_metric_by_row, plot_metric_vs_tokens
+    from otbench.study.plots import plot_metric_by_iteration, plot_metric_by_row, plot_metric_vs_tokens
 
     metric, name = env.primary_metric, f"{env.name}-{env.setting}"
     bounds = {row["row"]: (row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")) for row in rows}
@@ -360,7 +363,7 @@ def plot_against_fault_rate(plots: Path, env: Any, run_id: str) -> Path:
     at each rate; logged to that run too."""
     import mlflow
 
-    from otbench.plots import plot_metric_vs_fault_rate
+    from otbench.study.plots import plot_metric_vs_fault_rate
 
     run = mlflow.get_run(run_id)
     family = run.data.tags["fault_family"]

@@ -17,9 +17,10 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from otbench import definition as defining
-from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
+from otbench.core.faults import phase_of
+from otbench.core.tables import format_table, interval_table, server_table
+from otbench.core.trajectory import Trajectory
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
     EnvironmentOptions,
@@ -30,17 +31,17 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.evals.robustness import ROBUSTNESS_METRICS, robustness
-from otbench.faults import phase_of
 from otbench.llm.session import LMOptions, check_models, open_lms
-from otbench.options import TrackingOptions, lm_from_values, lm_values, tracking_from_values
-from otbench.outputs import check_outputs
-from otbench.report import format_table, interval_table, server_table
-from otbench.trajectory import Trajectory
+from otbench.run import definition as defining
+from otbench.run import outcomes as run_outcomes
+from otbench.run import tracking
+from otbench.run.options import TrackingOptions, lm_from_values, lm_values, tracking_from_values
+from otbench.run.outputs import check_outputs
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy): --help answers at once
-    from otbench.definition import RunDefinition
     from otbench.evals.stats import Interval
     from otbench.llm.metering import TokenLedger
+    from otbench.run.definition import RunDefinition
 
 AGENTS = ("llm", "oracle", "null")
 
@@ -68,7 +69,7 @@ class EvaluateOptions:
                 "quiet": not self.progress}
 
     def definition(self, *, tasks: int) -> RunDefinition:
-        """What this evaluation computes (:mod:`otbench.definition`): its sample is ``limit`` tasks, or all
+        """What this evaluation computes (:mod:`otbench.run.definition`): its sample is ``limit`` tasks, or all
         ``tasks`` there are without a limit."""
         return defining.evaluation(resolve(self.environment), agent=self.agent, docs=self.docs,
                                    tasks=self.limit if self.limit is not None else tasks, seed=self.seed, lm=self.lm)
@@ -128,10 +129,10 @@ def run(options: EvaluateOptions) -> EvaluateResult:
         check_models(options.lm, ("agent",))
     import mlflow
 
-    from otbench.docs_io import apply_docs
+    from otbench.core.parallel import MapInterrupted
     from otbench.evals.harness import run_rollouts
     from otbench.llm.metering import TokenLedger
-    from otbench.parallel import MapInterrupted
+    from otbench.run.docs_io import apply_docs
 
     tracking.configure(options.tracking.uri, directory=options.tracking.directory)
     ledger = TokenLedger()

@@ -15,11 +15,11 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from otbench import tracking
 from otbench.cli import OneLineParser, add_tracking_arguments, run_main
 from otbench.envs.registry import add_environment_arguments, make_environment, options_from_values
 from otbench.errors import ConfigError
-from otbench.outputs import OUTPUT_FILE, check_outputs
+from otbench.run import tracking
+from otbench.run.outputs import OUTPUT_FILE, check_outputs
 
 if TYPE_CHECKING:  # tool docs load DSPy: imported after the options are parsed
     from otbench.modules.tool_docs import Toolbox
@@ -46,8 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     check_outputs(parser, args, store=args.docs.startswith(STORED_DOCS), cache=False)
     if args.format not in FORMATS:
         raise ConfigError(f"unknown format {args.format!r}; choose from {', '.join(FORMATS)}")
-    from otbench.docs_io import load_docs
     from otbench.modules.tool_docs import Toolbox
+    from otbench.run.docs_io import load_docs
 
     if args.docs.startswith(STORED_DOCS):
         tracking.configure(args.tracking_uri, directory=args.mlruns)

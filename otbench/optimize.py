@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench import definition as defining
-from otbench import run_outcomes, tracking
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
+from otbench.core.faults import phase_of
+from otbench.core.tables import format_table, server_table
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
     EnvironmentOptions,
@@ -37,24 +37,25 @@ from otbench.envs.registry import (
 from otbench.errors import ConfigError, RunError
 from otbench.evals.outcomes import rules_of
 from otbench.evals.robustness import robustness
-from otbench.faults import phase_of
 from otbench.llm.session import LMOptions, check_models, open_lms
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.registry import OPTIMIZERS, RunChoices, improvements_of
 from otbench.optimizers.settings import MODES, Improvements
-from otbench.options import TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
-from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
-from otbench.report import format_table, server_table
-from otbench.run_outcomes import RunOutcomes
-from otbench.sweep import Study, SweepOptions, SweepResult, Trial, knobs_to_sweep, print_sweep, tune
+from otbench.run import definition as defining
+from otbench.run import outcomes as run_outcomes
+from otbench.run import tracking
+from otbench.run.options import TrackingOptions, definition, lm_from_values, lm_values, tracking_from_values
+from otbench.run.outcomes import RunOutcomes
+from otbench.run.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
+from otbench.study.sweep import Study, SweepOptions, SweepResult, Trial, knobs_to_sweep, print_sweep, tune
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
-    from otbench.definition import RunDefinition
+    from otbench.core.trajectory import Trajectory
     from otbench.evals.stats import Interval
     from otbench.llm.metering import TokenLedger
     from otbench.modules.program import ToolAgentProgram
     from otbench.optimizers.base import DocOptimizer
-    from otbench.trajectory import Trajectory
+    from otbench.run.definition import RunDefinition
 
 DEFAULT_LIMIT = 10
 PHASES = ("agent", "editor", "exploration")
@@ -93,7 +94,7 @@ class OptimizeOptions:
     progress: bool = True
 
     def definition(self, *, learning: str) -> RunDefinition:
-        """What this run computes (:mod:`otbench.definition`), in the mode ``learning`` names unless ``mode`` is set:
+        """What this run computes (:mod:`otbench.run.definition`), in the mode ``learning`` names unless ``mode`` is set:
         the environment resolved, the optimizer with the knobs that act in that mode."""
         return defining.optimization(resolve(self.environment), optimizer=self.optimizer, mode=self.mode or learning,
                                      limit=self.limit, seed=self.seed, test_limit=self.test_limit,
@@ -223,7 +224,7 @@ def _check_resumed(options: OptimizeOptions) -> None:
     says)."""
     import mlflow
 
-    from otbench.definition import DEFINITION_TAG, RunDefinition
+    from otbench.run.definition import DEFINITION_TAG, RunDefinition
 
     try:
         stored = mlflow.get_run(str(options.resume)).data.tags.get(DEFINITION_TAG)
@@ -270,11 +271,11 @@ def run(options: OptimizeOptions, *, workbench: Workbench | None = None, nested:
 
 def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, Any], *,
               nested: bool) -> OptimizeResult:
+    from otbench.core.parallel import MapInterrupted
     from otbench.modules.agent import FunctionCallingAgent
     from otbench.modules.program import ToolAgentProgram
     from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
     from otbench.optimizers.base import START_DOCS
-    from otbench.parallel import MapInterrupted
 
     env, ledger = bench.env, bench.ledger
     tracking.share_view(env.name, env.metric_names, env.primary_metric)
@@ -338,7 +339,7 @@ def _optimize(options: OptimizeOptions, bench: Workbench, checkpoint: dict[str, 
 
 
 def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:
-    """``--sweep N``: tune the optimizer's knobs with optuna (:func:`otbench.sweep.tune`), every trial a run of this
+    """``--sweep N``: tune the optimizer's knobs with optuna (:func:`otbench.study.sweep.tune`), every trial a run of this
     module on one shared environment and LM server, nested under the sweep's MLflow run."""
     base, _ = prepare(options)
     if base.resume:
@@ -439,7 +440,7 @@ def _score_start_docs(options: OptimizeOptions, env: Any, program: ToolAgentProg
     of an optimizer whose first step does not score them (ToolObserver's improved variant where it probed the tools
     first, so its step 0 already shows learned schemas; EasyTool, Play2Prompt and GEPA rewrite before they score).
     In the phase the final attempts were made in, so both rows meet the same injected faults policy; charged to
-    :data:`otbench.tracking.START_DOCS_PHASE`."""
+    :data:`otbench.run.tracking.START_DOCS_PHASE`."""
 
     from otbench.envs.base import task_key
     from otbench.evals.harness import run_rollouts
@@ -469,9 +470,9 @@ def _finish(options: OptimizeOptions, env: Any, program: ToolAgentProgram, score
     """
     import mlflow
 
-    from otbench.docs_io import RUN_DOCS_ARTIFACT
     from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
-    from otbench.prompts import register_docs
+    from otbench.run.docs_io import RUN_DOCS_ARTIFACT
+    from otbench.run.prompts import register_docs
 
     client = mlflow.tracking.MlflowClient()
     history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)

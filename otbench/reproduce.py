@@ -1,9 +1,9 @@
 """``python -m otbench.reproduce``: the paper's Table 2 as one resumable grid, on one machine or several.
 
 A cell is one row of one setting on one task sample: an ``evaluate`` or ``optimize`` run with its
-definition (:mod:`otbench.definition`). Each worker walks the grid in order; a finished cell is reused,
+definition (:mod:`otbench.run.definition`). Each worker walks the grid in order; a finished cell is reused,
 an interrupted optimize run of the cell is resumed from its checkpoint, a missing cell is run, each by
-the worker that claims it first (:mod:`otbench.claims`: PostgreSQL advisory locks with ``--storage``,
+the worker that claims it first (:mod:`otbench.study.claims`: PostgreSQL advisory locks with ``--storage``,
 file locks on one machine). Stopping a worker loses at most the step it was in; running the same
 command again, anywhere, continues the grid. Workers on several machines share it through the same
 ``--storage`` database and ``--tracking-uri`` MLflow server that sweeps use.
@@ -34,17 +34,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from otbench import compare, optimize, paper, run_lookup, tracking
-from otbench.claims import Claims, claims_for
+from otbench import compare, optimize
 from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_float, positive_int, run_main
+from otbench.core.tables import format_table
 from otbench.envs.registry import EnvironmentOptions, make_environment, resolve
 from otbench.errors import ConfigError, DataError, OtbenchError, RunError
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.settings import GEPAKnobs, ToolObserverKnobs
-from otbench.options import TrackingOptions, lm_from_values, tracking_from_values
-from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs, refuse
-from otbench.report import format_table
+from otbench.run import lookup as run_lookup
+from otbench.run import tracking
+from otbench.run.options import TrackingOptions, lm_from_values, tracking_from_values
+from otbench.run.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs, refuse
+from otbench.study import paper
+from otbench.study.claims import Claims, claims_for
 
 
 @dataclass(frozen=True)
@@ -443,8 +446,8 @@ def _beside_the_paper(section: Section, env: Any, result: compare.CompareResult)
 
 def _markdown(options: ReproduceOptions, compared: list[compare.CompareResult], beside: list[dict[str, Any]],
               listed: list[dict[str, Any]]) -> str:
-    from otbench.comparison import markdown
     from otbench.evals.stats import Interval
+    from otbench.study.comparison import markdown
 
     lines = [(f"# OpaqueToolsBench Table 2, reproduced ({options.size} grid, model {options.lm.lm}, samples "
              f"{', '.join(str(seed) for seed in options.seeds)})"), ""]

@@ -3,7 +3,7 @@
 On an offline machine ``mlflow ui`` deadlocks unless litellm is told to use its local
 cost map, and the job-execution feature must be off; both are set here. Ctrl-C stops the server
 and its workers. It prints the address of each environment's saved view (result metrics as
-columns, charts of the results: see :mod:`otbench.tracking`), also listed in the UI's Views menu.
+columns, charts of the results: see :mod:`otbench.run.tracking`), also listed in the UI's Views menu.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from otbench.cli import OneLineParser, port_number, refuse_unusable_address, run_main
-from otbench.outputs import STORE_DIRECTORY, check_outputs
-from otbench.tracking import EXPERIMENT, configure, store_uris, view_url, viewed_environments
+from otbench.run.outputs import STORE_DIRECTORY, check_outputs
+from otbench.run.tracking import EXPERIMENT, configure, store_uris, view_url, viewed_environments
 
 
 def server_command(directory: Path | None, port: int) -> list[str]:

@@ -17,13 +17,13 @@ from typing import Any
 from hypothesis import strategies as st
 from scripted_lm import scripted_lm
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
+from otbench.core.trajectory import Trajectory
 from otbench.evals.bfcl_metrics import parameter_accuracy
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.call_parsing import parse_reply
 from otbench.modules.editor import render_attempt
 from otbench.modules.lm_output import first_text
-from otbench.trajectory import Trajectory
 
 CORPUS = Path(__file__).parent / "data" / "hostile_replies.jsonl"
 PLACEHOLDERS = ("<TOOL>", "<HIDDEN>", "<ARG>", "<VALUE>")

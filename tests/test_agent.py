@@ -2,7 +2,7 @@ import json
 
 from scripted_lm import prompt_text, scripted_lm
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.modules.agent import FunctionCallingAgent, call_schema
 from otbench.modules.tool_docs import DocumentedTool
 

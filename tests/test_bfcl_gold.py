@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.bfcl.gold import parse_call, parse_calls
 

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
 from otbench.evals import bfcl_metrics as m
 
 SCHEMAS = {

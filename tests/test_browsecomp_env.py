@@ -7,7 +7,7 @@ import pytest
 from browsecomp_world import tiny_env
 from scripted_lm import prompt_text, scripted_lm
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.envs.browsecomp.tools import ANSWER_TOOL
 from otbench.envs.registry import add_environment_arguments, options_from_values, resolve
 from otbench.errors import ConfigError

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.modules.call_parsing import MAX_REPLY_CHARS, parse_reply
 
 

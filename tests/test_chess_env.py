@@ -10,8 +10,8 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import evaluate
-from otbench.calls import ToolCall
 from otbench.cli import run_main
+from otbench.core.calls import ToolCall
 from otbench.envs.chess.env import TOOLSET_ID, ChessEnvironment
 from otbench.envs.chess.positions import Position, phase_label
 from otbench.errors import ConfigError

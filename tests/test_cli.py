@@ -113,7 +113,8 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
     script = tmp_path / "terminated.py"
     script.write_text(
         "import os, signal, sys\n"
-        "from otbench import cli, tracking\n"
+        "from otbench import cli\n"
+        "from otbench.run import tracking\n"
         "def main(argv):\n"
         "    tracking.configure(None)  # the store this test session isolates (its environment is inherited)\n"
         "    with tracking.tracked_run('terminated', tags={'command': 'test'}, params={}) as run:\n"
@@ -125,7 +126,7 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
     finished = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False,
                               env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert finished.returncode == 130 and "interrupted: finished work was kept" in finished.stderr
-    from otbench import tracking
+    from otbench.run import tracking
 
     tracking.configure(None)
     assert mlflow.get_run(finished.stdout.split()[-1]).info.status == "KILLED"

@@ -12,7 +12,7 @@ from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from otbench import compare, definition, evaluate, optimize, run_lookup, tracking
+from otbench import compare, evaluate, optimize
 from otbench.cli import run_main
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
@@ -21,6 +21,8 @@ from otbench.errors import DataError
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.registry import OPTIMIZERS, OptimizerSpec
 from otbench.optimizers.settings import Improvements
+from otbench.run import definition, tracking
+from otbench.run import lookup as run_lookup
 
 EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
 

@@ -7,12 +7,13 @@ import mlflow
 import pytest
 from test_compare import BfclLike, _ledger, _log_run
 
-from otbench import compare, comparison
+from otbench import compare
 from otbench.cli import run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.evals import stats
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
+from otbench.study import comparison
 
 LIMIT = 30
 

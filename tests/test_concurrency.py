@@ -14,7 +14,6 @@ from scripted_lm import ScriptedEngine, prompt_text, scripted_lm
 from test_browsecomp_tools import DOCS
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from otbench import tracing, tracking
 from otbench.envs import registry
 from otbench.envs.browsecomp.retrieval import open_retriever
 from otbench.envs.chess.engine import EnginePool, find_stockfish
@@ -23,6 +22,7 @@ from otbench.errors import ConfigError
 from otbench.evals.harness import run_rollouts
 from otbench.llm.metering import MeteredLM, TokenLedger, UsageMemory
 from otbench.modules.agent import FunctionCallingAgent
+from otbench.run import tracing, tracking
 
 
 def test_tool_workers_follow_the_threads_up_to_the_cores_or_the_cap(monkeypatch):

@@ -6,12 +6,14 @@ import json
 import mlflow
 import pytest
 
-from otbench import definition, evaluate, optimize, run_lookup, tracking
+from otbench import evaluate, optimize
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
 from otbench.optimizers.gepa import GEPAKnobs
 from otbench.optimizers.settings import Improvements, ToolObserverKnobs
+from otbench.run import definition, tracking
+from otbench.run import lookup as run_lookup
 
 
 def _optimized(**changes):

@@ -28,13 +28,13 @@ import pytest
 from own_tools_lm import everyone
 from scripted_lm import prompt_text, scripted_lm
 
-from otbench import tracking
 from otbench.llm import session
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.settings import Improvements
-from otbench.prompts import register_docs
+from otbench.run import tracking
+from otbench.run.prompts import register_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -149,8 +149,8 @@ def test_a_blank_learned_description_stays_blank_in_downstream_dspy_tools(tmp_pa
 
 
 def test_export_reads_the_docs_registered_as_a_prompt(capsys):
-    from otbench import tracking
-    from otbench.prompts import register_docs
+    from otbench.run import tracking
+    from otbench.run.prompts import register_docs
 
     tracking.configure()
     register_docs(_learned_box(), ["exec_simple_66"], env="bfcl", setting="names_only", tags={"run_id": "r"})

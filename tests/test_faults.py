@@ -9,12 +9,8 @@ import pytest
 from browsecomp_world import tiny_env
 
 from otbench import FunctionEnvironment
-from otbench.calls import CallResult, ToolCall
-from otbench.envs.bfcl.data import BfclTest
-from otbench.envs.bfcl.env import BfclEnvironment
-from otbench.envs.chess.env import ChessEnvironment
-from otbench.envs.chess.positions import Position
-from otbench.faults import (
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.faults import (
     FAULT_KINDS,
     Episode,
     FaultPolicy,
@@ -26,6 +22,10 @@ from otbench.faults import (
     preset,
     read_policy,
 )
+from otbench.envs.bfcl.data import BfclTest
+from otbench.envs.bfcl.env import BfclEnvironment
+from otbench.envs.chess.env import ChessEnvironment
+from otbench.envs.chess.positions import Position
 from otbench.modules.agent import AgentReply
 
 FACTORIAL = {"name": "math_factorial", "description": "n!",

@@ -13,7 +13,7 @@ from scripted_lm import scripted_lm
 from toy_env import docs_aware_agent_reply
 
 from otbench import FunctionEnvironment
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.envs.functions import task_id
 from otbench.evals.harness import run_rollouts
 from otbench.llm import session

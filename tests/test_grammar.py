@@ -7,7 +7,7 @@ from gbnf_matcher import Grammar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.llm.grammar import UnsupportedSchema, schema_as_grammar, schema_to_gbnf
 from otbench.modules.agent import call_schema
 from otbench.modules.call_parsing import parse_reply

@@ -8,7 +8,7 @@ import dspy
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import FunctionEnvironment
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
 from otbench.envs.base import task_key
 from otbench.evals.harness import run_rollouts
 from otbench.evals.invented import Observed, invented_claims, supported_text, unsupported

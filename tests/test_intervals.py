@@ -7,10 +7,11 @@ import mlflow
 import pytest
 from test_optimize_cli import scripted_lms  # noqa: F401  (a fixture)
 
-from otbench import evaluate, optimize, run_outcomes
+from otbench import evaluate, optimize
 from otbench.cli import run_main
 from otbench.evals import stats
 from otbench.evals.outcomes import Mean, interval
+from otbench.run import outcomes as run_outcomes
 
 
 def _main(main, argv, capsys):
@@ -51,7 +52,7 @@ def test_optimize_reports_before_after_and_its_result_with_intervals(scripted_lm
 
 
 def test_runs_logged_before_outcomes_were_kept_are_read_from_what_they_kept(tmp_path):
-    from otbench import tracking
+    from otbench.run import tracking
 
     tracking.configure()
     with mlflow.start_run(tags={"command": "evaluate"}) as run:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from chat_server import chat_server
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.llm import session
 from otbench.llm.grammar import schema_to_gbnf
 from otbench.llm.metering import GrammarLM, MeteredLM, TokenLedger

@@ -163,7 +163,7 @@ def test_every_step_shows_what_changed_in_the_docs_and_the_editor_exchanges_as_m
 
 
 def test_a_run_registers_each_optimized_toolsets_docs_as_a_prompt_version(scripted_lms, tmp_path, capsys):
-    from otbench.docs_io import load_docs
+    from otbench.run.docs_io import load_docs
 
     argv = ["--limit", "2", "--iterations", "1", "--json", "--quiet", "--out", str(tmp_path)]
     summaries = []

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from otbench.parallel import MapInterrupted, parallel_map
+from otbench.core.parallel import MapInterrupted, parallel_map
 
 
 def test_results_come_back_in_item_order_from_several_workers():
@@ -32,7 +32,7 @@ def test_an_item_left_in_flight_does_not_hold_the_process_at_exit():
     """The interrupted item blocks for ever (a reply from a stopped server); the process still exits."""
     script = (
         "import threading\n"
-        "from otbench.parallel import MapInterrupted, parallel_map\n"
+        "from otbench.core.parallel import MapInterrupted, parallel_map\n"
         "never = threading.Event()\n"
         "def work(n):\n"
         "    if n == 0:\n"

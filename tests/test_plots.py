@@ -1,6 +1,6 @@
 """Comparison plots are written as PNG files."""
 
-from otbench.plots import plot_metric_by_iteration, plot_metric_vs_tokens
+from otbench.study.plots import plot_metric_by_iteration, plot_metric_vs_tokens
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -9,7 +9,7 @@ from otbench.optimizers import knobs
 from otbench.optimizers.play2prompt import Play2Prompt, Play2PromptKnobs
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.toolobserver import ToolObserver
-from otbench.sweep import sweepable
+from otbench.study.sweep import sweepable
 
 
 class RecordingTrial:

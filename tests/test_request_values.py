@@ -8,7 +8,8 @@ import dspy
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import FunctionEnvironment
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import Trajectory
 from otbench.evals.invented import Observed, not_for_sentence, unsupported
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
@@ -18,7 +19,6 @@ from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.request_values import OffRequest, Sources, calls_off_request, refused_off_request
 from otbench.optimizers.settings import IMPROVED
 from otbench.optimizers.toolobserver import ToolObserver, _state_not_for
-from otbench.trajectory import Trajectory
 
 DENSITY = "My object weighs 50 kilograms and takes up about 10 cubic meters. What is its density?"
 

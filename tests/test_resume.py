@@ -136,7 +136,7 @@ def test_a_resumed_run_judges_invented_claims_as_the_run_that_never_stopped(scri
 
 def test_a_stop_while_the_learned_docs_are_scored_is_a_clean_stop_that_resumes(scripted_lms, monkeypatch,  # noqa: F811
                                                                                 tmp_path, capsys):
-    from otbench.parallel import MapInterrupted
+    from otbench.core.parallel import MapInterrupted
 
     real = optimize._score_start_docs
 

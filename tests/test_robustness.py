@@ -10,14 +10,15 @@ import mlflow
 import pytest
 from scripted_lm import prompt_text, scripted_lm
 
-from otbench import FunctionEnvironment, compare, evaluate, optimize, tracking
-from otbench.calls import CallResult, ToolCall
+from otbench import FunctionEnvironment, compare, evaluate, optimize
 from otbench.cli import run_main
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import Trajectory
 from otbench.envs import registry
 from otbench.evals.contamination import contamination, sentences
 from otbench.evals.robustness import robustness
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.trajectory import Trajectory
+from otbench.run import tracking
 
 
 def _step(name, ok=True, injected=None, error=None, problem=None, **arguments):

@@ -7,14 +7,15 @@ import json
 import pytest
 from test_optimize_cli import scripted_lms  # noqa: F401  (a fixture)
 
-from otbench import evaluate, optimize, tracking
+from otbench import evaluate, optimize
 from otbench.cli import run_main
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError, DataError, OtbenchError, RunError, SetupError
 from otbench.optimizers.gepa import GEPAKnobs
 from otbench.optimizers.play2prompt import Play2PromptKnobs
 from otbench.optimizers.toolobserver import ToolObserverKnobs
-from otbench.options import definition
+from otbench.run import tracking
+from otbench.run.options import definition
 
 
 def test_optimize_run_returns_a_frozen_result_and_the_command_prints_the_same(scripted_lms, tmp_path, capsys):  # noqa: F811

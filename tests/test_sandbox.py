@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from otbench import sandbox as sandbox_module
-from otbench.sandbox import CallSandbox
+from otbench.core import sandbox as sandbox_module
+from otbench.core.sandbox import CallSandbox
 
 
 def test_call_runs_under_the_shown_name_so_errors_speak_of_it():
@@ -72,7 +72,7 @@ def _sandbox_children() -> int:
             command = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        found += parent == os.getpid() and b"otbench.sandbox" in command
+        found += parent == os.getpid() and b"otbench.core.sandbox" in command
     return found
 
 

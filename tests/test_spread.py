@@ -1,6 +1,6 @@
 """Exploration that spreads the agent's calls over the tools sharing the called tool's interface."""
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.modules.agent import AgentReply
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
 from otbench.optimizers.spread import SpreadCalls

@@ -9,7 +9,7 @@ import multiprocessing
 
 import mlflow
 
-from otbench import tracking
+from otbench.run import tracking
 
 PROCESSES = 8
 

@@ -15,13 +15,13 @@ from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 
 from otbench import compare, evaluate, optimize
-from otbench.calls import ToolCall
 from otbench.cli import run_main
+from otbench.core.calls import ToolCall
+from otbench.core.opaque import PRESENTATIONS
 from otbench.envs.toolkits import FAMILIES, inventory, scoring
 from otbench.envs.toolkits.families import load
 from otbench.evals.harness import run_rollouts
 from otbench.modules.agent import AgentReply
-from otbench.opaque import PRESENTATIONS
 
 KITS = {name: load(name) for name in FAMILIES}
 REAL_NAMES = {tool.__name__ for kit in KITS.values() for tool in kit.tools}

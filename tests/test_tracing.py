@@ -6,10 +6,10 @@ import pytest
 from scripted_lm import scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from otbench import tracing, tracking
 from otbench.evals.harness import run_rollouts
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
+from otbench.run import tracing, tracking
 
 
 @pytest.fixture(autouse=True)

@@ -6,13 +6,13 @@ import pytest
 from scripted_lm import scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply, truthful_editor_reply
 
-from otbench import tracking
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.optimizers.settings import PAPER
 from otbench.optimizers.toolobserver import ToolObserver
+from otbench.run import tracking
 
 # the paper's protocol: these tests pin its exact behaviour
 PaperTO = partial(ToolObserver, improvements=PAPER)

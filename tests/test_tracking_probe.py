@@ -7,9 +7,10 @@ import threading
 
 import pytest
 
-from otbench import evaluate, export, optimize, tracking
+from otbench import evaluate, export, optimize
 from otbench.cli import run_main
 from otbench.errors import SetupError
+from otbench.run import tracking
 
 
 def _closed_port() -> int:

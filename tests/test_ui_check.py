@@ -5,7 +5,7 @@ import copy
 import mlflow
 import pytest
 
-from otbench import tracking
+from otbench.run import tracking
 from otbench.ui_check import check_page, check_runs_view, check_ui, find_browser, free_port, running_ui
 
 pytestmark = [

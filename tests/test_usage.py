@@ -2,12 +2,12 @@
 
 import json
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import Trajectory
 from otbench.modules.editor import EditorExchange
 from otbench.optimizers.settings import IMPROVED, Improvements
 from otbench.optimizers.toolobserver import _checked_against_counts
 from otbench.optimizers.usage import UsageBook
-from otbench.trajectory import Trajectory
 
 
 def _search(name, hosts, value):

@@ -8,14 +8,14 @@ import dspy
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import FunctionEnvironment
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import Trajectory
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.optimizers.settings import IMPROVED
 from otbench.optimizers.toolobserver import ToolObserver
 from otbench.optimizers.varied import FailedCalls
-from otbench.trajectory import Trajectory
 
 QUESTION = "Which city has the zip code 90210?"
 

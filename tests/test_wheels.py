@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 
-from otbench import wheels
+from otbench.core import wheels
 
 NAME = "data-1.0-py3-none-any.whl"
 

@@ -13,15 +13,14 @@ from gbnf_matcher import Grammar
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import evaluate, export
-from otbench.calls import CallResult, ToolCall
-from otbench.docs_io import apply_docs
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.faults import StateController, read_policy
 from otbench.envs.bfcl.data import load_tests
 from otbench.envs.bfcl.opacity import documented_tools
 from otbench.envs.registry import EnvironmentOptions, add_environment_arguments, options_from_values, resolve
 from otbench.envs.wild.env import ANSWER_CUE, ASK_TOOL, REPLY_TOOL, TOOLSET, WildEnvironment, read_position
 from otbench.errors import ConfigError, DataError
 from otbench.evals.wild_metrics import ERROR_CLASSES, METRIC_NAMES
-from otbench.faults import StateController, read_policy
 from otbench.llm.grammar import schema_to_gbnf
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import AgentReply, FunctionCallingAgent, call_schema
@@ -32,7 +31,8 @@ from otbench.optimizers.evidence import EvidenceBook
 from otbench.optimizers.rivals import rivals
 from otbench.optimizers.settings import IMPROVED
 from otbench.optimizers.toolobserver import ToolObserver, _answers_like_its_rivals
-from otbench.options import TrackingOptions
+from otbench.run.docs_io import apply_docs
+from otbench.run.options import TrackingOptions
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
 from otbench.evals.outcomes import Outcomes, TaskOutcome, interval
 from otbench.evals.wild_metrics import (
     ERROR_CLASSES,

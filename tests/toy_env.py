@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from scripted_lm import prompt_text
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import Trajectory
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
-from otbench.trajectory import Trajectory
 
 IMPLEMENTATIONS = {"function_1": lambda a, b: a + b, "function_2": lambda a, b: a * b}
 

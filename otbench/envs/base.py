@@ -8,7 +8,7 @@ the optimizers never import an environment's own modules:
   docs are learned on the ``train`` split and scored on the ``test`` split (Chess, BrowseComp).
 - ``toolbox(docs)`` builds fresh docs: the setting's own, or with ``"gold"`` the true docs.
 - ``rollout`` runs an agent on one task (one turn or many: the environment drives the loop)
-  and returns a scored :class:`~otbench.trajectory.Trajectory`.
+  and returns a scored :class:`~otbench.core.trajectory.Trajectory`.
 - ``agent_instructions`` is the system prompt of the LLM agent in this environment.
 - ``one_reply`` says whether an attempt is one agent reply whose calls run in order (BFCL, your own
   functions) rather than a dialogue of turns (Chess, BrowseComp): then another reply to the same task
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from otbench.calls import CallResult, ToolCall
-from otbench.trajectory import Trajectory
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.trajectory import Trajectory
 
 if TYPE_CHECKING:  # only named in signatures: the commands import this module without loading DSPy
     from otbench.modules.tool_docs import Toolbox

@@ -42,16 +42,16 @@ from typing import Any, Self
 
 import dspy
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.faults import Episode, StateController, call_episode, episode
+from otbench.core.opaque import PRESENTATIONS, renamed
+from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent, task_key
 from otbench.errors import ConfigError
-from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.modules.agent import FUNCTION_CALLING_INSTRUCTIONS, FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
-from otbench.opaque import PRESENTATIONS, renamed
-from otbench.trajectory import Trajectory
 
 Metric = Callable[[dspy.Example, Trajectory], Any]
 """``(example, trajectory) -> float | bool``, or an object with ``score`` (and ``feedback``)."""
@@ -117,7 +117,7 @@ class FunctionEnvironment:
     learning = "offline"
     one_reply = True
     faults: StateController | None = None
-    """Injects failures into the functions' calls when set (:mod:`otbench.faults`)."""
+    """Injects failures into the functions' calls when set (:mod:`otbench.core.faults`)."""
 
     def __init__(
         self, functions: Sequence[Callable[..., Any]], examples: Sequence[dspy.Example], metric: Metric, *,

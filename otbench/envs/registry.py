@@ -14,7 +14,7 @@ An environment's *setting* is what its agent is given to work with: BFCL's docum
 Chess's and BrowseComp's choice of tools. ``--toolset``, the older name of ``--setting`` for Chess
 and BrowseComp, is still read; a *toolset* is otherwise the tools one task is played with, by id.
 ``--faults POLICY`` is shared by every environment: the built environment then holds a
-:class:`~otbench.faults.StateController` that injects the policy's failures into its tool calls.
+:class:`~otbench.core.faults.StateController` that injects the policy's failures into its tool calls.
 ``--sandbox-workers N`` is shared too: the most tool worker processes at once, by default one per
 thread up to the usable cores (:func:`tool_workers`).
 """
@@ -29,8 +29,8 @@ from types import ModuleType
 from typing import Any
 
 from otbench.cli import positive_int
+from otbench.core.parallel import usable_cores
 from otbench.errors import ConfigError
-from otbench.parallel import usable_cores
 
 _OPTION_MODULES = {
     "bfcl": "otbench.envs.bfcl.options",
@@ -50,7 +50,7 @@ class EnvironmentOptions:
     setting: str | None = None
     """What the agent is given to work with, by name; None: the environment's default."""
     faults: str | None = None
-    """A fault policy: a preset ``NAME-RATE[@PHASE]`` or a ``.json``/``.toml`` file (:func:`otbench.faults.read_policy`)."""
+    """A fault policy: a preset ``NAME-RATE[@PHASE]`` or a ``.json``/``.toml`` file (:func:`otbench.core.faults.read_policy`)."""
     own: Mapping[str, Any] = field(default_factory=dict)
     """The environment's own options by name (``call_timeout``, ``max_moves``...); those left out keep their defaults."""
     sandbox_workers: int | None = None
@@ -149,8 +149,8 @@ def resolve(options: EnvironmentOptions) -> EnvironmentOptions:
 
 
 def fault_policy(options: EnvironmentOptions) -> Any:
-    """The :class:`~otbench.faults.FaultPolicy` ``faults`` names, None without one (a bad one is refused)."""
-    from otbench.faults import PolicyError, read_policy
+    """The :class:`~otbench.core.faults.FaultPolicy` ``faults`` names, None without one (a bad one is refused)."""
+    from otbench.core.faults import PolicyError, read_policy
 
     if options.faults is None:
         return None
@@ -179,7 +179,7 @@ def make_environment(options: EnvironmentOptions, *, workers: int = 1) -> Any:
     env = _options(options.env).build(options, workers=tool_workers(workers, options.sandbox_workers))
     policy = fault_policy(options)
     if policy is not None:
-        from otbench.faults import StateController
+        from otbench.core.faults import StateController
 
         env.faults = StateController(policy)
     return env

@@ -29,8 +29,8 @@ from typing import Any
 
 import dspy
 
-from otbench import tracing
 from otbench.llm.grammar import schema_as_grammar
+from otbench.run import tracing
 
 
 @dataclass

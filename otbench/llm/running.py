@@ -21,7 +21,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from otbench.parallel import usable_cores
+from otbench.core.parallel import usable_cores
 from otbench.paths import cache_root
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from otbench.core.wheels import cached_wheel
 from otbench.errors import ConfigError
 from otbench.paths import cache_dir
-from otbench.wheels import cached_wheel
 
 WHEEL_REQUIREMENT = "bfcl-eval==2025.6.8"
 WHEEL_NAME = "bfcl_eval-2025.6.8-py3-none-any.whl"

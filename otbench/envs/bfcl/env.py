@@ -6,7 +6,7 @@ outputs come from executing them with the same functions. Scoring happens under 
 too (gold calls renamed), so a call to a hidden real name is a call to an unknown tool.
 
 A reply's calls beyond ``max_calls_per_reply`` are not run: they are failed calls, as are calls
-whose shape did not fit (:func:`otbench.calls.checked_call`), so one reply costs at most that
+whose shape did not fit (:func:`otbench.core.calls.checked_call`), so one reply costs at most that
 many executions, each returning at most ``max_output_bytes``.
 """
 
@@ -16,19 +16,19 @@ import dataclasses
 import threading
 from typing import Any, Self
 
-from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
+from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
+from otbench.core.faults import Episode, StateController, call_episode, episode
+from otbench.core.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
+from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent
 from otbench.envs.bfcl.data import DEFAULT_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.gold import parse_call
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools, shown_names
 from otbench.errors import ConfigError
 from otbench.evals.bfcl_metrics import TestScore, score_test, summarise
-from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.modules.agent import FUNCTION_CALLING_INSTRUCTIONS
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import Toolbox
-from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
-from otbench.trajectory import Trajectory
 
 FUNCTION_REGISTRY = "otbench.envs.bfcl.functions:FUNCTIONS"
 

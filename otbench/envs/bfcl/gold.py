@@ -24,7 +24,7 @@ import operator
 from collections.abc import Callable
 from typing import Any, TypeGuard
 
-from otbench.calls import ToolCall
+from otbench.core.calls import ToolCall
 from otbench.envs.bfcl.functions import FUNCTIONS
 
 _MAX_INT_BITS = 4096  # about 1233 decimal digits: far beyond any BFCL value

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from otbench.core.wheels import cached_wheel
 from otbench.paths import cache_dir
-from otbench.wheels import cached_wheel
 
 if TYPE_CHECKING:
     from airportsdata import Airport

@@ -14,7 +14,9 @@ import re
 from pathlib import Path
 from typing import Any, Self
 
-from otbench.calls import CallResult, ToolCall, earlier_identical
+from otbench.core.calls import CallResult, ToolCall, earlier_identical
+from otbench.core.faults import Episode, StateController, call_episode, episode
+from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent
 from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, Dataset, GenerationSpec, load_dataset
@@ -24,10 +26,8 @@ from otbench.envs.browsecomp.settings import SETTINGS
 from otbench.envs.browsecomp.tools import ANSWER_TOOL, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import ConfigError
 from otbench.evals.browsecomp_metrics import METRIC_NAMES, score_attempt, summarise
-from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import Toolbox
-from otbench.trajectory import Trajectory
 
 BROWSECOMP_INSTRUCTIONS = """\
 You answer a question that needs several facts looked up one after another, by searching a \
@@ -96,7 +96,7 @@ class BrowseCompEnvironment:
     one_reply = False
     agent_instructions = BROWSECOMP_INSTRUCTIONS
     faults: StateController | None = None
-    """Injects failures into searches when set (:mod:`otbench.faults`); ``final_answer`` is never faulted."""
+    """Injects failures into searches when set (:mod:`otbench.core.faults`); ``final_answer`` is never faulted."""
 
     def __init__(
         self, *, setting: str = SETTINGS[0], retriever: str = "bm25", snippet_chars: int = defaults.SNIPPET_CHARS,

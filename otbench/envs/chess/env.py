@@ -41,7 +41,9 @@ from typing import Self
 
 import chess
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.faults import Episode, StateController, call_episode, episode
+from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent
 from otbench.envs.chess.engine import EnginePool, find_stockfish, position_key, seeded_random_move
 from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Opponent
@@ -50,11 +52,9 @@ from otbench.envs.chess.settings import DEFAULT_SETTING, PHASE_NAMED, SETTINGS
 from otbench.envs.chess.tools import FEN_PARAMETER, ChessTool, chess_tools, documented_tools
 from otbench.errors import ConfigError
 from otbench.evals.chess_metrics import MATE_CP, METRIC_RULES, bootstrapped_elo, expected_score, is_mate, optimal_tools
-from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.modules.agent import AgentReply
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import Toolbox
-from otbench.trajectory import Trajectory
 
 TOOLSET_ID = "chess"          # the one toolset all tasks share (offline learning)
 REFERENCE_DEPTH = 12          # the judge's search depth: at least every tool's own depth but the specialists'
@@ -173,7 +173,7 @@ class ChessEnvironment:
     one_reply = False
     agent_instructions = CHESS_INSTRUCTIONS
     faults: StateController | None = None
-    """Injects failures into the tools' suggestions when set (:mod:`otbench.faults`); a faulted call is a
+    """Injects failures into the tools' suggestions when set (:mod:`otbench.core.faults`); a faulted call is a
     failed move (a seeded random move is played), a damaged suggestion one that may not be a move."""
 
     def __init__(

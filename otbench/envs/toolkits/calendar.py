@@ -17,9 +17,9 @@ from typing import Any
 
 import dspy
 
+from otbench.core.trajectory import Trajectory
 from otbench.envs.toolkits.generation import Draft, Template, call, generate, one_call_answer
 from otbench.envs.toolkits.scoring import answer_metric
-from otbench.trajectory import Trajectory
 
 FINGERPRINT = "cb93842775810b5c"
 """The digest of the generated requests (:func:`~otbench.envs.toolkits.generation.fingerprint`)."""

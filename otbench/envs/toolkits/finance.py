@@ -19,9 +19,9 @@ from typing import Any
 
 import dspy
 
+from otbench.core.trajectory import Trajectory
 from otbench.envs.toolkits.generation import Draft, Template, call, generate, one_call_answer
 from otbench.envs.toolkits.scoring import answer_metric
-from otbench.trajectory import Trajectory
 
 FINGERPRINT = "7c89d79b36cf06c9"
 """The digest of the generated requests (:func:`~otbench.envs.toolkits.generation.fingerprint`)."""

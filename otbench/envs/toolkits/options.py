@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from otbench.core.opaque import PRESENTATIONS
 from otbench.envs.toolkits import FAMILIES
 from otbench.errors import ConfigError
-from otbench.opaque import PRESENTATIONS
 
 if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions

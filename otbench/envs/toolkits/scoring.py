@@ -17,7 +17,7 @@ from typing import Any
 
 import dspy
 
-from otbench.trajectory import Trajectory
+from otbench.core.trajectory import Trajectory
 
 RELATIVE_TOLERANCE = 1e-3
 """Numbers within 0.1% of the expected one match: a tool's float output, or an argument written with fewer

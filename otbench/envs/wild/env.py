@@ -25,7 +25,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, Self
 
-from otbench.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall, earlier_identical
+from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall, earlier_identical
+from otbench.core.faults import Episode, StateController, call_episode, episode
+from otbench.core.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
+from otbench.core.trajectory import Trajectory, json_text
 from otbench.envs.base import Agent
 from otbench.envs.bfcl.env import FUNCTION_REGISTRY
 from otbench.envs.bfcl.functions import FUNCTIONS
@@ -47,11 +50,8 @@ from otbench.evals.wild_metrics import (
     score_dialogue,
     summarise,
 )
-from otbench.faults import Episode, StateController, call_episode, episode
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
-from otbench.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
-from otbench.trajectory import Trajectory, json_text
 
 TOOLSET = "wild"
 REPLY_TOOL, ASK_TOOL = "reply_to_user", "ask_user"
@@ -169,7 +169,7 @@ class WildEnvironment:
     one_reply = False
     agent_instructions = WILD_INSTRUCTIONS
     faults: StateController | None = None
-    """Injects failures into tool calls when set (:mod:`otbench.faults`); the fixed tools are never faulted."""
+    """Injects failures into tool calls when set (:mod:`otbench.core.faults`); the fixed tools are never faulted."""
 
     def __init__(self, *, setting: str = "names_only", data: WildData | None = None, call_timeout: float = 5.0,
                  workers: int = 1, max_steps: int = defaults.MAX_STEPS,

@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from otbench import tracking
+from otbench.core.tables import format_table
 from otbench.errors import ConfigError, RunError
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.registry import OPTIMIZERS
-from otbench.report import format_table
+from otbench.run import tracking
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ def check_reachable(uri: str, label: str, *, timeout: float = PROBE_SECONDS) -> 
     """Refuse, on one line, a tracking or database URI that cannot work: an MLflow server (http, https)
     that gives no HTTP answer, a database server (postgresql, mysql, mssql) that accepts no connection, or
     a URI of no kind MLflow and optuna take. A sqlite file is checked as an output
-    (:mod:`otbench.outputs`); what answers is not judged further (MLflow reports its own errors)."""
+    (:mod:`otbench.run.outputs`); what answers is not judged further (MLflow reports its own errors)."""
     from otbench.errors import ConfigError, SetupError
 
     parsed = urllib.parse.urlparse(uri)
@@ -199,10 +199,10 @@ def _scalar(value: Any) -> str:
 @contextmanager
 def _ended_by_its_outcome(run: Any) -> Iterator[None]:
     """The active run ends FAILED if the block raises, KILLED on Ctrl-C or SIGTERM (resumable), keeping
-    what it logged; its LM calls are its traces (:mod:`otbench.tracing`)."""
+    what it logged; its LM calls are its traces (:mod:`otbench.run.tracing`)."""
     import mlflow
 
-    from otbench.tracing import traced_run
+    from otbench.run.tracing import traced_run
 
     try:
         with traced_run(run.info.run_id):
@@ -273,7 +273,7 @@ def log_result(metrics: dict[str, float], tokens: int, intervals: Mapping[str, A
     ``result/METRIC_ci_high`` and ``result/METRIC_n``."""
     import mlflow
 
-    from otbench.run_outcomes import interval_metrics
+    from otbench.run.outcomes import interval_metrics
 
     shown = {name: value for name, value in (intervals or {}).items() if name in metrics}
     mlflow.log_metrics({f"{RESULT_PREFIX}{name}": float(value) for name, value in metrics.items()}
@@ -378,7 +378,7 @@ def logged_steps(run_id: str) -> set[int]:
 
 
 def log_trajectories(trajectories: Iterable[Any], artifact_file: str) -> None:
-    """Keep a command's trajectories on the active run as JSON lines (read back by :mod:`otbench.run_outcomes`)."""
+    """Keep a command's trajectories on the active run as JSON lines (read back by :mod:`otbench.run.outcomes`)."""
     import mlflow
 
     mlflow.log_text("\n".join(json.dumps(t.to_dict(), default=str) for t in trajectories), artifact_file)
@@ -440,9 +440,9 @@ class MlflowIterationTracker:
     def log_iteration(self, record: Any) -> None:
         import mlflow
 
+        from otbench.core.trajectory import json_text
         from otbench.evals.robustness import robustness
-        from otbench.run_artefacts import docs_diff_markdown, exchanges_markdown, optimized_part
-        from otbench.trajectory import json_text
+        from otbench.run.artefacts import docs_diff_markdown, exchanges_markdown, optimized_part
 
         folder = f"iterations/step_{record.step:02d}"
         if record.step not in self.logged_steps:

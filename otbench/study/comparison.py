@@ -4,7 +4,7 @@ table, and warnings when the table cannot tell its rows apart.
 
 Rows are scored on the same tasks, so differences are paired task by task (:mod:`otbench.evals.outcomes`); a row
 pooled over several samples (``--seeds``) has its samples as clusters and reports its between-sample spread.
-The statistics come from each run's per-task outcomes (:mod:`otbench.run_outcomes`), so a finished
+The statistics come from each run's per-task outcomes (:mod:`otbench.run.outcomes`), so a finished
 comparison is recomputed from MLflow without running anything; a run logged before those were kept is
 shown with its figure and without interval or test, and the table says so.
 """
@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from otbench import run_outcomes
 from otbench.evals import stats
 from otbench.evals.outcomes import MetricRule, Outcomes, difference, gap_share, rules_of, sample_values, value_of
 from otbench.evals.stats import Difference, Interval
+from otbench.run import outcomes as run_outcomes
 
 REFERENCES = {"vs_base": "base", "vs_TO": "+TO"}
 """The difference columns: every row against base docs, and against the full ToolObserver."""

@@ -37,8 +37,8 @@ import types
 from collections.abc import Callable
 from typing import IO, Any, Self
 
-from otbench.calls import CallResult, ToolCall
-from otbench.opaque import renamed
+from otbench.core.calls import CallResult, ToolCall
+from otbench.core.opaque import renamed
 
 _HEADER = struct.Struct("!Q")
 _READY = "ready"
@@ -146,11 +146,11 @@ def serve(registry: str, memory_limit_bytes: int, cpu_seconds: float, max_output
 
 
 class _Worker:
-    """A ``python -m otbench.sandbox`` child: independent of the caller's ``__main__``."""
+    """A ``python -m otbench.core.sandbox`` child: independent of the caller's ``__main__``."""
 
     def __init__(self, registry: str, memory_limit_bytes: int, cpu_seconds: float, max_output_bytes: int) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "otbench.sandbox", registry, str(memory_limit_bytes), repr(cpu_seconds),
+            [sys.executable, "-m", "otbench.core.sandbox", registry, str(memory_limit_bytes), repr(cpu_seconds),
              str(max_output_bytes)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},

@@ -1,6 +1,6 @@
 """The finished run of a definition, found by its key; and the one adapter that reads any run's definition.
 
-A run logged with its definition (:mod:`otbench.definition`) is found by the key tag at once. A run
+A run logged with its definition (:mod:`otbench.run.definition`) is found by the key tag at once. A run
 logged before definitions were, or by an earlier format that lacks something added since, is read
 here and nowhere else: its params and tags are filled with what such runs meant (:data:`MEANT_WHEN_ABSENT`
 and the rules below), turned back into the command's options and defined again, so its key can be
@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from otbench import evaluate, optimize, tracking
-from otbench.definition import DEFINITION_TAG, KEY_TAG, RunDefinition, environment_options
+from otbench import evaluate, optimize
 from otbench.envs.registry import EnvironmentOptions, own_defaults, resolve
 from otbench.errors import ConfigError, OtbenchError
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.settings import Improvements
+from otbench.run import tracking
+from otbench.run.definition import DEFINITION_TAG, KEY_TAG, RunDefinition, environment_options
 
 MEANT_WHEN_ABSENT: dict[str, Any] = {"faults": None, "board_diagram": True, "phase_name": False,
                                      "refuse_repeats": False, "answer_cue": False}

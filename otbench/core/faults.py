@@ -4,7 +4,7 @@ Real tools time out, hit rate limits, go briefly unavailable, answer late, retur
 answer for a world that has moved on. The controller sits where an environment executes one tool
 call and, for the calls its policy selects, replaces or alters the tool's reply with such a failure.
 The agent sees the failure as the tool's reply, exactly as a real one would read; the result carries
-the fault's kind in :attr:`~otbench.calls.CallResult.injected`, so metrics can tell injected
+the fault's kind in :attr:`~otbench.core.calls.CallResult.injected`, so metrics can tell injected
 failures from the agent's own mistakes.
 
 Decisions are a hash of the policy's seed, the phase, the task (``scope``), how many times that task
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from otbench.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall
 from otbench.errors import ConfigError
 
 FAULT_KINDS = ("timeout", "rate_limit", "unavailable", "delay", "corrupt", "drift")

@@ -16,7 +16,7 @@ definition. ToolObserver's improvements are kept as the set of those switched on
 ``--variant paper`` run (none on) has the same definition however the declarations change.
 
 Runs logged before definitions were (and definitions logged by an earlier version, where they lack
-something added since) are read by one adapter, :mod:`otbench.run_lookup`.
+something added since) are read by one adapter, :mod:`otbench.run.lookup`.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from otbench.llm.session import EMBEDDED, LMOptions
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.registry import OPTIMIZERS, improvements_of
 from otbench.optimizers.settings import VARIANTS, Improvements
-from otbench.options import HOW_IT_RUNS, as_logged
+from otbench.run.options import HOW_IT_RUNS, as_logged
 
 KEY_TAG = "otbench.key"
 """The tag holding a run's definition key."""
-DEFINITION_TAG = "otbench.definition"
+DEFINITION_TAG = "otbench.run.definition"
 """The tag holding a run's definition as canonical JSON."""
 VERSION = 1
 """The definition format's version, part of the JSON (not of the key)."""
@@ -194,7 +194,7 @@ class RunDefinition:
         it draws), ToolObserver's variant always and the improvements switched away from it, its mode where it
         is not the environment's ``learning``, and nothing unset. (Runs from before definitions were logged also
         logged the improvements declared ``always_logged`` wherever they acted: the definition tag carries every
-        improvement now, and :mod:`otbench.run_lookup` reads those older runs.)
+        improvement now, and :mod:`otbench.run.lookup` reads those older runs.)
         """
         models = self.models
         shared: dict[str, Any] = {**{k: v for k, v in self.environment if v is not None}, "seed": self.sample.seed}

@@ -14,7 +14,7 @@ from typing import Any
 
 from otbench.errors import DataError
 from otbench.modules.tool_docs import DOCS_FORMAT, Toolbox
-from otbench.prompts import PREFIX, read_prompt
+from otbench.run.prompts import PREFIX, read_prompt
 
 RUN_DOCS_ARTIFACT = "docs/final_docs.json"
 

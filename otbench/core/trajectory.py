@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from otbench.calls import CallResult
+from otbench.core.calls import CallResult
 
 _MAX_PREVIEW = 600
 

@@ -85,7 +85,7 @@ class CallResult:
     by (chess: the evaluation change in pawns; BrowseComp: 1 when a result was a page the question
     needed); None where an environment does not judge single calls. Optimizers compare tools by it."""
     injected: str | None = None
-    """The kind of fault a state controller injected into this call (:mod:`otbench.faults`), None for a
+    """The kind of fault a state controller injected into this call (:mod:`otbench.core.faults`), None for a
     call that met the tool as it is: the agent cannot tell, metrics can."""
 
     def to_dict(self) -> dict[str, Any]:

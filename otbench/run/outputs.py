@@ -40,7 +40,7 @@ class OutputType:
     :func:`check_outputs` knows the option by this type.
 
     ``store``: the option is the MLflow store directory, whose default is the store the command
-    would open (see :func:`otbench.tracking.store_database`). ``database``: the value is a database
+    would open (see :func:`otbench.run.tracking.store_database`). ``database``: the value is a database
     URL and stays text; a ``sqlite:///PATH`` one writes the file PATH.
     """
 
@@ -125,10 +125,10 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
                   cache: bool = True) -> None:
     """Refuse, on one line, any place this command would write and cannot: every option typed with an
     :class:`OutputType`, the MLflow store it would open (unless ``store`` is False: the command will not
-    open it; a tracking server or database must answer, see :func:`otbench.tracking.check_reachable`),
+    open it; a tracking server or database must answer, see :func:`otbench.run.tracking.check_reachable`),
     and the otbench cache (``cache``)."""
     from otbench.paths import cache_root
-    from otbench.tracking import check_reachable, store_database, tracking_uri_in_use
+    from otbench.run.tracking import check_reachable, store_database, tracking_uri_in_use
 
     for action in parser._actions:
         kind = action.type
