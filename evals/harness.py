@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from otbench.core.parallel import parallel_map
@@ -13,9 +14,10 @@ from otbench.run import tracing
 
 def run_rollouts(
     env: Environment, agent: Agent, toolbox: Toolbox, tasks: list[Any], *, num_threads: int = 1,
-    description: str = "rollouts", progress: bool = True,
+    description: str = "rollouts", progress: bool = True, on_finished: Callable[[Trajectory], None] | None = None,
 ) -> list[Trajectory]:
     """Trajectories in task order; raises :class:`~otbench.core.parallel.MapInterrupted` with the finished ones.
+    ``on_finished`` sees each trajectory as it finishes (in the caller's thread).
 
     Each rollout is one MLflow trace of the run being traced (:mod:`otbench.run.tracing`), if any.
     """
@@ -25,4 +27,5 @@ def run_rollouts(
             tracing.record_rollout(span, trajectory)
         return trajectory
 
-    return parallel_map(traced_rollout, tasks, num_threads=num_threads, description=description, progress=progress)
+    return parallel_map(traced_rollout, tasks, num_threads=num_threads, description=description, progress=progress,
+                        on_result=on_finished)

@@ -30,8 +30,8 @@ from otbench.modules.lm_output import first_text
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox, tool_key
 from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
+from otbench.optimizers.gepa_spec import GEPAKnobs
 from otbench.optimizers.knobs import check
-from otbench.optimizers.settings import GEPAKnobs
 
 if TYPE_CHECKING:
     from gepa.core.adapter import EvaluationBatch

@@ -8,6 +8,7 @@ their defaults and bounds checked as the options are read), optuna's search spac
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
@@ -48,8 +49,9 @@ class Knobs(Protocol):
 
 
 def declared(knobs: type[Knobs]) -> list[tuple[str, Knob, Any]]:
-    """(field name, declaration, default) of every knob, in declaration order."""
-    return [(f.name, f.metadata["knob"], f.default) for f in fields(knobs)]
+    """(field name, declaration, default) of every budget knob (a field declared with :func:`knob`), in declaration
+    order; the knobs' other fields are choices of another kind, which their optimizer's spec handles."""
+    return [(f.name, f.metadata["knob"], f.default) for f in fields(knobs) if "knob" in f.metadata]
 
 
 def dest(knobs: type[Knobs], name: str) -> str:
@@ -80,9 +82,11 @@ def int_at_least(minimum: int) -> Any:
     return parse
 
 
-def add_arguments(group: argparse._ArgumentGroup, knobs: type[Knobs]) -> None:
-    """One ``--flag`` per knob, with its default and bound."""
+def add_arguments(group: argparse._ArgumentGroup, knobs: type[Knobs], *, only: list[str] | None = None) -> None:
+    """One ``--flag`` per knob (those named in ``only``, where given), with its default and bound."""
     for name, declaration, default in declared(knobs):
+        if only is not None and name not in only:
+            continue
         option = dest(knobs, name)
         shown = f" (default {default})" if default is not None else ""
         group.add_argument(f"--{option.replace('_', '-')}", dest=option, default=default,
@@ -94,6 +98,16 @@ def from_values(knobs: type[Knobs], values: Mapping[str, Any]) -> Any:
     """The knobs as ``values`` set them by option name (a command line's, a checkpoint's; defaults for those
     left out), checked."""
     chosen = knobs(**{name: values.get(dest(knobs, name), default) for name, _, default in declared(knobs)})
+    check(chosen)
+    return chosen
+
+
+def replaced(knobs: Any, values: Mapping[str, Any]) -> Any:
+    """``knobs`` with the budget knobs ``values`` sets by option name (a sweep's draw) replaced, checked; its other
+    fields kept."""
+    by_option = {dest(type(knobs), name): name for name, _, _ in declared(type(knobs))}
+    chosen = dataclasses.replace(knobs, **{by_option[option]: value for option, value in values.items()
+                                           if option in by_option})
     check(chosen)
     return chosen
 
@@ -112,3 +126,23 @@ def search_space(knobs: type[Knobs], trial: Any, mode: str) -> dict[str, Any]:
         if bounds is not None and mode in declaration.modes:
             space[dest(knobs, name)] = trial.suggest_int(dest(knobs, name), *bounds)
     return space
+
+
+def markdown_table(knobs: type[Knobs], label: str) -> str:
+    """The budget knobs as a Markdown table (flag, default, lower bound, sweep range, help), for an optimizer's
+    docs page."""
+    found = declared(knobs)
+    lines = []
+    if found:
+        lines += ["| flag | default | at least | swept over | what it sets |", "|---|---|---|---|---|"]
+    for field_name, declaration, default in found:
+        flag = "--" + dest(knobs, field_name).replace("_", "-")
+        ranges = ", ".join(f"{mode}: {low}-{high}" for mode, (low, high) in declaration.sweep.items()).replace("any: ", "")
+        minimum = "" if declaration.minimum is None else str(declaration.minimum)
+        shown = "-" if default is None else str(default)
+        modes = "" if set(declaration.modes) == set(MODES) else f" (acts {' and '.join(declaration.modes)})"
+        lines.append(f"| `{flag}` | {shown} | {minimum} | {ranges or 'not swept'} | "
+                     f"{declaration.help.replace('|', chr(92) + '|')}{modes} |")
+    if not found:
+        lines.append(f"{label} has no budget knobs.")
+    return "\n".join(lines)

@@ -42,7 +42,7 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool
 from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 from otbench.optimizers.knobs import check
-from otbench.optimizers.settings import Play2PromptKnobs
+from otbench.optimizers.play2prompt_spec import Play2PromptKnobs
 
 PLAYER_ROLE = """\
 You explore a tool by calling it, to learn what it does and how to call it correctly."""

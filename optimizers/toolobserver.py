@@ -10,9 +10,9 @@ editor analyse mini-batches of attempts with their outcome signal, merge the bat
 consensus, and repeat ``max_iterations`` (K) times. Improved, the editor instead writes each
 tool's doc from usage counts that code kept over all attempts so far.
 
-The paper's method is :data:`~otbench.optimizers.settings.PAPER`. What makes it work with a small editor
-is a set of named knobs, each an ablation of its own (:class:`~otbench.optimizers.settings.Improvements`),
-all on in :data:`~otbench.optimizers.settings.IMPROVED`: tools are probed so they state their interface,
+The paper's method is :data:`~otbench.optimizers.toolobserver_spec.PAPER`. What makes it work with a small editor
+is a set of named knobs, each an ablation of its own (:class:`~otbench.optimizers.toolobserver_spec.Improvements`),
+all on in :data:`~otbench.optimizers.toolobserver_spec.IMPROVED`: tools are probed so they state their interface,
 facts are read from their answers by code, a learned parameter schema is shown where the setting
 hides one, the editor documents one tool at a time from that tool's facts, and an edit that makes
 the next attempt fail more often is undone.
@@ -46,11 +46,11 @@ from otbench.optimizers.base import (
     restore_trajectory,
 )
 from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
-from otbench.optimizers.knobs import check
+from otbench.optimizers.knobs import MODES, check
 from otbench.optimizers.request_values import OffRequest, calls_off_request, refused_off_request
 from otbench.optimizers.rivals import Replays, rivals
-from otbench.optimizers.settings import IMPROVED, MODES, Improvements, ToolObserverKnobs
 from otbench.optimizers.spread import SpreadCalls
+from otbench.optimizers.toolobserver_spec import IMPROVED, Improvements, ToolObserverKnobs
 from otbench.optimizers.usage import UsageBook
 from otbench.optimizers.varied import FailedCalls, VariedAgent
 

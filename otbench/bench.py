@@ -1,4 +1,4 @@
-"""``python -m otbench.bench NAME``: measurements reported in issue notes (never timed tests).
+"""``python -m otbench.bench NAME``: measurements that timings depend on (never timed tests); run them alone.
 
 - ``oracle``: the oracle agent on one environment's split (``--env``, ``--split``, ``--limit`` and the
   environment's own options): its scores, which must be perfect, and the environment-side seconds
@@ -11,6 +11,10 @@
   tokens per second, the share of prompt tokens served from the prefix cache and completion
   tokens per call; plain prompts give completion tokens per second through otbench's metered
   DSPy LM versus raw HTTP requests to the same server (cache off throughout).
+- ``slots``: the embedded server with ``--slots 1,2,4`` parallel slots on the same cores, each kept busy by an
+  agent thread of its own, on one agent workload (``--limit`` tasks, default 24; cache off): aggregate prompt and
+  generated tokens a second, tokens an hour, seconds per call, the server's peak memory, and how many replies and
+  task scores at temperature 0 differ from the first count's run.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -29,15 +34,15 @@ from typing import Any
 from tqdm import tqdm
 
 from otbench.cli import OneLineParser, add_lm_arguments, positive_int, run_main
-from otbench.core.tables import server_table
+from otbench.core.tables import format_table, server_table
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import add_environment_arguments, make_environment, options_from_values, resolve
 from otbench.errors import ConfigError
-from otbench.run.options import lm_from_values
 from otbench.run.outputs import check_outputs
+from otbench.run.settings import lm_from_values
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]
-BENCHMARKS = ("oracle", "retrieval", "llm")
+BENCHMARKS = ("oracle", "retrieval", "llm", "slots")
 
 
 def bench_oracle(args: argparse.Namespace) -> dict[str, float]:
@@ -129,9 +134,75 @@ def bench_llm(args: argparse.Namespace) -> dict[str, Any]:
             "by_phase": figures}
 
 
+def _server_memory_mb(slots: int) -> float | None:
+    """The peak resident memory (MB) of this process's embedded server with ``slots`` slots, from ``/proc``."""
+    from otbench.llm.running import running_servers
+
+    for server in running_servers():
+        if server.slots == slots and not server.shared:
+            status = Path(f"/proc/{server.pid}/status")
+            if status.is_file():
+                found = re.search(r"VmHWM:\s+(\d+) kB", status.read_text())
+                return round(int(found.group(1)) / 1024, 1) if found else None
+    return None
+
+
+def bench_slots(args: argparse.Namespace) -> dict[str, Any]:
+    """The embedded server with 1, 2 and 4 parallel slots on the same cores, on the same agent workload (the
+    environment's tasks, the model called every time: no cache), each slot kept busy by a thread of its own:
+    aggregate prompt and generated tokens a second, per-call latency, the server's peak memory, and how many
+    replies at temperature 0 differ from the one-slot run's (batched arithmetic may round otherwise) with what
+    that does to the environment's metrics."""
+    from otbench.evals.harness import run_rollouts
+    from otbench.llm.metering import TokenLedger
+    from otbench.llm.session import open_lms
+    from otbench.modules.agent import FunctionCallingAgent
+
+    counts = [int(part) for part in str(args.slots).split(",") if part.strip()]
+    if not counts or min(counts) < 1:
+        raise ConfigError(f"--slots {args.slots!r}: expected slot counts such as 1,2,4")
+    base = dataclasses.replace(lm_from_values(vars(args)), cache=False)
+    rows, replies = [], {}
+    with make_environment(options_from_values(vars(args))) as env:
+        tasks = sample_tasks(env.tasks(), args.limit or 24, args.seed)
+        toolbox = env.toolbox()
+        for slots in counts:
+            ledger = TokenLedger()
+            with open_lms(dataclasses.replace(base, slots=slots), ledger) as lms:
+                agent = FunctionCallingAgent(instructions=env.agent_instructions)
+                agent.lm = lms["agent"]
+                run_rollouts(env, agent, toolbox, tasks[:slots], num_threads=slots, progress=False)  # warm every slot
+                warm = ledger.snapshot()["all"]
+                started = time.perf_counter()
+                trajectories = run_rollouts(env, agent, toolbox, tasks, num_threads=slots,
+                                            description=f"bench slots: {slots}", progress=not args.quiet)
+                wall = time.perf_counter() - started
+                memory = _server_memory_mb(slots)
+            usage = ledger.snapshot()["all"]
+            paid = {key: usage[key] - warm.get(key, 0) for key in ("prompt_tokens", "completion_tokens", "calls",
+                                                                    "seconds", "server_prompt_processed",
+                                                                    "server_generated")}
+            replies[slots] = {t.task_id: (t.reply, t.metrics) for t in trajectories}
+            summary = env.summarise(trajectories)
+            rows.append({"slots": slots, "tasks": len(tasks), "wall_seconds": round(wall, 1),
+                         "prompt_tokens_per_second": round(paid["server_prompt_processed"] / wall, 2),
+                         "generated_tokens_per_second": round(paid["server_generated"] / wall, 2),
+                         "tokens_an_hour": round(3600 * (paid["prompt_tokens"] + paid["completion_tokens"]) / wall),
+                         "seconds_per_call": round(paid["seconds"] / paid["calls"], 2) if paid["calls"] else None,
+                         "server_peak_mb": memory, env.primary_metric: round(summary[env.primary_metric], 4)})
+    first = replies[counts[0]]
+    for row in rows:
+        these = replies[row["slots"]]
+        row["replies_changed"] = sum(these[task][0] != first[task][0] for task in first)
+        row["metrics_changed"] = sum(these[task][1] != first[task][1] for task in first)
+    if not args.quiet:
+        print(format_table(rows), file=sys.stderr)
+    return {"rows": rows, "threads": base.threads, "env": env.name, "setting": env.setting}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("name", help="oracle, retrieval or llm")
+    parser.add_argument("name", help="oracle, retrieval, llm or slots")
     parser.add_argument("--split", default="test", help="oracle: the split whose tasks are run (default test)")
     parser.add_argument("--limit", type=positive_int, default=None,
                         help="oracle, retrieval: a seeded sample of N tasks (default all); llm: tasks of the "
@@ -139,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
     parser.add_argument("--requests", type=positive_int, default=4, help="llm: requests per side")
     parser.add_argument("--max-tokens", type=positive_int, default=96, help="llm: completion length")
+    parser.add_argument("--slots", default="1,2,4", help="slots: the slot counts to compare (default 1,2,4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
     add_environment_arguments(parser)
     add_lm_arguments(parser)
@@ -158,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         result = bench_oracle(args)
     elif args.name == "retrieval":
         result = bench_retrieval(args)
+    elif args.name == "slots":
+        result = bench_slots(args)
     else:
         result = bench_llm(args)
     print(json.dumps(result))

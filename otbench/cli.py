@@ -189,3 +189,14 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def seed_list(text: str) -> tuple[int, ...]:
+    """``1,2,3``: the seeds of several task samples."""
+    try:
+        seeds = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {text!r}") from None
+    if not seeds:
+        raise argparse.ArgumentTypeError("expected at least one seed")
+    return seeds

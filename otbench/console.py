@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("otbench.evaluate", "score an agent (with given docs) on an environment"),
     "compare": ("otbench.compare", "compare optimizers side by side: metrics with intervals, paired tests, tokens"),
     "reproduce": ("otbench.reproduce", "the paper's Table 2 as one resumable grid, on one machine or several"),
+    "results": ("otbench.results", "the results ledger: keep runs with the code, load them anywhere, render tables"),
     "export": ("otbench.export", "write learned docs for other agents (OpenAI tools, JSON)"),
     "ui": ("otbench.ui", "the MLflow UI over otbench's store"),
     "bench": ("otbench.bench", "measurements: oracle rollouts, retrieval, the embedded model"),

@@ -25,3 +25,9 @@ def cache_dir() -> Path:
 def mlruns_dir() -> Path:
     """The MLflow store: ``./mlruns`` of the working directory unless ``$OTBENCH_MLRUNS`` says otherwise."""
     return Path(os.environ.get("OTBENCH_MLRUNS", "mlruns")).resolve()
+
+
+def results_dir() -> Path:
+    """The results ledger: ``./results`` of the working directory (the repository's, where commands run) unless
+    ``$OTBENCH_RESULTS`` says otherwise."""
+    return Path(os.environ.get("OTBENCH_RESULTS", "results")).resolve()

@@ -1,484 +1,37 @@
 """``python -m otbench.reproduce``: the paper's Table 2 as one resumable grid, on one machine or several.
 
-A cell is one row of one setting on one task sample: an ``evaluate`` or ``optimize`` run with its
-definition (:mod:`otbench.run.definition`). Each worker walks the grid in order; a finished cell is reused,
-an interrupted optimize run of the cell is resumed from its checkpoint, a missing cell is run, each by
-the worker that claims it first (:mod:`otbench.study.claims`: PostgreSQL advisory locks with ``--storage``,
-file locks on one machine). Stopping a worker loses at most the step it was in; running the same
-command again, anywhere, continues the grid. Workers on several machines share it through the same
-``--storage`` database and ``--tracking-uri`` MLflow server that sweeps use.
+Each worker walks the grid's cells (a row of a setting on a task sample), reuses the finished ones (from the local
+store or the results ledger), resumes an interrupted one and runs the missing ones; ``--status`` lists every cell's
+state without running anything. Once every cell has finished, one worker writes the report. ``--size small`` (or
+``--limits``) runs the same grid on a few tasks, to try it in minutes.
 
-When every cell has finished, one worker writes the report (``REPORT.md`` and the plots in
-``--report``, and a ``reproduce`` MLflow run whose children are the comparisons): per setting the
-comparison table (every metric with its interval, paired differences to base and +TO marked where
-they hold), the paper's figures beside ours as the share of the base-gold gap each row recovers, and
-the tokens and hours of every cell. ``--size small`` (or ``--limits``) runs the same grid on a few
-tasks, to try it in minutes.
+This module is the command's face (arguments, printing); the grid itself is :mod:`otbench.study.grid`.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import hashlib
 import json
-import math
-import os
-import socket
-import sys
-import time
-from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from otbench import compare, optimize
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_float, positive_int, run_main
+from otbench.cli import (
+    OneLineParser,
+    add_lm_arguments,
+    add_tracking_arguments,
+    positive_float,
+    positive_int,
+    run_main,
+    seed_list,
+)
 from otbench.core.tables import format_table
-from otbench.envs.registry import EnvironmentOptions, make_environment, resolve
-from otbench.errors import ConfigError, DataError, OtbenchError, RunError
-from otbench.llm.session import LMOptions, check_models, one_embedded_server
-from otbench.optimizers.registry import OPTIMIZERS
-from otbench.optimizers.settings import GEPAKnobs, ToolObserverKnobs
-from otbench.run import lookup as run_lookup
-from otbench.run import tracking
-from otbench.run.options import TrackingOptions, lm_from_values, tracking_from_values
+from otbench.errors import RunError
 from otbench.run.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs, refuse
-from otbench.study import paper
-from otbench.study.claims import Claims, claims_for
+from otbench.run.settings import RunSettings, lm_from_values, tracking_from_values
+from otbench.study.grid import SIZES, ReproduceOptions, run, status
 
-
-@dataclass(frozen=True)
-class Section:
-    """One setting of the grid: its environment and options, the rows wanted, and the sample sizes."""
-
-    env: str
-    setting: str
-    rows: tuple[str, ...]
-    """Row labels as ``compare`` names them (``base``, ``gold``, ``+TO (paper)``, ``+ET (probe)``...)."""
-    limit: int
-    """Tasks optimized on (online: also judged on)."""
-    test_limit: int = 10
-    """Offline environments: test tasks every row is judged on."""
-    own: Mapping[str, Any] = field(default_factory=dict)
-    """The environment's own options (``max_calls``, ``max_moves``...)."""
-    knobs: Mapping[str, Any] = field(default_factory=dict)
-    """Optimizer name -> its knobs for its rows (the others run at their declared defaults)."""
-
-    @property
-    def name(self) -> str:
-        return f"{self.env}/{self.setting}"
-
-    def optimizers(self) -> tuple[str, ...]:
-        """The optimizers whose rows the section wants, by their row labels."""
-        by_label = {spec.label: name for name, spec in OPTIMIZERS.items()}
-        wanted = [by_label.get(label.split(" ", 1)[0]) for label in self.rows if label not in ("base", "gold")]
-        unknown = [label for label, name in zip(self.rows[2:], wanted, strict=False) if name is None]
-        if None in wanted:
-            raise ConfigError(f"{self.name}: no optimizer makes the row {unknown[0]!r}")
-        return tuple(dict.fromkeys(name for name in wanted if name is not None))
-
-    def judged_on(self, online: bool) -> int:
-        return self.limit if online else self.test_limit
-
-
-_BFCL_ALL = 150  # exec_simple 100 + exec_multiple 50: every test
-_FEW_GEPA = {"gepa": GEPAKnobs(budget=4)}
-SIZES: dict[str, tuple[Section, ...]] = {
-    "full": (
-        Section("bfcl", "names_only", ("base", "gold", "+TO (paper)", "+TO", "+ET (probe)", "+GEPA (probe)"),
-                limit=_BFCL_ALL, knobs=_FEW_GEPA),
-        Section("bfcl", "names_params", ("base", "gold", "+TO (paper)", "+TO", "+P2P", "+ET (probe)", "+GEPA (probe)"),
-                limit=_BFCL_ALL, knobs=_FEW_GEPA),
-        Section("bfcl", "names_desc", ("base", "gold", "+TO"), limit=_BFCL_ALL),
-        Section("browsecomp", "domains", ("base", "gold", "+TO"), limit=10, test_limit=100, own={"max_calls": 6}),
-        Section("chess", "phase", ("base", "gold", "+TO"), limit=8, test_limit=12, own={"max_moves": 20},
-                knobs={"toolobserver": ToolObserverKnobs(iterations=1)}),
-    ),
-    "small": (
-        Section("bfcl", "names_only", ("base", "gold", "+TO (paper)", "+TO", "+ET (probe)", "+GEPA (probe)"),
-                limit=5, knobs={"gepa": GEPAKnobs(budget=2)}),
-        Section("bfcl", "names_params", ("base", "gold", "+TO (paper)", "+TO", "+P2P", "+ET (probe)", "+GEPA (probe)"),
-                limit=5, knobs={"gepa": GEPAKnobs(budget=2)}),
-        Section("bfcl", "names_desc", ("base", "gold", "+TO"), limit=5),
-        Section("browsecomp", "domains", ("base", "gold", "+TO"), limit=3, test_limit=5, own={"max_calls": 4}),
-        Section("chess", "phase", ("base", "gold", "+TO"), limit=2, test_limit=2, own={"max_moves": 8},
-                knobs={"toolobserver": ToolObserverKnobs(iterations=1)}),
-    ),
-}
-"""The grids by size: ``full`` is the paper's Table 2 at the sizes that can tell its rows apart on a small model
-(all 150 BFCL tests; 100 BrowseComp questions; 12 chess games), ``small`` the same rows on a few tasks."""
-
-
-@dataclass(frozen=True)
-class ReproduceOptions:
-    """The grid (a size, narrowed by ``only``, resized by ``limits``), the samples, where workers meet."""
-
-    size: str = "full"
-    only: tuple[str, ...] = ()
-    """Environments (``bfcl``) or settings (``bfcl/names_only``) to keep; empty: the whole grid."""
-    limits: Mapping[str, int] = field(default_factory=dict)
-    """Environment -> tasks every row is judged on (online: also optimized on), replacing the size's."""
-    seeds: tuple[int, ...] = (1,)
-    """Task samples every cell is run on (pooled as clusters)."""
-    storage: str | None = None
-    """A PostgreSQL URL where workers on several machines claim cells (None: file claims, one machine)."""
-    sections: tuple[Section, ...] | None = None
-    """A grid of one's own instead of the size's (library use)."""
-    lm: LMOptions = field(default_factory=LMOptions)
-    tracking: TrackingOptions = field(default_factory=TrackingOptions)
-    num_threads: int = 1
-    report: Path = Path("reports/reproduce")
-    progress: bool = True
-    wait_seconds: float = 30.0
-    """How long a worker waits before looking again when every missing cell is held by another worker."""
-
-    def grid(self) -> tuple[Section, ...]:
-        """The sections this grid runs, checked."""
-        if self.sections is None and self.size not in SIZES:
-            raise ConfigError(f"unknown size {self.size!r}; choose from {', '.join(SIZES)}")
-        sections = self.sections if self.sections is not None else SIZES[self.size]
-        names = {section.env for section in sections} | {section.name for section in sections}
-        unknown = [name for name in self.only if name not in names]
-        if unknown:
-            raise ConfigError(f"--only {unknown[0]!r} is in no section; choose from {', '.join(sorted(names))}")
-        unknown = [env for env in self.limits if env not in {section.env for section in sections}]
-        if unknown:
-            raise ConfigError(f"--limits names {unknown[0]!r}, which the grid does not run")
-        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
-            raise ConfigError("--seeds must name at least one sample, each once")
-        kept = [section for section in sections if not self.only or section.env in self.only
-                or section.name in self.only]
-        for section in kept:
-            section.optimizers()
-        return tuple(kept)
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One row of one section on one task sample: the run that makes it."""
-
-    section: Section
-    seed: int
-    plan: compare.RowPlan
-
-    @property
-    def key(self) -> str:
-        return self.plan.definition.key
-
-    @property
-    def label(self) -> str:
-        return f"{self.section.name} {self.plan.label} (sample {self.seed})"
-
-
-@dataclass(frozen=True)
-class ReproduceResult:
-    """The grid's cells (state, run, tokens, hours), its report, and what could not be run."""
-
-    cells: list[dict[str, Any]]
-    report: str | None
-    """The Markdown report written (None when another worker writes it, or cells are missing)."""
-    run_id: str | None
-    """The ``reproduce`` MLflow run holding the report (the parent of the comparisons)."""
-    sections: list[dict[str, Any]] = field(default_factory=list)
-    """Each section's comparison, as ``compare --json`` prints it."""
-    paper: list[dict[str, Any]] = field(default_factory=list)
-    """Each row beside the paper: value and share of the base-gold gap, ours with its interval."""
-    failed: dict[str, str] = field(default_factory=dict)
-    """Cell -> why it could not run here."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-def _sized(section: Section, options: ReproduceOptions, online: bool) -> Section:
-    wanted = options.limits.get(section.env)
-    if wanted is None:
-        return section
-    return replace(section, limit=wanted) if online else replace(section, test_limit=wanted)
-
-
-def compare_options(section: Section, options: ReproduceOptions) -> compare.CompareOptions:
-    """The comparison a section is: its rows' optimizers, probed rows if it wants any, its samples."""
-    return compare.CompareOptions(
-        environment=EnvironmentOptions(section.env, section.setting, own=dict(section.own)),
-        optimizers=section.optimizers(), limit=section.limit, test_limit=section.test_limit, seed=options.seeds[0],
-        seeds=options.seeds, knobs=dict(section.knobs), probe=any("(probe)" in label for label in section.rows),
-        lm=options.lm, tracking=options.tracking, num_threads=options.num_threads, plots=options.report,
-        progress=options.progress)
-
-
-@contextmanager
-def open_grid(options: ReproduceOptions) -> Iterator[tuple[list[tuple[Section, Any]], list[Cell]]]:
-    """Every section with its environment (opened for the block) and every cell, in grid order: sections, then
-    samples, then rows as the section lists them. A cell two sections share (BFCL's gold row) is listed once."""
-    grid = options.grid()
-    for section in grid:
-        resolve(EnvironmentOptions(section.env, section.setting, own=dict(section.own)))
-    with ExitStack() as stack:
-        sections, cells, seen = [], [], set()
-        for section in grid:
-            env = stack.enter_context(make_environment(EnvironmentOptions(section.env, section.setting,
-                                                                          own=dict(section.own))))
-            section = _sized(section, options, env.learning == "online")
-            sections.append((section, env))
-            for seed in options.seeds:
-                plans = {plan.label: plan for plan in compare.plan_rows(
-                    replace(compare_options(section, options), seed=seed), env)}
-                for label in section.rows:
-                    if label not in plans:
-                        raise ConfigError(f"{section.name}: compare makes no row {label!r}; "
-                                          f"its rows: {', '.join(plans)}")
-                    cell = Cell(section, seed, plans[label])
-                    if cell.key not in seen:
-                        seen.add(cell.key)
-                        cells.append(cell)
-        yield sections, cells
-
-
-def state_of(cell: Cell) -> tuple[str, Any | None]:
-    """``finished`` (with its run), ``interrupted`` (with the run to resume or replace) or ``missing``."""
-    found = compare.find_run(cell.plan)
-    if found is not None:
-        return "finished", found
-    stale = run_lookup.unfinished(cell.plan.definition)
-    return ("interrupted", stale[0]) if stale else ("missing", None)
-
-
-def run_cell(cell: Cell) -> Any:
-    """Run a claimed cell: resume its interrupted optimize run when it has one, else run it afresh; runs of the
-    cell left unfinished by workers that died (the claim says no one holds them) end KILLED."""
-    import mlflow
-
-    client = mlflow.MlflowClient()
-    stale = run_lookup.unfinished(cell.plan.definition)
-    resumed = next((run for run in stale if cell.plan.command == "optimize" and _resumable(run)), None)
-    for run in stale:
-        if run is not resumed and run.info.status == "RUNNING":
-            client.set_terminated(run.info.run_id, status="KILLED")
-    if resumed is not None and isinstance(cell.plan.options, optimize.OptimizeOptions):
-        print(f"reproduce: {cell.label}: resuming run {resumed.info.run_id}", file=sys.stderr)
-        result = optimize.run(replace(cell.plan.options, resume=resumed.info.run_id))
-        return mlflow.get_run(result.run_id)
-    return compare.run_missing(cell.plan)
-
-
-def _resumable(run: Any) -> bool:
-    try:
-        tracking.load_checkpoint(run.info.run_id)
-    except DataError:
-        return False
-    return True
-
-
-def work(cells: list[Cell], claims: Claims, options: ReproduceOptions) -> tuple[dict[str, str], set[str]]:
-    """Claim and run missing cells until none is left (waiting while other workers hold the last ones); returns
-    the cells that failed here, with why, and those this worker ran."""
-    failed: dict[str, str] = {}
-    ran: set[str] = set()
-    worker = f"{socket.gethostname()}:{os.getpid()}"
-    while True:
-        pending = [cell for cell in cells if cell.key not in failed and compare.find_run(cell.plan) is None]
-        if not pending:
-            return failed, ran
-        took = False
-        for cell in pending:
-            with claims.claim(cell.key) as held:
-                if not held:
-                    continue
-                took = True
-                if compare.find_run(cell.plan) is None:  # not finished by another worker since we looked
-                    done = len(cells) - len(pending)
-                    print(f"reproduce [{done + 1}/{len(cells)}] {cell.label}: claimed by {worker}", file=sys.stderr)
-                    started = time.perf_counter()
-                    try:
-                        run_cell(cell)
-                    except OtbenchError as error:
-                        failed[cell.key] = f"{cell.label}: {error}"
-                        print(f"reproduce: {failed[cell.key]}", file=sys.stderr)
-                    else:
-                        ran.add(cell.key)
-                        print(f"reproduce: {cell.label}: finished in {time.perf_counter() - started:.0f} s",
-                              file=sys.stderr)
-                break
-        if not took:
-            print(f"reproduce: {len(pending)} cell(s) held by other workers; looking again in "
-                  f"{options.wait_seconds:.0f} s", file=sys.stderr)
-            time.sleep(options.wait_seconds)
-
-
-def run(options: ReproduceOptions) -> ReproduceResult:
-    """Run or reuse every cell of the grid (claiming each), then write the report once all have finished."""
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
-    options.grid()
-    check_models(options.lm)
-    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
-    claims = claims_for(options.storage, _store_directory(options))
-    with open_grid(options) as (sections, cells):
-        with one_embedded_server():  # cells run here share one model server
-            failed, ran = work(cells, claims, options)
-        states = {cell.key: state_of(cell) for cell in cells}
-        listed = [{**_cell_row(cell, *states[cell.key], sections), "run": "ran" if cell.key in ran else "reused"}
-                  for cell in cells]
-        if failed or any(state != "finished" for state, _ in states.values()):
-            return ReproduceResult(listed, None, None, failed=failed)
-        return write_report(options, sections, cells, {key: run for key, (_, run) in states.items()}, listed, claims,
-                            ran)
-
-
-def status(options: ReproduceOptions) -> list[dict[str, Any]]:
-    """Every cell's state without running anything: finished, interrupted or missing, with its run."""
-    options.grid()
-    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
-    with open_grid(options) as (sections, cells):
-        return [_cell_row(cell, *state_of(cell), sections) for cell in cells]
-
-
-def _store_directory(options: ReproduceOptions) -> Path:
-    from otbench.paths import mlruns_dir
-
-    return (options.tracking.directory or mlruns_dir()).resolve()
-
-
-def _cell_row(cell: Cell, state: str, run: Any | None, sections: list[tuple[Section, Any]]) -> dict[str, Any]:
-    """A cell as the status and cost tables show it: tokens (paid and cache-served) and hours once finished."""
-    row: dict[str, Any] = {"section": cell.section.name, "row": cell.plan.label, "sample": cell.seed, "state": state,
-                           "run_id": run.info.run_id if run is not None else ""}
-    if state == "finished" and run is not None:
-        env = next(env for section, env in sections if section.name == cell.section.name)
-        row["tokens"] = compare.row_results(cell.plan, run, env)["tokens"]
-        seconds = run.data.metrics.get("seconds")
-        row["hours"] = round(seconds / 3600, 3) if seconds is not None else math.nan
-    return row
-
-
-def _digest(values: list[str]) -> str:
-    return hashlib.sha256("\n".join(sorted(values)).encode()).hexdigest()[:20]
-
-
-def write_report(options: ReproduceOptions, sections: list[tuple[Section, Any]], cells: list[Cell],
-                 runs: Mapping[str, Any], listed: list[dict[str, Any]], claims: Claims,
-                 ran: set[str]) -> ReproduceResult:
-    """The report of a finished grid, written by one worker (the one that claims it), and reused when a report of
-    the very same runs exists."""
-    import mlflow
-
-    grid_key = _digest([cell.key for cell in cells])
-    runs_key = _digest([run.info.run_id for run in runs.values()])
-    with claims.claim(f"report-{grid_key}") as held:
-        if not held:
-            print("reproduce: another worker is writing the report", file=sys.stderr)
-            return ReproduceResult(listed, None, None)
-        experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
-        done = mlflow.MlflowClient().search_runs(
-            [experiment.experiment_id], f"tags.command = 'reproduce' AND tags.`otbench.grid` = '{grid_key}' AND "
-            f"tags.`otbench.runs` = '{runs_key}' AND attributes.status = 'FINISHED'",
-            order_by=["attributes.start_time DESC"]) if experiment is not None else []
-        if done:
-            kept = json.loads(mlflow.artifacts.load_text(f"runs:/{done[0].info.run_id}/reproduce.json"))
-            return ReproduceResult(**{**kept, "cells": listed})
-        options.report.mkdir(parents=True, exist_ok=True)
-        tags = {"command": "reproduce", "otbench.grid": grid_key, "otbench.runs": runs_key, "size": options.size,
-                "lm": options.lm.lm}
-        params = {"sections": ",".join(section.name for section, _ in sections), "cells": len(cells),
-                  "seeds": ",".join(str(seed) for seed in options.seeds)}
-        model = tracking.model_label(options.lm.lm, embedded_model=options.lm.embedded_model, gguf=options.lm.gguf)
-        with tracking.tracked_run(tracking.run_name("reproduce", options.size, model), tags=tags,
-                                  params=params) as parent:
-            compared, beside = [], []
-            for section, env in sections:
-                result = _compare_section(section, env, runs, ran, options)
-                compared.append(result)
-                beside += _beside_the_paper(section, env, result)
-            text = _markdown(options, compared, beside, listed)
-            path = options.report / "REPORT.md"
-            path.write_text(text)
-            mlflow.log_text(text, "REPORT.md")
-            for result in compared:
-                for plot in result.plots:
-                    mlflow.log_artifact(plot, "plots")
-            tracking.log_table(listed, "cells.json")
-            outcome = ReproduceResult(listed, str(path), parent.info.run_id,
-                                      [result.to_dict() for result in compared], beside)
-            mlflow.log_dict({key: value for key, value in outcome.to_dict().items() if key != "cells"},
-                            "reproduce.json")
-            mlflow.log_metrics({"tokens": float(sum(row.get("tokens", 0) for row in listed)),
-                                "hours": float(sum(row.get("hours", 0.0) for row in listed))})
-        return outcome
-
-
-def _compare_section(section: Section, env: Any, runs: Mapping[str, Any], ran: set[str],
-                     options: ReproduceOptions) -> compare.CompareResult:
-    """The section's comparison table from its finished cells, logged as a child of the report's run; its plots
-    go to the report's ``plots`` folder."""
-    plans: dict[int, list[compare.RowPlan]] = {}
-    found: dict[tuple[str, int], Any] = {}
-    reused: dict[tuple[str, int], bool] = {}
-    for seed in options.seeds:
-        for plan in compare.plan_rows(replace(compare_options(section, options), seed=seed), env):
-            if plan.label in section.rows:
-                plans.setdefault(seed, []).append(plan)
-                found[(plan.label, seed)] = runs[plan.definition.key]
-                reused[(plan.label, seed)] = plan.definition.key not in ran
-    return compare.tabulate(replace(compare_options(section, options), plots=options.report / "plots"), env, plans,
-                            found, reused, nested=True)
-
-
-def _beside_the_paper(section: Section, env: Any, result: compare.CompareResult) -> list[dict[str, Any]]:
-    """Each row's figure and share of the base-gold gap, ours (with its interval) beside the paper's."""
-    from otbench.evals.stats import Interval
-
-    figures = paper.figures(section.env, section.setting)
-    rows = []
-    for row in result.rows:
-        share = row.get("gap_share")
-        ours = Interval.from_dict(share) if share else None
-        theirs = figures.get(paper.paper_row(row["row"]))
-        rows.append({"section": section.name, "row": row["row"], "metric": env.primary_metric,
-                     "ours": row[env.primary_metric], "ours_ci_low": row.get(f"{env.primary_metric}_ci_low"),
-                     "ours_ci_high": row.get(f"{env.primary_metric}_ci_high"),
-                     "ours_gap_share": ours.as_dict() if ours is not None else None,
-                     "paper": theirs, "paper_gap_share": paper.gap_share(section.env, section.setting, row["row"])})
-    return rows
-
-
-def _markdown(options: ReproduceOptions, compared: list[compare.CompareResult], beside: list[dict[str, Any]],
-              listed: list[dict[str, Any]]) -> str:
-    from otbench.evals.stats import Interval
-    from otbench.study.comparison import markdown
-
-    lines = [(f"# OpaqueToolsBench Table 2, reproduced ({options.size} grid, model {options.lm.lm}, samples "
-             f"{', '.join(str(seed) for seed in options.seeds)})"), ""]
-    for result in compared:
-        lines += [f"## {result.env} / {result.setting}", "",
-                  markdown(result.printed, [c for c in result.columns if c != "run_id"]), result.legend, ""]
-        lines += [f"> warning: {warning}" for warning in result.warnings]
-        lines += ["", *(f"![{Path(plot).name}](plots/{quote(Path(plot).name)})" for plot in result.plots), ""]
-    lines += [f"## Beside the paper ({paper.MODEL} as agent and editor)", "",
-              ("Share of the gap from base docs to gold docs that a row closes, (row - base) / (gold - base): ours "
-              "with its 95% paired bootstrap interval; the paper's from its Table 2."), ""]
-    shown = []
-    for row in beside:
-        share = row["ours_gap_share"]
-        theirs = row["paper_gap_share"]
-        shown.append({"setting": row["section"], "row": row["row"],
-                      "ours": f"{row['ours']:.3f}" if abs(row["ours"]) <= 1.5 else f"{row['ours']:.1f}",
-                      "ours: share of gap": _share_text(Interval.from_dict(share)) if share else "",
-                      f"{paper.MODEL}": "" if row["paper"] is None else f"{row['paper']:g}",
-                      f"{paper.MODEL}: share of gap": "" if theirs is None else f"{theirs:.3f}"})
-    lines += [markdown(shown, list(shown[0]) if shown else ["setting"]), paper.NOTE, ""]
-    lines += ["## Cost of every cell", "", "Tokens are paid plus cache-served; hours are the run's wall time.", ""]
-    lines += [markdown(listed, ["section", "row", "sample", "tokens", "hours", "run", "run_id"]),
-              (f"Total: {sum(row.get('tokens', 0) for row in listed):,} tokens, "
-              f"{sum(row.get('hours', 0.0) for row in listed):.2f} hours."), ""]
-    return "\n".join(lines)
-
-
-def _share_text(share: Any) -> str:
-    """A share of the gap with its interval, or why there is none (``gold does not beat base``)."""
-    return share.text(3) if math.isfinite(share.value) else f"- ({share.method})"
+__all__ = ["ReproduceOptions", "main", "run", "status"]
 
 
 # -- the command line ----------------------------------------------------------------------------------------
@@ -504,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--limits", type=limits_of, default={}, metavar="ENV=N,...",
                         help="tasks every row of an environment is judged on (online: also optimized on), "
                              "instead of the size's: bfcl=30,browsecomp=20,chess=4")
-    parser.add_argument("--seeds", type=compare.seed_list, default=(1,), metavar="S1,S2,...",
+    parser.add_argument("--seeds", type=seed_list, default=(1,), metavar="S1,S2,...",
                         help="task samples every cell runs on, pooled as clusters (default 1)")
     parser.add_argument("--storage", type=DATABASE_URL, default=None,
                         help="PostgreSQL URL where workers on several machines claim cells (the sweeps' database); "
@@ -539,10 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     options = options_from(vars(args))
     if args.status:
         cells = status(options)
-        print(json.dumps(cells) if args.json else format_table(cells, ["section", "row", "sample", "state", "tokens",
-                                                                       "hours", "run_id"]))
+        print(json.dumps(cells) if args.json else format_table(cells, ["section", "row", "sample", "state", "from",
+                                                                       "tokens", "hours", "run_id"]))
         return 0
-    refuse("optimize --out (the learned docs of missing rows)", optimize.OptimizeOptions().out, "directory")
+    refuse("optimize --out (the learned docs of missing rows)", RunSettings().out, "directory")
     result = run(options)
     if args.json:
         print(json.dumps(result.to_dict(), default=str))

@@ -1,5 +1,6 @@
-"""Test isolation: every test logs to a temporary MLflow store, untraced, DSPy never caches to disk, and the
-embedded servers a test starts are recorded apart from this machine's."""
+"""Test isolation: every test logs to a temporary MLflow store, untraced, with an empty results ledger of its own
+(never the repository's), DSPy never caches to disk, and the embedded servers a test starts are recorded apart from
+this machine's."""
 
 import dspy
 import pytest
@@ -14,6 +15,11 @@ def _isolated_mlruns(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path_factory.getbasetemp() / "mlruns"))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # MLflow sets it to the last store a test used
     monkeypatch.setenv("OTBENCH_TRACING", "0")  # writing traces is tested on its own (test_tracing.py)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_results(tmp_path, monkeypatch):
+    monkeypatch.setenv("OTBENCH_RESULTS", str(tmp_path / "results"))
 
 
 @pytest.fixture(autouse=True)

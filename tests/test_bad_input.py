@@ -10,6 +10,8 @@ from otbench import bench, cli, compare, console, evaluate, optimize, serve, ui
 from otbench.cli import run_main
 from otbench.errors import RunError
 from otbench.llm import server
+from otbench.run import evaluation, optimization
+from otbench.study import comparing, grid
 
 
 @pytest.fixture(autouse=True)
@@ -17,14 +19,14 @@ def nothing_starts(monkeypatch):
     def reached(*args, **kwargs):
         raise AssertionError("work started: the input was not refused first")
 
-    for command in (evaluate, optimize, compare, bench):
-        monkeypatch.setattr(command, "make_environment", reached)
-    for command in (evaluate, optimize):
-        monkeypatch.setattr(command, "open_lms", reached)
+    for module in (evaluation, optimization, comparing, grid, bench):
+        monkeypatch.setattr(module, "make_environment", reached)
+    for module in (evaluation, optimization):
+        monkeypatch.setattr(module, "open_lms", reached)
     monkeypatch.setattr(server.EmbeddedServer, "__enter__", reached)
     monkeypatch.setattr(serve, "embedded_identity", reached)
     monkeypatch.setattr(ui.subprocess, "Popen", reached)
-    monkeypatch.setattr(compare, "run_missing", reached)
+    monkeypatch.setattr(comparing, "run_missing", reached)
 
 
 @pytest.fixture

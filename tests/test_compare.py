@@ -1,10 +1,12 @@
 """The comparison command: reuse of finished runs, missing rows run through the commands, the table."""
 
+import dataclasses
 import json
 import sys
 import types
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import ClassVar
 
 import mlflow
 import pytest
@@ -12,17 +14,20 @@ from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from otbench import compare, evaluate, optimize
+from otbench import compare, optimize
 from otbench.cli import run_main
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.errors import DataError
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.optimizers.registry import OPTIMIZERS, OptimizerSpec
-from otbench.optimizers.settings import Improvements
-from otbench.run import definition, tracking
+from otbench.optimizers.easytool_spec import EasyToolKnobs
+from otbench.optimizers.registry import OPTIMIZERS
+from otbench.optimizers.spec import OptimizerSpec
+from otbench.optimizers.toolobserver_spec import Improvements, ToolObserverKnobs
+from otbench.run import evaluation, optimization, tracking
 from otbench.run import lookup as run_lookup
+from otbench.study import comparing
 
 EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
 
@@ -48,8 +53,8 @@ def _script_models(monkeypatch, responders):
         sessions.append(options)
         yield {phase: scripted_lm(responders[phase], ledger=ledger, phase=phase) for phase in phases}
 
-    monkeypatch.setattr(evaluate, "open_lms", open_scripted)
-    monkeypatch.setattr(optimize, "open_lms", open_scripted)
+    monkeypatch.setattr(evaluation, "open_lms", open_scripted)
+    monkeypatch.setattr(optimization, "open_lms", open_scripted)
     return sessions
 
 
@@ -82,7 +87,7 @@ class OfflineToy(ToyEnvironment):
 def offline_toy(monkeypatch):
     """``--env toy`` builds :class:`OfflineToy`, through the registry like any environment."""
     options = types.ModuleType("toy_options")
-    options.DEFAULT_SETTING = "opaque"
+    options.DEFAULT_SETTING, options.LEARNING = "opaque", "offline"
     options.add_arguments = lambda group: None
     options.check = lambda args: None
     options.build = lambda args, workers=1: OfflineToy()
@@ -240,7 +245,7 @@ def _prelogged_comparison(seed):
 
 def test_finished_runs_with_the_same_definition_are_reused_without_running_anything(monkeypatch, tmp_path, capsys):
     expected = _prelogged_comparison(seed=202)
-    monkeypatch.setattr(compare, "_COMMANDS", {})  # running any command would fail the test
+    monkeypatch.setattr(comparing, "run_missing", lambda plan, settings: pytest.fail(f"ran {plan.label}"))  # running any command would fail the test
     code, out, _ = _run(["--limit", "3", "--seed", "202", "--optimizers", "toolobserver", "--plots", str(tmp_path),
                          "--json"], capsys)
     rows = {row["row"]: row for row in json.loads(out)["rows"]}
@@ -257,7 +262,7 @@ def test_finished_runs_with_the_same_definition_are_reused_without_running_anyth
 
 def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
     _prelogged_comparison(seed=303)
-    monkeypatch.setattr(compare, "_COMMANDS", {})
+    monkeypatch.setattr(comparing, "run_missing", lambda plan, settings: pytest.fail(f"ran {plan.label}"))
     code, out, err = _run(["--limit", "3", "--seed", "303", "--optimizers", "toolobserver", "--plots", str(tmp_path)],
                           capsys)
     lines = out.splitlines()
@@ -271,30 +276,39 @@ def test_the_printed_table_has_the_paper_layout(monkeypatch, tmp_path, capsys):
 class BfclLike:
     name, setting, learning = "bfcl", "names_only", "online"
 
+    def tasks(self, split="test"):
+        return [None] * 150
+
 
 def _plans(argv, env=BfclLike):
-    return compare.plan_rows(compare.options_from(vars(compare.build_parser().parse_args(argv))), env())
+    return comparing.plan_rows(compare.options_from(vars(compare.build_parser().parse_args(argv))), env())
 
 
 def test_the_optimizer_rows_follow_the_optimizer_registry(monkeypatch):
-    newcomer = OptimizerSpec("newcomer", "+newcomer", build=lambda *parts: None)
-    monkeypatch.setattr(compare, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
-    monkeypatch.setattr(optimize, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
-    monkeypatch.setattr(definition, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
-    plans = _plans([])
+    @dataclasses.dataclass(frozen=True)
+    class NewcomerKnobs:
+        flag_prefix: ClassVar[str] = "newcomer"
+
+    newcomer = OptimizerSpec("newcomer", "+newcomer", NewcomerKnobs, lambda *parts: None)
+    monkeypatch.setattr(comparing, "OPTIMIZERS", {"toolobserver": OPTIMIZERS["toolobserver"], "newcomer": newcomer})
+    monkeypatch.setitem(OPTIMIZERS, "newcomer", newcomer)
+    plans = _plans(["--optimizers", "toolobserver,newcomer"])
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+newcomer"]
-    paper, improved = plans[2].definition.optimizer, plans[3].definition.optimizer
-    assert (paper.variant, paper.improvements, improved.variant) == ("paper", (), "improved")
-    assert improved.oracle_feedback is False and dict(improved.knobs) == {"iterations": None}  # batch_size: offline
+    paper, improved = plans[2].definition.optimizer.part, plans[3].definition.optimizer.part
+    assert (paper["variant"], paper["improvements"], improved["variant"]) == ("paper", [], "improved")
+    assert improved["oracle_feedback"] is False and improved["iterations"] is None and "batch_size" not in improved
     assert "num_threads" not in plans[2].definition.canonical() and "cache" not in plans[0].definition.canonical()
-    assert plans[1].options.environment.setting == "gold" and plans[1].command == "evaluate"
-    assert plans[4].options.optimizer == "newcomer" and plans[4].command == "optimize"
+    assert plans[1].definition.setting == "gold" and plans[1].command == "evaluate"
+    assert plans[4].definition.optimizer.name == "newcomer" and plans[4].command == "optimize"
 
     class Offline(BfclLike):
         learning = "offline"
 
+        def tasks(self, split="test"):
+            return [None] * 150
+
     gold = _plans(["--test-limit", "7"], Offline)[1]
-    assert gold.options.docs == "gold" == gold.definition.docs and gold.definition.sample.limit == 7
+    assert gold.definition.docs == "gold" and gold.definition.sample.limit == 7
 
 
 def test_a_validation_sample_is_the_same_help_for_every_optimizer_row():
@@ -309,9 +323,9 @@ def test_a_validation_sample_is_the_same_help_for_every_optimizer_row():
 def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
     plans = _plans(["--probe", "--optimizers", "toolobserver,easytool"])
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+ET", "+ET (probe)"]
-    assert plans[-1].definition.optimizer.probe is True and plans[-2].definition.optimizer.probe is False
-    assert plans[-1].options.switches == {"probe": True} and not plans[-2].options.switches
-    assert not plans[3].options.switches  # ToolObserver probes by its own variant
+    assert plans[-1].definition.optimizer.part["probe"] is True and plans[-2].definition.optimizer.part["probe"] is False
+    assert plans[-1].definition.optimizer.chosen().probe and not plans[-2].definition.optimizer.chosen().probe
+    assert not plans[3].definition.optimizer.chosen().switches  # ToolObserver probes by its own variant
     only = _plans(["--probe-only", "--optimizers", "toolobserver,easytool,gepa"])
     assert [plan.label for plan in only] == ["base", "gold", "+TO (paper)", "+TO", "+ET (probe)", "+GEPA (probe)"]
 
@@ -321,8 +335,9 @@ def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses
     ablations = [f"+TO --no-{name.replace('_', '-')}" for name in Improvements.acting_in("online")]
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", *ablations, "+ET"]
     assert ablations[1] == "+TO --no-facts"
-    assert plans[5].options.switches == {"facts": False} and "facts" not in plans[5].definition.optimizer.improvements
-    assert "facts" in plans[3].definition.optimizer.improvements  # the full method's row never takes an ablation's run
+    assert plans[5].definition.optimizer.chosen().switches == {"facts": False}
+    assert "facts" not in plans[5].definition.optimizer.part["improvements"]
+    assert "facts" in plans[3].definition.optimizer.part["improvements"]  # the full method's row never takes an ablation's run
     assert len({plan.definition.key for plan in plans}) == len(plans)
 
     class Offline(BfclLike):
@@ -338,9 +353,9 @@ def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_a
 
     plans = {plan.label: plan for plan in _plans(["--ablations", "--optimizers", "toolobserver"], Offline)}
     paper, improved, no_replay = plans["+TO (paper)"], plans["+TO"], plans["+TO --no-replay-calls"]
-    assert "replay_calls" not in paper.definition.optimizer.improvements
-    assert "replay_calls" in improved.definition.optimizer.improvements
-    assert "replay_calls" not in no_replay.definition.optimizer.improvements
+    assert "replay_calls" not in paper.definition.optimizer.part["improvements"]
+    assert "replay_calls" in improved.definition.optimizer.part["improvements"]
+    assert "replay_calls" not in no_replay.definition.optimizer.part["improvements"]
     # an offline run logged before the improvement existed lacks the parameter: it ran without it
     legacy = {"command": "optimize", "optimizer": "toolobserver", "mode": "offline", "env": "bfcl",
               "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": "0"}
@@ -352,12 +367,12 @@ def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_a
     assert run_lookup._from_params(legacy, logged).key == no_replay.definition.key
     online = _plans(["--optimizers", "toolobserver"])[3]  # where it does not act: neither defined nor logged
     acts_online = "replay_calls" in Improvements.acting_in("online")
-    assert ("replay_calls" in online.definition.optimizer.improvements) == acts_online
+    assert ("replay_calls" in online.definition.optimizer.part["improvements"]) == acts_online
     assert "replay_calls" not in online.definition.params("names_only", learning="online")  # in its definition tag
 
 
 def test_chess_rows_are_defined_by_the_move_question_and_older_runs_showed_the_diagram_but_no_phase():
-    class ChessLike:
+    class ChessLike(BfclLike):
         name, setting, learning = "chess", "phase", "offline"
 
     base = dict(_plans(["--env", "chess", "--optimizers", "toolobserver"], ChessLike)[0].definition.environment)
@@ -370,7 +385,7 @@ def test_chess_rows_are_defined_by_the_move_question_and_older_runs_showed_the_d
 
 
 def test_wild_rows_refuse_repeats_and_cue_the_answer_and_older_runs_did_neither():
-    class WildLike:
+    class WildLike(BfclLike):
         name, setting, learning = "wild", "names_only", "offline"
 
     row = _plans(["--env", "wild", "--optimizers", "toolobserver"], WildLike)[0].definition
@@ -386,15 +401,22 @@ def test_wild_rows_refuse_repeats_and_cue_the_answer_and_older_runs_did_neither(
 
 def test_a_run_is_labelled_with_the_improvements_switched_away_from_its_variant():
     spec = OPTIMIZERS["toolobserver"]
-    assert spec.row_label("improved", {}) == "+TO" and spec.row_label("paper", {}) == "+TO (paper)"
-    assert spec.row_label("improved", {"facts": False, "probe": True}) == "+TO --no-facts"
-    assert spec.row_label("paper", {"probe": True}) == "+TO (paper) --probe"
-    assert OPTIMIZERS["easytool"].row_label("improved", {"probe": True}) == "+ET (probe)"
+
+    def label(mode="online", **knobs):
+        return spec.row_label(spec.define(ToolObserverKnobs(**knobs), mode), mode)
+
+    assert label() == "+TO" and label(variant="paper") == "+TO (paper)"
+    assert label(switches={"facts": False, "probe": True}) == "+TO --no-facts"
+    assert label(variant="paper", switches={"probe": True}) == "+TO (paper) --probe"
+    assert label(switches={"request_values": False}) == "+TO --no-request-values"
+    assert label("offline", switches={"request_values": False}) == "+TO"  # it does not act offline
+    easytool = OPTIMIZERS["easytool"]
+    assert easytool.row_label(easytool.define(EasyToolKnobs(probe=True), "online"), "online") == "+ET (probe)"
 
 
 def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
     plans = {p.optimizer: p for p in _plans(["--p2p-samples", "2"])}
-    assert plans["play2prompt"].options.knobs.samples == 2
+    assert plans["play2prompt"].definition.optimizer.chosen().samples == 2
     assert dict(plans["play2prompt"].definition.optimizer.knobs)["p2p_samples"] == 2
     assert "p2p_samples" not in dict(plans["toolobserver"].definition.optimizer.knobs)  # not a knob that acts there
 
@@ -416,10 +438,10 @@ def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):
 
 def test_token_ratios_need_a_toolobserver_row_that_cost_something():
     rows = [{"row": "base", "tokens": 100}, {"row": "+P2P", "tokens": 700}]
-    assert not compare.add_token_ratios(rows) and "tokens_vs_to" not in rows[0]
-    assert not compare.add_token_ratios([{"row": "+TO", "tokens": 0}])
+    assert not comparing.add_token_ratios(rows) and "tokens_vs_to" not in rows[0]
+    assert not comparing.add_token_ratios([{"row": "+TO", "tokens": 0}])
     rows.append({"row": "+TO", "tokens": 200})
-    assert compare.add_token_ratios(rows)
+    assert comparing.add_token_ratios(rows)
     assert [row["tokens_vs_to"] for row in rows] == [0.5, 3.5, 1.0]
 
 
@@ -427,7 +449,7 @@ def test_row_results_keep_only_the_metrics_the_split_reports(monkeypatch: pytest
     """Chess test games have no evaluation-change metric (exploration games do): the row leaves it out."""
     from types import SimpleNamespace
 
-    monkeypatch.setattr(compare, "_artifact_json", lambda run_id, path: {
+    monkeypatch.setattr(comparing, "_artifact_json", lambda run_id, path: {
         "tokens_by_phase": {"all": {"total_tokens": 100, "cached_tokens": 20}}})
     env = SimpleNamespace(learning="offline", primary_metric="optimal_pct",
                           metric_names=("optimal_pct", "elo", "eval_change_cp"))
@@ -435,7 +457,7 @@ def test_row_results_keep_only_the_metrics_the_split_reports(monkeypatch: pytest
                           data=SimpleNamespace(metrics={"test_optimal_pct": 50.0, "test_elo": 1210.0}))
     plan = SimpleNamespace(command="optimize", label="+TO")
     # a run logged before doc contamination was measured shows none
-    assert compare.row_results(plan, run, env) == {"optimal_pct": 50.0, "elo": 1210.0, "tokens": 120, "docs_faults": "-"}
+    assert comparing.row_results(plan, run, env) == {"optimal_pct": 50.0, "elo": 1210.0, "tokens": 120, "docs_faults": "-"}
     run.data.metrics = {"test_elo": 1210.0}
     with pytest.raises(DataError, match="no test_optimal_pct"):
-        compare.row_results(plan, run, env)
+        comparing.row_results(plan, run, env)

@@ -13,7 +13,7 @@ from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.evals import stats
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.study import comparison
+from otbench.study import comparing, comparison
 
 LIMIT = 30
 
@@ -38,12 +38,12 @@ def _prelog(seed, passed, commits=None):
                        for test in tests})
     options = compare.options_from(vars(compare.build_parser().parse_args(
         ["--limit", str(LIMIT), "--seed", str(seed), "--optimizers", "toolobserver"])))
-    for plan in compare.plan_rows(options, BfclLike()):
+    for plan in comparing.plan_rows(options, BfclLike()):
         defined = plan.definition
         setting = "gold" if defined.setting == "gold" else "names_only"
         mean = passed[plan.label] / LIMIT
         records = json.loads(_outcomes(tests, passed[plan.label], seed))["splits"]["result"]
-        tags = defined.tags(setting) | ({comparison.CODE_VERSION_TAG: commits[plan.label]} if commits else {})
+        tags = defined.tags(setting) | ({comparison.CODE_VERSION_TAGS[1]: commits[plan.label]} if commits else {})
         params = defined.params(setting, learning="online")
         if plan.command == "evaluate":
             _log_run(tags, params, {"E": mean, "P": mean, "A": 0.5 + mean / 2},
@@ -55,7 +55,7 @@ def _prelog(seed, passed, commits=None):
 
 
 def _compare(argv, capsys, monkeypatch):
-    monkeypatch.setattr(compare, "_COMMANDS", {})  # every row is reused: running one would fail the test
+    monkeypatch.setattr(comparing, "run_missing", lambda plan, settings: pytest.fail(f"ran {plan.label}"))  # every row is reused: running one would fail the test
     with pytest.raises(SystemExit) as stop:
         run_main(compare.main, ["--limit", str(LIMIT), "--optimizers", "toolobserver", *argv])
     captured = capsys.readouterr()
@@ -145,7 +145,7 @@ def test_plan_sizes_a_comparison_before_any_run(tmp_path, monkeypatch, capsys):
 
 
 def test_plan_without_a_base_rate_to_go_by_is_refused_on_one_line(monkeypatch, capsys):
-    monkeypatch.setattr(compare, "_COMMANDS", {})
+    monkeypatch.setattr(comparing, "run_missing", lambda plan, settings: pytest.fail(f"ran {plan.label}"))
     with pytest.raises(SystemExit) as stop:
         run_main(compare.main, ["--plan", "--seed", "99"])
     err = capsys.readouterr().err
@@ -155,7 +155,7 @@ def test_plan_without_a_base_rate_to_go_by_is_refused_on_one_line(monkeypatch, c
 def test_plan_of_a_share_of_moves_asks_for_the_spread_of_its_differences(monkeypatch, capsys):
     """Chess's % optimal tool is a ratio over moves clustered by game: before any run it is planned from the spread
     of per-game differences, never as a share of games passed."""
-    monkeypatch.setattr(compare, "_COMMANDS", {})
+    monkeypatch.setattr(comparing, "run_missing", lambda plan, settings: pytest.fail(f"ran {plan.label}"))
     with pytest.raises(SystemExit) as stop:
         run_main(compare.main, ["--env", "chess", "--plan", "--test-limit", "12", "--base-rate", "0.45", "--seed", "99"])
     err = capsys.readouterr().err

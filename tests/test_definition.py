@@ -10,14 +10,19 @@ from otbench import evaluate, optimize
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
+from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.gepa import GEPAKnobs
-from otbench.optimizers.settings import Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver_spec import Improvements, ToolObserverKnobs
 from otbench.run import definition, tracking
 from otbench.run import lookup as run_lookup
 
 
 def _optimized(**changes):
-    return optimize.OptimizeOptions(**changes).definition(learning="online")
+    return optimize.OptimizeOptions(**{"mode": "online", **changes}).definition()
+
+
+def _toolobserver(**knobs):
+    return _optimized(knobs=ToolObserverKnobs(**knobs))
 
 
 def test_how_a_run_is_carried_out_does_not_change_what_defines_it():
@@ -31,29 +36,30 @@ def test_how_a_run_is_carried_out_does_not_change_what_defines_it():
 
 def test_only_the_knobs_that_act_in_the_runs_mode_define_it():
     assert _optimized(knobs=ToolObserverKnobs(batch_size=5)).key == _optimized().key  # a batch size acts offline
-    offline = optimize.OptimizeOptions(knobs=ToolObserverKnobs(batch_size=5)).definition(learning="offline")
-    assert offline.key != optimize.OptimizeOptions().definition(learning="offline").key
+    offline = optimize.OptimizeOptions(knobs=ToolObserverKnobs(batch_size=5), mode="offline").definition()
+    assert offline.key != optimize.OptimizeOptions(mode="offline").definition().key
     assert _optimized(optimizer="gepa", knobs=GEPAKnobs(minibatch=5)).key == _optimized(optimizer="gepa").key
     offline_only = [name for name in Improvements.acting_in("offline") if name not in Improvements.acting_in("online")]
     for name in offline_only:  # an improvement that does not act online does not define an online run
-        assert _optimized(switches={name: False}).key == _optimized().key
+        assert _toolobserver(switches={name: False}).key == _optimized().key
     acting = Improvements.acting_in("online")[0]
-    assert _optimized(switches={acting: False}).key != _optimized().key
-    assert _optimized(variant="paper", switches={"probe": True}).method == "+TO (paper) --probe"
+    assert _toolobserver(switches={acting: False}).key != _optimized().key
+    assert _toolobserver(variant="paper", switches={"probe": True}).method == "+TO (paper) --probe"
 
 
 def test_the_paper_variant_keeps_its_definition_however_the_knobs_that_act_change(monkeypatch):
-    paper, improved = _optimized(variant="paper"), _optimized()
+    paper, improved = _toolobserver(variant="paper"), _optimized()
     fewer = Improvements.acting_in("online")[1:]  # one improvement fewer acts online
     monkeypatch.setattr(Improvements, "acting_in", classmethod(lambda cls, mode: fewer))
-    assert _optimized(variant="paper").key == paper.key and _optimized(variant="paper").optimizer.improvements == ()
+    assert _toolobserver(variant="paper").key == paper.key
+    assert _toolobserver(variant="paper").optimizer.part["improvements"] == []
     assert _optimized().key != improved.key  # the improved variant now does more: another run
 
 
 def test_evaluate_and_optimize_runs_carry_their_definition_and_are_found_by_it(capsys):
     result = evaluate.run(evaluate.EvaluateOptions(agent="oracle", limit=3, progress=False))
     run = mlflow.get_run(result.run_id)
-    defined = evaluate.EvaluateOptions(agent="oracle", limit=3).definition(tasks=3)
+    defined = evaluate.EvaluateOptions(agent="oracle", limit=3).definition()
     assert run.data.tags[definition.KEY_TAG] == defined.key
     assert run_lookup.definition_of(run) == defined and run_lookup.find(defined).info.run_id == result.run_id
     assert run.info.run_name.startswith("evaluate-bfcl-names_only-oracle-n3-")
@@ -62,7 +68,7 @@ def test_evaluate_and_optimize_runs_carry_their_definition_and_are_found_by_it(c
 
 def test_a_run_logged_before_definitions_is_read_through_the_adapter():
     tracking.configure()
-    wanted = evaluate.EvaluateOptions(limit=4, seed=8).definition(tasks=4)
+    wanted = evaluate.EvaluateOptions(limit=4, seed=8).definition()
     with mlflow.start_run(tags={"command": "evaluate", "env": "bfcl", "setting": "names_only", "agent": "llm",
                                 "lm": "embedded", "optimizer": "base"}) as run:
         mlflow.log_params({"method": "base", "limit": "4", "seed": "8", "lm": "embedded", "temperature": "0.0",
@@ -72,21 +78,20 @@ def test_a_run_logged_before_definitions_is_read_through_the_adapter():
 
 
 def test_a_resumed_run_must_be_the_run_its_checkpoint_defines(tmp_path):
+    from otbench.run import optimization
+
     tracking.configure()
-    logged = optimize.OptimizeOptions(limit=2, mode="online")
     with mlflow.start_run() as run:
-        defined = logged.definition(learning="online")
+        defined = _optimized(limit=2)
         mlflow.set_tags({definition.KEY_TAG: defined.key, definition.DEFINITION_TAG: defined.canonical()})
-        other = optimize.OptimizeOptions(limit=3, mode="online")
-        tracking.log_definition({key: str(value) if hasattr(value, "parts") else value
-                                 for key, value in other.values().items() if key not in ("resume",)})
+        tracking.log_definition(_optimized(limit=3).to_json())
     mlflow.MlflowClient().set_terminated(run.info.run_id, status="KILLED")
     with pytest.raises(ConfigError, match="defines another run"):
-        optimize.prepare(optimize.OptimizeOptions(resume=run.info.run_id))
+        optimization.resumable(run.info.run_id)
 
 
 def test_an_environment_option_added_later_reads_as_what_older_definitions_meant():
-    chess = optimize.OptimizeOptions(environment=EnvironmentOptions(env="chess")).definition(learning="offline")
+    chess = optimize.OptimizeOptions(environment=EnvironmentOptions(env="chess")).definition()
     older = json.loads(chess.canonical())
     del older["environment"]["board_diagram"]  # logged before --board-diagram existed: the diagram was shown
     read = run_lookup._completed(definition.RunDefinition.from_json(older))
@@ -94,18 +99,58 @@ def test_an_environment_option_added_later_reads_as_what_older_definitions_meant
 
 
 def test_choosing_docs_on_a_validation_sample_is_another_run_and_runs_without_it_keep_their_keys():
-    offline = optimize.OptimizeOptions().definition(learning="offline")
+    chess = EnvironmentOptions(env="chess")
+    offline = optimize.OptimizeOptions(environment=chess).definition()
     assert "val_limit" not in json.loads(offline.canonical())["sample"]  # the key runs logged before it had
-    validated = optimize.OptimizeOptions(val_limit=8).definition(learning="offline")
+    validated = optimize.OptimizeOptions(environment=chess, val_limit=8).definition()
     assert validated.key != offline.key and validated.method == "+TO --val-limit 8"
     assert validated.params("s", learning="offline")["val_limit"] == 8
     assert definition.RunDefinition.from_json(json.loads(validated.canonical())) == validated
-    assert _optimized(val_limit=8).key == _optimized().key  # online: no docs are chosen across tasks
+    online = optimize.OptimizeOptions(environment=chess, mode="online", val_limit=8).definition()
+    assert online.key == optimize.OptimizeOptions(environment=chess, mode="online").definition().key  # no valset
+    with pytest.raises(ConfigError, match="--val-limit: bfcl learns docs per task"):
+        _optimized(val_limit=8)
 
 
 def test_reference_agents_runs_are_labelled_with_their_agent_not_a_docs_row():
     for agent in ("oracle", "null"):
         for docs in (None, "gold"):
-            assert evaluate.EvaluateOptions(agent=agent, docs=docs).definition(tasks=3).method == agent
-    assert evaluate.EvaluateOptions().definition(tasks=3).method == "base"
-    assert evaluate.EvaluateOptions(docs="gold").definition(tasks=3).method == "gold"
+            assert evaluate.EvaluateOptions(agent=agent, docs=docs).definition().method == agent
+    assert evaluate.EvaluateOptions().definition().method == "base"
+    assert evaluate.EvaluateOptions(docs="gold").definition().method == "gold"
+
+
+def test_a_sample_of_every_task_is_the_same_whatever_its_seed_and_limit_beyond_it():
+    sizes = {"test": 150}
+    full = [evaluate.EvaluateOptions(limit=limit, seed=seed).definition().sized(sizes)
+            for limit, seed in ((150, 0), (150, 1), (400, 7), (None, 3))]
+    assert len({defined.key for defined in full}) == 1
+    assert full[0].sample.seed is None and full[0].sample.limit == 150
+    assert full[0].params("names_only", learning="online")["seed"] == "all"
+    part = evaluate.EvaluateOptions(limit=30, seed=1).definition()
+    assert part.sized(sizes) == part  # a sample of some tasks keeps its seed
+    online = [_optimized(limit=150, seed=seed).sized(sizes) for seed in (0, 1)]
+    assert online[0].key == online[1].key and online[0].sample.seed is None
+    drawn = [_optimized(optimizer="gepa", limit=150, seed=seed).sized(sizes) for seed in (0, 1)]
+    assert drawn[0].key != drawn[1].key  # GEPA draws at random with the run's seed
+
+
+def test_a_run_found_under_its_seed_is_the_whole_split_run_wanted_without_one():
+    found = evaluate.EvaluateOptions(limit=150, seed=1).definition()
+    wanted = found.sized({"test": 150})
+    assert found.key != wanted.key and run_lookup.same_run(found, wanted)
+    assert not run_lookup.same_run(evaluate.EvaluateOptions(limit=30, seed=1).definition(), wanted)
+
+
+def test_a_definition_of_the_first_format_reads_as_the_same_run():
+    improved = _toolobserver(switches={"facts": False})
+    first = {key: value for key, value in json.loads(improved.canonical()).items() if key != "version"}
+    knobs = first["optimizer"].pop("knobs")
+    first["optimizer"] |= {"variant": knobs.pop("variant"), "improvements": knobs.pop("improvements"),
+                           "oracle_feedback": knobs.pop("oracle_feedback"), "probe": None, "knobs": knobs}
+    assert run_lookup.definition_from_json(first) == improved
+    probed = _optimized(optimizer="easytool", knobs=EasyToolKnobs(probe=True))
+    first = {key: value for key, value in json.loads(probed.canonical()).items() if key != "version"}
+    first["optimizer"] |= {"variant": None, "improvements": [], "oracle_feedback": None,
+                           "probe": first["optimizer"]["knobs"].pop("probe")}
+    assert run_lookup.definition_from_json(first) == probed

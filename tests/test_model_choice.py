@@ -9,6 +9,8 @@ from chat_server import chat_server
 
 from otbench import compare, evaluate, optimize, serve
 from otbench.cli import run_main
+from otbench.run import evaluation, optimization
+from otbench.study import comparing
 
 COMMANDS = [evaluate, optimize, compare]
 
@@ -26,8 +28,8 @@ def nothing_slow(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the environment was built before the model was checked")
 
-    for command in COMMANDS:
-        monkeypatch.setattr(command, "make_environment", refuse)
+    for module in (evaluation, optimization, comparing):
+        monkeypatch.setattr(module, "make_environment", refuse)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 

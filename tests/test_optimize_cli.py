@@ -10,6 +10,7 @@ from scripted_lm import prompt_text, scripted_lm
 
 from otbench import optimize
 from otbench.cli import run_main
+from otbench.run import optimization
 
 
 def any_role_reply(messages):
@@ -40,7 +41,7 @@ def scripted_lms(monkeypatch):
     def open_scripted(options, ledger, phases=("agent",)):
         yield {phase: scripted_lm(any_role_reply, ledger=ledger, phase=phase) for phase in phases}
 
-    monkeypatch.setattr(optimize, "open_lms", open_scripted)
+    monkeypatch.setattr(optimization, "open_lms", open_scripted)
 
 
 def test_the_paper_variant_reports_its_starting_docs_as_before(scripted_lms, tmp_path, capsys):

@@ -11,8 +11,9 @@ from otbench import bench, compare, evaluate, export, optimize, prepare, serve, 
 from otbench.cli import run_main
 from otbench.errors import ConfigError
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.run import outputs, tracking
+from otbench.run import evaluation, optimization, outputs, tracking
 from otbench.run.outputs import problem
+from otbench.study import comparing, grid
 
 
 @pytest.fixture
@@ -23,10 +24,10 @@ def nothing_starts(monkeypatch):
         raise AssertionError("work started before the outputs were checked")
 
     monkeypatch.setattr(tracking, "configure", reached)
-    for command in (evaluate, optimize, compare, bench):
-        monkeypatch.setattr(command, "make_environment", reached)
-    for command in (evaluate, optimize):
-        monkeypatch.setattr(command, "open_lms", reached)
+    for module in (evaluation, optimization, comparing, grid, bench):
+        monkeypatch.setattr(module, "make_environment", reached)
+    for module in (evaluation, optimization):
+        monkeypatch.setattr(module, "open_lms", reached)
     monkeypatch.setattr(serve, "embedded_identity", reached)
     monkeypatch.setattr(prepare, "ensure_gguf", reached)
 

@@ -9,6 +9,7 @@ from otbench.optimizers import knobs
 from otbench.optimizers.play2prompt import Play2Prompt, Play2PromptKnobs
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.toolobserver import ToolObserver
+from otbench.study import comparing
 from otbench.study.sweep import sweepable
 
 
@@ -71,8 +72,11 @@ def test_comparison_rows_are_the_registrys_labels_and_variants():
     class Env:
         name, setting, learning = "bfcl", "names_only", "online"
 
+        def tasks(self, split="test"):
+            return [None] * 150
+
     options = compare.options_from(vars(compare.build_parser().parse_args(["--iterations", "4"])))
-    plans = compare.plan_rows(options, Env())
+    plans = comparing.plan_rows(options, Env())
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+P2P", "+ET", "+GEPA"]
     assert all(dict(plan.definition.optimizer.knobs)["iterations"] == 4 for plan in plans[2:4])  # its own rows only
     assert all("iterations" not in dict(plan.definition.optimizer.knobs) for plan in plans[4:])

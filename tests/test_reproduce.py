@@ -7,10 +7,13 @@ import mlflow
 import pytest
 from test_compare import _script_models, every_role_reply
 
-from otbench import compare, optimize, reproduce
+from otbench import reproduce
 from otbench.cli import run_main
 from otbench.errors import ConfigError
-from otbench.optimizers.settings import ToolObserverKnobs
+from otbench.run import lookup as run_lookup
+from otbench.run import optimization
+from otbench.run.settings import RunSettings
+from otbench.study import comparing, grid
 
 ROWS = ("base", "gold", "+TO (paper)", "+TO", "+ET (probe)")
 
@@ -21,8 +24,8 @@ def scripted(monkeypatch):
 
 
 def _options(tmp_path, **changes):
-    section = reproduce.Section("bfcl", "names_only", ROWS, limit=2,
-                                knobs={"toolobserver": ToolObserverKnobs(iterations=2)})
+    section = grid.Section("bfcl", "names_only", ROWS, limit=2,
+                                knobs={"toolobserver": {"iterations": 2}})
     return reproduce.ReproduceOptions(sections=(section,), seeds=(5,), report=tmp_path / "report", progress=False,
                                       wait_seconds=0.1, **changes)
 
@@ -42,13 +45,13 @@ def _interrupt_first_checkpoint(monkeypatch):
 def test_a_grid_runs_each_cell_once_resumes_an_interrupted_one_and_reports_once(scripted, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # optimize writes learned_docs/ here
     options = _options(tmp_path)
-    with reproduce.open_grid(options) as (_, cells):
+    with grid.open_grid(options) as (_, cells):
         assert [cell.plan.label for cell in cells] == list(ROWS)
         paper = next(cell for cell in cells if cell.plan.label == "+TO (paper)")
     _interrupt_first_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
-        optimize.run(paper.plan.options)
-    stopped = reproduce.run_lookup.unfinished(paper.plan.definition)
+        optimization.execute(paper.plan.definition, RunSettings(progress=False))
+    stopped = run_lookup.unfinished(paper.plan.definition)
     assert [run.info.status for run in stopped] == ["KILLED"]
     assert [row["state"] for row in reproduce.status(options)] == ["missing", "missing", "interrupted", "missing",
                                                                   "missing"]
@@ -68,7 +71,7 @@ def test_a_grid_runs_each_cell_once_resumes_an_interrupted_one_and_reports_once(
     assert result.sections[0]["rows"][0]["row"] == "base" and len(result.paper) == len(ROWS)
     sessions = len(scripted)
 
-    monkeypatch.setattr(compare, "_COMMANDS", {})  # nothing may run again
+    monkeypatch.setattr(comparing, "run_missing", lambda plan, settings: pytest.fail(f"ran {plan.label}"))  # nothing may run again
     again = reproduce.run(options)
     assert [row["run_id"] for row in again.cells] == [row["run_id"] for row in result.cells]
     assert again.run_id == result.run_id and len(scripted) == sessions  # the same runs: the same report
@@ -93,8 +96,8 @@ def test_the_command_lists_cells_and_refuses_a_grid_it_does_not_have(scripted, t
 
 
 def test_every_size_asks_only_for_rows_compare_makes():
-    for sections in reproduce.SIZES.values():
+    for sections in grid.SIZES.values():
         for section in sections:
             assert section.optimizers()
     with pytest.raises(ConfigError, match="no optimizer makes the row"):
-        reproduce.Section("bfcl", "names_only", ("base", "gold", "+XYZ"), limit=1).optimizers()
+        grid.Section("bfcl", "names_only", ("base", "gold", "+XYZ"), limit=1).optimizers()

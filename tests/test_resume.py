@@ -10,6 +10,7 @@ from test_optimize_cli import scripted_lms  # noqa: F401 - the scripted LMs fixt
 
 from otbench import optimize
 from otbench.cli import run_main
+from otbench.run import optimization
 
 ARGV = ["--optimizer", "play2prompt", "--limit", "1", "--p2p-samples", "1", "--p2p-iterations", "2", "--json",
         "--quiet"]
@@ -138,13 +139,13 @@ def test_a_stop_while_the_learned_docs_are_scored_is_a_clean_stop_that_resumes(s
                                                                                 tmp_path, capsys):
     from otbench.core.parallel import MapInterrupted
 
-    real = optimize._score_start_docs
+    real = optimization._score_start_docs
 
     def stopped(*args, **kwargs):
-        monkeypatch.setattr(optimize, "_score_start_docs", real)  # once
+        monkeypatch.setattr(optimization, "_score_start_docs", real)  # once
         raise MapInterrupted({}, KeyboardInterrupt())
 
-    monkeypatch.setattr(optimize, "_score_start_docs", stopped)
+    monkeypatch.setattr(optimization, "_score_start_docs", stopped)
     with pytest.raises(KeyboardInterrupt) as stop:  # what run_main prints as one line, exiting 130
         optimize.main([*ARGV, "--out", str(tmp_path)])
     run_id = mlflow.search_runs(experiment_names=["otbench"], order_by=["attributes.start_time DESC"],

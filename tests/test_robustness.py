@@ -18,7 +18,8 @@ from otbench.envs import registry
 from otbench.evals.contamination import contamination, sentences
 from otbench.evals.robustness import robustness
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.run import tracking
+from otbench.run import evaluation, optimization, tracking
+from otbench.study import comparing
 
 
 def _step(name, ok=True, injected=None, error=None, problem=None, **arguments):
@@ -85,7 +86,7 @@ def _function_env():
 def function_env(monkeypatch):
     """``--env fn`` builds a FunctionEnvironment through the registry, so ``--faults`` reaches it."""
     options = types.ModuleType("fn_options")
-    options.DEFAULT_SETTING = "given"
+    options.DEFAULT_SETTING, options.LEARNING = "given", "offline"
     options.add_arguments = lambda group: None
     options.check = lambda args: None
     options.build = lambda args, workers=1: _function_env()
@@ -114,8 +115,8 @@ def scripted(monkeypatch):
         replies = {"agent": _agent, "exploration": _agent, "editor": _credulous_editor}
         yield {phase: scripted_lm(replies[phase], ledger=ledger, phase=phase) for phase in phases}
 
-    monkeypatch.setattr(optimize, "open_lms", open_scripted)
-    monkeypatch.setattr(evaluate, "open_lms", open_scripted)
+    monkeypatch.setattr(optimization, "open_lms", open_scripted)
+    monkeypatch.setattr(evaluation, "open_lms", open_scripted)
 
 
 def _main(command, argv, capsys):
@@ -161,7 +162,7 @@ def test_compare_runs_every_row_under_the_policy_and_plots_the_metric_against_th
     monkeypatch.chdir(tmp_path)
     argv = ["--env", "fn", "--limit", "6", "--test-limit", "6", "--optimizers", "toolobserver", "--iterations", "1",
             "--plots", str(tmp_path), "--json", "--quiet"]
-    monkeypatch.setattr(compare, "docs_fidelity", lambda plans, runs, env, toolsets: {
+    monkeypatch.setattr(comparing, "docs_fidelity", lambda plans, runs, env, toolsets: {
         plan.label: types.SimpleNamespace(semantic=0.0, lexical=0.0) for plan in plans})  # no embedding model here
     clean = _main(compare.main, argv, capsys)
     faulted = _main(compare.main, [*argv, "--faults", "unavailable-0.5@exploration"], capsys)

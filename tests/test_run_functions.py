@@ -11,17 +11,16 @@ from otbench import evaluate, optimize
 from otbench.cli import run_main
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError, DataError, OtbenchError, RunError, SetupError
-from otbench.optimizers.gepa import GEPAKnobs
 from otbench.optimizers.play2prompt import Play2PromptKnobs
 from otbench.optimizers.toolobserver import ToolObserverKnobs
-from otbench.run import tracking
-from otbench.run.options import definition
+from otbench.optimizers.toolobserver_spec import Improvements
+from otbench.run import optimization, tracking
 
 
 def test_optimize_run_returns_a_frozen_result_and_the_command_prints_the_same(scripted_lms, tmp_path, capsys):  # noqa: F811
     result = optimize.run(optimize.OptimizeOptions(limit=2, knobs=ToolObserverKnobs(iterations=1), out=tmp_path,
                                                    progress=False))
-    assert isinstance(result, optimize.OptimizeResult) and result.n == 2 and set(result.after) == {"E", "P", "A"}
+    assert isinstance(result, optimization.OptimizeResult) and result.n == 2 and set(result.after) == {"E", "P", "A"}
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.n = 3
     with pytest.raises(SystemExit):
@@ -32,32 +31,39 @@ def test_optimize_run_returns_a_frozen_result_and_the_command_prints_the_same(sc
     assert printed["tokens_by_phase"]["all"]["total_tokens"] == result.tokens_by_phase["all"]["total_tokens"]
 
 
-def test_the_command_line_and_the_library_fill_the_same_options():
+def test_the_command_line_and_the_library_make_the_same_definition():
     argv = ["--optimizer", "play2prompt", "--p2p-samples", "2", "--limit", "4", "--quiet", "--probe"]
     from_cli = optimize.options_from(vars(optimize.build_parser().parse_args(argv)))
-    from_code = optimize.OptimizeOptions(optimizer="play2prompt", knobs=Play2PromptKnobs(samples=2), limit=4,
-                                         switches={"probe": True}, progress=False)
-    assert optimize.prepare(from_cli)[0] == optimize.prepare(from_code)[0]
+    from_code = optimize.OptimizeOptions(optimizer="play2prompt", knobs=Play2PromptKnobs(samples=2, probe=True), limit=4,
+                                         progress=False)
+    assert from_cli.definition() == from_code.definition() and from_cli.settings() == from_code.settings()
 
 
-def test_a_run_definition_round_trips_through_its_command_line_names():
-    options = optimize.OptimizeOptions(optimizer="gepa", environment=EnvironmentOptions(setting="names_params"),
-                                       limit=3, seed=7, variant="paper", switches={"facts": False}, knobs=GEPAKnobs())
-    again = optimize.options_from(options.values())
-    assert again == options and definition(again.values())["gepa_budget"] == 8
+def test_toolobservers_variant_and_switches_are_its_knobs_on_the_command_line_and_in_code():
+    argv = ["--variant", "paper", "--facts", "--limit", "3"]
+    from_cli = optimize.options_from(vars(optimize.build_parser().parse_args(argv)))
+    from_code = optimize.OptimizeOptions(knobs=ToolObserverKnobs(variant="paper", switches={"facts": True}), limit=3)
+    assert from_cli.definition() == from_code.definition()
+    assert from_cli.definition().method == "+TO (paper) --facts"
 
 
-def test_a_checkpoint_from_before_setting_named_chess_settings_resumes_under_its_setting(monkeypatch):
-    saved = definition(optimize.OptimizeOptions(environment=EnvironmentOptions(env="chess")).values())
-    saved |= {"setting": "names_only", "toolset": "skill"}  # how chess runs were saved before
-    monkeypatch.setattr(tracking, "configure", lambda *args, **kwargs: "")
+def test_a_checkpoint_from_before_definitions_resumes_the_run_its_options_define(monkeypatch):
+    saved = {"optimizer": "toolobserver", "env": "chess", "setting": "names_only", "toolset": "skill", "limit": 4,
+             "seed": 2, "test_limit": 3, "mode": "offline", "variant": "improved", "iterations": None, "batch_size": 10,
+             "lm": "embedded", "embedded_model": "qwen-1.5b", "temperature": 0.0,
+             **dict.fromkeys(Improvements.names())}  # how chess runs were saved before (every improvement, unset)
     monkeypatch.setattr(tracking, "load_checkpoint", lambda run_id: {"args": saved, "docs": {}})
-    options, checkpoint = optimize.prepare(optimize.OptimizeOptions(resume="0123", num_threads=2))
-    assert options.environment.setting == "skill" and options.num_threads == 2 and checkpoint["args"] is saved
+    monkeypatch.setattr(tracking, "resumable_checkpoint", lambda run_id: {"args": saved, "docs": {}})
+    tracking.configure()
+    defined, checkpoint = optimization.resumable("0123")
+    assert defined.setting == "skill" and defined.sample.limit == 4 and defined.sample.seed == 2
+    assert defined.method == "+TO" and checkpoint["args"] is saved
 
 
 @pytest.mark.parametrize("run, options, error, message", [
     (optimize.run, optimize.OptimizeOptions(optimizer="magic"), ConfigError, "unknown optimizer 'magic'"),
+    (optimize.run, optimize.OptimizeOptions(knobs=ToolObserverKnobs(variant="best")), ConfigError,
+     "unknown variant 'best'"),
     (optimize.run, optimize.OptimizeOptions(knobs=Play2PromptKnobs()), ConfigError, "takes ToolObserverKnobs"),
     (optimize.run, optimize.OptimizeOptions(knobs=ToolObserverKnobs(batch_size=0)), ConfigError, "batch_size"),
     (optimize.run, optimize.OptimizeOptions(environment=EnvironmentOptions(setting="names_all")), ConfigError,

@@ -22,6 +22,7 @@ from otbench.envs.toolkits import FAMILIES, inventory, scoring
 from otbench.envs.toolkits.families import load
 from otbench.evals.harness import run_rollouts
 from otbench.modules.agent import AgentReply
+from otbench.run import evaluation, optimization
 
 KITS = {name: load(name) for name in FAMILIES}
 REAL_NAMES = {tool.__name__ for kit in KITS.values() for tool in kit.tools}
@@ -266,8 +267,8 @@ def recorded_prompts(monkeypatch):
     def open_scripted(options, ledger, phases=("agent",)):
         yield {phase: scripted_lm(reply, ledger=ledger, phase=phase) for phase in phases}
 
-    monkeypatch.setattr(evaluate, "open_lms", open_scripted)
-    monkeypatch.setattr(optimize, "open_lms", open_scripted)
+    monkeypatch.setattr(evaluation, "open_lms", open_scripted)
+    monkeypatch.setattr(optimization, "open_lms", open_scripted)
     return prompts
 
 

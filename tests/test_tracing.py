@@ -9,7 +9,7 @@ from toy_env import ToyEnvironment, docs_aware_agent_reply
 from otbench.evals.harness import run_rollouts
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
-from otbench.run import tracing, tracking
+from otbench.run import optimization, tracing, tracking
 
 
 @pytest.fixture(autouse=True)
@@ -75,7 +75,7 @@ def test_an_optimize_run_holds_the_traces_of_its_agent_and_editor_calls(monkeypa
     def open_scripted(options, ledger, phases=("agent",)):
         yield {phase: scripted_lm(any_role_reply, ledger=ledger, phase=phase) for phase in phases}
 
-    monkeypatch.setattr(optimize, "open_lms", open_scripted)
+    monkeypatch.setattr(optimization, "open_lms", open_scripted)
     with pytest.raises(SystemExit):
         run_main(optimize.main, ["--limit", "2", "--iterations", "1", "--no-grounded", "--json", "--quiet",
                                  "--out", str(tmp_path)])  # no scripted call works: editing is asked for anyway

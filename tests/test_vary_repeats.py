@@ -13,8 +13,8 @@ from otbench.core.trajectory import Trajectory
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
-from otbench.optimizers.settings import IMPROVED
 from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver_spec import IMPROVED
 from otbench.optimizers.varied import FailedCalls
 
 QUESTION = "Which city has the zip code 90210?"

@@ -29,10 +29,11 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, Toolbox
 from otbench.optimizers.evidence import EvidenceBook
 from otbench.optimizers.rivals import rivals
-from otbench.optimizers.settings import IMPROVED
 from otbench.optimizers.toolobserver import ToolObserver, _answers_like_its_rivals
+from otbench.optimizers.toolobserver_spec import IMPROVED
+from otbench.run import evaluation, optimization
 from otbench.run.docs_io import apply_docs
-from otbench.run.options import TrackingOptions
+from otbench.run.settings import TrackingOptions
 
 
 @pytest.fixture(scope="module")
@@ -406,7 +407,7 @@ def test_every_optimizer_learns_offline_on_train_dialogues_and_is_scored_on_test
     def scripted(options, ledger, phases=("agent",)):
         yield {phase: scripted_lm(reply, ledger=ledger, phase=phase) for phase in phases}
 
-    monkeypatch.setattr(optimize, "open_lms", scripted)
+    monkeypatch.setattr(optimization, "open_lms", scripted)
     values = {"optimizer": optimizer, "env": "wild", "limit": 2, "test_limit": 3, "iterations": 1, "p2p_samples": 1,
               "gepa_budget": 2, "quiet": True, "out": str(tmp_path), **switches}
     result = optimize.run(optimize.options_from(values))
@@ -421,7 +422,7 @@ def test_every_optimizer_learns_offline_on_train_dialogues_and_is_scored_on_test
 def test_compare_scores_every_row_of_wild_on_the_same_test_dialogues(env, monkeypatch, tmp_path, capsys):
     from contextlib import contextmanager
 
-    from otbench import compare, optimize
+    from otbench import compare
     from otbench.cli import run_main
 
     reply = _every_role(env)
@@ -430,8 +431,8 @@ def test_compare_scores_every_row_of_wild_on_the_same_test_dialogues(env, monkey
     def scripted(options, ledger, phases=("agent",)):
         yield {phase: scripted_lm(reply, ledger=ledger, phase=phase) for phase in phases}
 
-    monkeypatch.setattr(evaluate, "open_lms", scripted)
-    monkeypatch.setattr(optimize, "open_lms", scripted)
+    monkeypatch.setattr(evaluation, "open_lms", scripted)
+    monkeypatch.setattr(optimization, "open_lms", scripted)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stop:
         run_main(compare.main, ["--env", "wild", "--limit", "2", "--test-limit", "3", "--optimizers", "easytool",

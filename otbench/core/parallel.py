@@ -43,9 +43,10 @@ class MapInterrupted(Exception):
 
 def parallel_map(
     function: Callable[[Item], Result], items: Sequence[Item], *, num_threads: int = 1, description: str = "",
-    progress: bool = True,
+    progress: bool = True, on_result: Callable[[Result], None] | None = None,
 ) -> list[Result]:
-    """Results in item order; :class:`MapInterrupted` (with the finished ones) on any failure."""
+    """Results in item order; :class:`MapInterrupted` (with the finished ones) on any failure. ``on_result`` is
+    called with each result as it comes, in the caller's thread (to keep finished work as it goes)."""
     todo: queue.SimpleQueue[tuple[int, Item]] = queue.SimpleQueue()
     for entry in enumerate(items):
         todo.put(entry)
@@ -76,6 +77,8 @@ def parallel_map(
             if not ok:
                 raise value  # type: ignore[misc]  # an exception, by the worker's contract
             results[index] = value  # type: ignore[assignment]
+            if on_result is not None:
+                on_result(value)  # type: ignore[arg-type]
             bar.update(1)
     except BaseException as exc:
         stop.set()

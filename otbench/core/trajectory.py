@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from otbench.core.calls import CallResult
+from otbench.core.calls import CallResult, ToolCall
 
 _MAX_PREVIEW = 600
 
@@ -80,3 +80,15 @@ class Trajectory:
             "success": self.success,
             "feedback": self.feedback,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+        """A trajectory read back from :meth:`to_dict` (each output as its preview: the metrics were scored on the
+        outputs themselves when it ran)."""
+        return cls(task_id=str(data["task_id"]), toolset=str(data["toolset"]), question=str(data.get("question", "")),
+                   steps=[CallResult(call=ToolCall.from_dict(step["call"]), ok=bool(step["ok"]), output=step.get("output"),
+                                     error=step.get("error"), injected=step.get("injected"))
+                          for step in data.get("steps", [])],
+                   reply=str(data.get("reply", "")), parse_error=data.get("parse_error"),
+                   metrics=dict(data.get("metrics", {})), success=bool(data.get("success")),
+                   feedback=str(data.get("feedback", "")))

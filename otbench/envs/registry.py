@@ -113,6 +113,11 @@ def own_defaults(name: str) -> dict[str, Any]:
     return {action.dest: action.default for action in scratch._actions}
 
 
+def learning_of(name: str) -> str:
+    """How environment ``name`` learns docs: ``online`` (per task) or ``offline`` (on a train split)."""
+    return str(_options(name).LEARNING)
+
+
 def other_environments_options(name: str) -> frozenset[str]:
     """The options that environments other than ``name`` add: a run of ``name`` does not log them."""
     others = set().union(*(own_defaults(other) for other in ENVIRONMENTS if other != name))

@@ -3,20 +3,20 @@
 A run is defined by its environment (with its setting and own options, faults included), the task
 sample it is judged on, the models it uses, and either the docs and agent it evaluates or the
 optimizer it runs with the knobs that act in its learning mode. Two runs with equal definitions
-compute the same thing, whatever else differed (threads, caches, where they logged), so a finished
-run is reused wherever its definition is wanted again: by ``compare``, by ``reproduce``'s grid and by
-``--resume``'s check. Everything else a run logs derives from its definition: the MLflow params
-shown in the UI (:meth:`RunDefinition.params`), the tags, the run name, and two tags that make it
-findable: :data:`KEY_TAG` (:attr:`RunDefinition.key`, a hash of the canonical JSON) and
+compute the same thing, whatever else differed (:class:`otbench.run.settings.RunSettings`: threads, caches,
+where they logged), so a finished run is reused wherever its definition is wanted again: by ``compare``, by
+``reproduce``'s grid, by ``--resume`` and from the results ledger (:mod:`otbench.run.ledger`).
+
+A command turns its options into a definition once (:func:`evaluation`, :func:`optimization`); from then
+on everything takes the definition: execution (:mod:`otbench.run.evaluation`, :mod:`otbench.run.optimization`),
+its checkpoint, the MLflow params shown in the UI (:meth:`RunDefinition.params`), the tags, the run name, and
+two tags that make it findable: :data:`KEY_TAG` (:attr:`RunDefinition.key`, a hash of the canonical JSON) and
 :data:`DEFINITION_TAG` (the JSON itself, so a later version reads what an earlier one logged).
 
-Which knobs act is read from their declarations (:class:`otbench.optimizers.settings.Improvements`'
-``acting_in``, each knob's ``modes``): a knob that does not act in a run's mode is not part of its
-definition. ToolObserver's improvements are kept as the set of those switched on that act, so a
-``--variant paper`` run (none on) has the same definition however the declarations change.
-
-Runs logged before definitions were (and definitions logged by an earlier version, where they lack
-something added since) are read by one adapter, :mod:`otbench.run.lookup`.
+What an optimizer's knobs make of a definition is its spec's to say
+(:meth:`otbench.optimizers.spec.OptimizerSpec.define`): only the knobs that act in the run's mode. A sample that
+holds every task of its split is the same sample whatever the seed (:meth:`RunDefinition.sized`), so its seed is
+left out. Definitions logged by an earlier format are read by one adapter, :mod:`otbench.run.lookup`.
 """
 
 from __future__ import annotations
@@ -24,22 +24,23 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from otbench.envs.registry import EnvironmentOptions
+from otbench.errors import DataError
 from otbench.llm.session import EMBEDDED, LMOptions
-from otbench.optimizers import knobs as knob_rules
-from otbench.optimizers.registry import OPTIMIZERS, improvements_of
-from otbench.optimizers.settings import VARIANTS, Improvements
-from otbench.run.options import HOW_IT_RUNS, as_logged
+from otbench.optimizers.registry import spec_of
+from otbench.run.settings import HOW_IT_RUNS, as_logged
 
 KEY_TAG = "otbench.key"
 """The tag holding a run's definition key."""
-DEFINITION_TAG = "otbench.run.definition"
+DEFINITION_TAG = "otbench.definition"
 """The tag holding a run's definition as canonical JSON."""
-VERSION = 1
-"""The definition format's version, part of the JSON (not of the key)."""
+VERSION = 2
+"""The definition format's version, part of the JSON (1: ToolObserver's variant and the probe sat beside the
+knobs; 2: every choice of an optimizer is one of its knobs, and a full sample has no seed)."""
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,17 @@ class Sample:
 
     limit: int | None
     """Tasks in the seeded sample: learned on (optimize), judged on (evaluate, and optimize online)."""
-    seed: int
+    seed: int | None
+    """The sample's seed; None where every sample of the run holds its whole split (any seed draws it)."""
     test_limit: int | None = None
     """Offline optimize runs: test tasks the learned docs are scored on (None for any other run)."""
     val_limit: int | None = None
     """Offline optimize runs: train tasks the docs are chosen on (``--val-limit``; None: none, the final docs kept)."""
+
+    @property
+    def drawn_with(self) -> int:
+        """The seed tasks are drawn with (any seed draws a whole split: 0)."""
+        return self.seed if self.seed is not None else 0
 
 
 @dataclass(frozen=True)
@@ -72,21 +79,28 @@ class Models:
 
 @dataclass(frozen=True)
 class Optimizer:
-    """The optimizer of an optimize run and what it was set to, as far as it acts."""
+    """The optimizer of an optimize run and what its knobs were set to, as far as they act."""
 
     name: str
     mode: str
     """``online`` or ``offline``, resolved."""
-    variant: str | None = None
-    """ToolObserver's variant (None for the other optimizers)."""
-    improvements: tuple[str, ...] = ()
-    """ToolObserver: the improvements switched on that act in ``mode``, sorted."""
-    oracle_feedback: bool | None = None
-    """ToolObserver: whether the editor is shown each attempt's success."""
-    probe: bool | None = None
-    """The other optimizers offered the shared probe: whether it is on (None where it is not offered)."""
     knobs: tuple[tuple[str, Any], ...] = ()
-    """The optimizer's knobs that act in ``mode``, by option name (``p2p_samples``), sorted."""
+    """Its spec's part of the definition (:meth:`~otbench.optimizers.spec.OptimizerSpec.define`), sorted; lists
+    are kept as tuples."""
+
+    @property
+    def part(self) -> dict[str, Any]:
+        """The knobs as their spec reads them (tuples back to lists)."""
+        return {name: list(value) if isinstance(value, tuple) else value for name, value in self.knobs}
+
+    def chosen(self) -> Any:
+        """The optimizer's knobs value this definition stands for."""
+        return spec_of(self.name).knobs_of(self.part, self.mode)
+
+
+def frozen_part(part: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """An optimizer's definition part as :class:`Optimizer` keeps it: sorted items, lists as tuples."""
+    return tuple(sorted((name, tuple(value) if isinstance(value, list) else value) for name, value in part.items()))
 
 
 @dataclass(frozen=True)
@@ -114,28 +128,28 @@ class RunDefinition:
     def to_json(self) -> dict[str, Any]:
         """The definition as canonical JSON data (the key hashes it)."""
         data = asdict(self)
-        if self.sample.val_limit is None:  # as runs defined before --val-limit: their keys stay what they were
+        if self.sample.val_limit is None:
             del data["sample"]["val_limit"]
         data["environment"] = dict(self.environment)
         data["extra"] = dict(self.extra)
         if self.optimizer is not None:
-            data["optimizer"]["knobs"] = dict(self.optimizer.knobs)
-            data["optimizer"]["improvements"] = list(self.optimizer.improvements)
-        return data
+            data["optimizer"] = {"name": self.optimizer.name, "mode": self.optimizer.mode,
+                                 "knobs": self.optimizer.part}
+        return {"version": VERSION, **data}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunDefinition:
-        """Read :meth:`to_json`'s data back."""
+        """Read :meth:`to_json`'s data back (an earlier format: :func:`otbench.run.lookup.definition_from_json`)."""
+        if data.get("version") != VERSION:
+            raise DataError(f"a run definition of format {data.get('version', 1)}, not {VERSION}: read it with "
+                            "otbench.run.lookup.definition_from_json")
         optimizer = data.get("optimizer")
         return cls(
             command=data["command"], env=data["env"], setting=data["setting"],
             environment=tuple(sorted(dict(data["environment"]).items())), sample=Sample(**data["sample"]),
             models=Models(**data["models"]), agent=data.get("agent"), docs=data.get("docs"),
-            optimizer=None if optimizer is None else Optimizer(
-                name=optimizer["name"], mode=optimizer["mode"], variant=optimizer.get("variant"),
-                improvements=tuple(sorted(optimizer.get("improvements", ()))),
-                oracle_feedback=optimizer.get("oracle_feedback"), probe=optimizer.get("probe"),
-                knobs=tuple(sorted(dict(optimizer.get("knobs", {})).items()))),
+            optimizer=None if optimizer is None else Optimizer(optimizer["name"], optimizer["mode"],
+                                                               frozen_part(dict(optimizer.get("knobs", {})))),
             extra=tuple(sorted(dict(data.get("extra", {})).items())))
 
     def canonical(self) -> str:
@@ -145,6 +159,51 @@ class RunDefinition:
     def key(self) -> str:
         """A stable short hash of the definition: equal definitions, equal keys."""
         return hashlib.sha256(self.canonical().encode()).hexdigest()[:20]
+
+    # -- what it needs to run ------------------------------------------------------------------------------------
+    def environment_options(self, *, sandbox_workers: int | None = None) -> EnvironmentOptions:
+        """The environment to open for it."""
+        own = {name: value for name, value in self.environment if name != "faults"}
+        return EnvironmentOptions(self.env, self.setting, faults=dict(self.environment).get("faults"), own=own,
+                                  sandbox_workers=sandbox_workers)
+
+    def lm_options(self, connection: LMOptions) -> LMOptions:
+        """The LM options of its models, reached as ``connection`` says (servers, key, CPU threads, cache)."""
+        models = self.models
+        if models.agent is None:
+            return connection
+        weights = models.embedded or ""
+        by_file = weights.endswith(".gguf") or "/" in weights
+        editor = models.editor if models.editor not in (None, models.agent) else None
+        return replace(connection, lm=models.agent, editor_lm=editor,
+                       embedded_model=connection.embedded_model if by_file or not weights else weights,
+                       gguf=Path(weights) if by_file else None,
+                       grammar=connection.grammar if models.grammar is None else models.grammar,
+                       temperature=connection.temperature if models.temperature is None else models.temperature)
+
+    @property
+    def learning(self) -> str | None:
+        """Optimize runs: the mode docs are learned in."""
+        return self.optimizer.mode if self.optimizer is not None else None
+
+    def sized(self, available: Mapping[str, int]) -> RunDefinition:
+        """The definition as its environment's splits size it (``available``: tasks per split, ``test`` and, where
+        the environment learns offline, ``train``, which optimize runs learn on): a limit at or above a split's tasks is all of them, given as their number;
+        and where every sample holds its whole split the seed is left out (all tasks in their order, whatever the
+        seed), unless an optimizer draws at random with it (its spec's ``seeded``) or a validation sample is
+        drawn."""
+        sample = self.sample
+
+        def whole(limit: int | None, split: str) -> int | None:
+            return available[split] if limit is None or limit >= available[split] else limit
+
+        learned_on = "train" if self.command == "optimize" and "train" in available else "test"
+        limit = whole(sample.limit, learned_on)
+        test_limit = whole(sample.test_limit, "test") if sample.test_limit is not None else None
+        every = limit == available[learned_on] and test_limit in (None, available["test"]) and not sample.val_limit
+        seeded = self.optimizer is not None and spec_of(self.optimizer.name).seeded
+        seed = None if every and not seeded else sample.seed
+        return replace(self, sample=replace(sample, limit=limit, test_limit=test_limit, seed=seed))
 
     # -- what runs log, derived ---------------------------------------------------------------------------------
     @property
@@ -157,22 +216,8 @@ class RunDefinition:
             if self.agent not in (None, "llm"):
                 return self.agent
             return "gold" if "gold" in (self.docs, self.setting) else docs_kind(self.docs)
-        optimizer = self.optimizer
-        spec = OPTIMIZERS[optimizer.name]
-        if optimizer.variant is None:
-            label = spec.row_label("improved", {"probe": bool(optimizer.probe)})
-        else:
-            label = spec.row_label(optimizer.variant, self.switches())
+        label = spec_of(self.optimizer.name).row_label(self.optimizer.part, self.optimizer.mode)
         return f"{label} --val-limit {self.sample.val_limit}" if self.sample.val_limit else label
-
-    def switches(self) -> dict[str, bool]:
-        """ToolObserver: the acting improvements that depart from its variant, as ``--[no-]KNOB`` switches."""
-        optimizer = self.optimizer
-        if optimizer is None or optimizer.variant is None:
-            return {}
-        variant = VARIANTS[optimizer.variant]
-        return {name: name in optimizer.improvements for name in Improvements.acting_in(optimizer.mode)
-                if (name in optimizer.improvements) != getattr(variant, name)}
 
     def tags(self, setting_name: str) -> dict[str, Any]:
         """The run's tags: what groups runs in MLflow (``setting_name``: the environment's name for its setting,
@@ -182,7 +227,7 @@ class RunDefinition:
         if self.optimizer is None:
             return {**common, "agent": self.agent, "lm": self.models.agent or "-", "optimizer": docs_kind(self.docs)}
         return {**common, "optimizer": self.optimizer.name, "mode": self.optimizer.mode, "lm": self.models.agent,
-                "editor_lm": self.models.editor, "seed": self.sample.seed}
+                "editor_lm": self.models.editor, "seed": seed_text(self.sample.seed)}
 
     def params(self, setting_name: str, *, learning: str, swept: bool = False) -> dict[str, Any]:
         """The run's MLflow params: what sets it apart from the runs it is compared with, and no more.
@@ -190,14 +235,13 @@ class RunDefinition:
         MLflow's compare page plots the first three params by name whose values differ between the runs it shows,
         one a run lacks counting as a difference: defaults that only one optimizer's runs logged would push what
         tells the rows of a comparison apart (method, optimizer, setting) off that plot. So a run logs its
-        optimizer's options only where they depart from their defaults (a sweep's trial, ``swept``, all the knobs
-        it draws), ToolObserver's variant always and the improvements switched away from it, its mode where it
-        is not the environment's ``learning``, and nothing unset. (Runs from before definitions were logged also
-        logged the improvements declared ``always_logged`` wherever they acted: the definition tag carries every
-        improvement now, and :mod:`otbench.run.lookup` reads those older runs.)
+        optimizer's knobs as its spec says (:meth:`~otbench.optimizers.spec.OptimizerSpec.params`: those that
+        depart from their defaults, every knob a sweep's trial draws, ``swept``), its mode where it is not the
+        environment's ``learning``, and nothing unset. A whole-split sample logs ``all`` as its seed.
         """
         models = self.models
-        shared: dict[str, Any] = {**{k: v for k, v in self.environment if v is not None}, "seed": self.sample.seed}
+        shared: dict[str, Any] = {**{k: v for k, v in self.environment if v is not None},
+                                  "seed": seed_text(self.sample.seed)}
         if models.agent is not None:
             shared |= {"lm": models.agent, "temperature": models.temperature}
             if models.embedded is not None:
@@ -218,17 +262,7 @@ class RunDefinition:
             params["editor_lm"] = models.editor
         if optimizer.mode != learning:
             params["mode"] = optimizer.mode
-        spec = OPTIMIZERS[optimizer.name]
-        declared = {knob_rules.dest(spec.knobs, name): default
-                    for name, _, default in knob_rules.declared(spec.knobs)} if spec.knobs is not None else {}
-        params |= {name: value for name, value in optimizer.knobs if swept or value != declared.get(name)}
-        if optimizer.variant is not None:
-            params["variant"] = optimizer.variant
-            params |= self.switches()
-            if optimizer.oracle_feedback:
-                params["oracle_feedback"] = True
-        elif optimizer.probe:
-            params["probe"] = True
+        params |= spec_of(optimizer.name).params(optimizer.part, optimizer.mode, swept=swept)
         return {name: value for name, value in params.items() if value is not None}
 
     def run_name(self, tasks: int, model_label: str, setting_name: str) -> str:
@@ -240,10 +274,24 @@ class RunDefinition:
             parts = ("evaluate", self.env, setting_name, self.agent, docs, f"n{tasks}",
                      model_label if self.models.agent else None)
         else:
-            variant = self.optimizer.variant if self.optimizer.variant not in (None, "improved") else None
+            variant = self.optimizer.part.get("variant")
             validated = f"val{self.sample.val_limit}" if self.sample.val_limit else None
-            parts = (self.optimizer.name, variant, self.env, setting_name, f"n{tasks}", validated, model_label)
+            parts = (self.optimizer.name, variant if variant != "improved" else None, self.env, setting_name,
+                     f"n{tasks}", validated, model_label)
         return "-".join(str(part) for part in parts if part)
+
+
+def split_sizes(env: Any) -> dict[str, int]:
+    """Tasks per split of an opened environment, as :meth:`RunDefinition.sized` takes them."""
+    sizes = {"test": len(env.tasks("test"))}
+    if env.learning == "offline":
+        sizes["train"] = len(env.tasks("train"))
+    return sizes
+
+
+def seed_text(seed: int | None) -> str:
+    """A sample's seed as runs log it: ``all`` for a whole-split sample."""
+    return "all" if seed is None else str(seed)
 
 
 def _embedded_params(models: Models) -> dict[str, Any]:
@@ -267,45 +315,34 @@ def as_plain(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
 
 
-def _models(lm: LMOptions, *, editor: bool) -> Models:
+def models_of(lm: LMOptions, *, editor: bool) -> Models:
+    """The models ``lm`` names (``editor``: an optimize run's, which also calls the editor's)."""
     editor_model = (lm.editor_lm or lm.lm) if editor else None
     uses_embedded = EMBEDDED in (lm.lm, editor_model)
     weights = (str(lm.gguf) if lm.gguf else lm.embedded_model) if uses_embedded else None
     return Models(lm.lm, editor_model, weights, lm.grammar if uses_embedded else None, lm.temperature)
 
 
-def evaluation(environment: EnvironmentOptions, *, agent: str, docs: str | None, tasks: int, seed: int,
+def evaluation(environment: EnvironmentOptions, *, agent: str, docs: str | None, limit: int | None, seed: int,
                lm: LMOptions) -> RunDefinition:
-    """The definition of an evaluation of ``agent`` with ``docs`` on ``tasks`` tasks of sample ``seed``
-    (``environment`` resolved)."""
-    models = _models(lm, editor=False) if agent == "llm" else Models(None)
+    """The definition of an evaluation of ``agent`` with ``docs`` on ``limit`` tasks of sample ``seed`` (None: every
+    task; ``environment`` resolved)."""
+    models = models_of(lm, editor=False) if agent == "llm" else Models(None)
     return RunDefinition("evaluate", environment.env, str(environment.setting), environment_options(environment),
-                         Sample(tasks, seed), models, agent=agent, docs=docs)
+                         Sample(limit, seed), models, agent=agent, docs=docs)
 
 
-def optimization(environment: EnvironmentOptions, *, optimizer: str, mode: str, limit: int, seed: int,
-                 test_limit: int, oracle_feedback: bool, variant: str, switches: Mapping[str, bool | None],
-                 knobs: Any, lm: LMOptions, val_limit: int | None = None) -> RunDefinition:
-    """The definition of an optimize run (``environment`` resolved, ``mode`` too): only what acts in ``mode``."""
-    spec = OPTIMIZERS[optimizer]
-    acting_knobs: tuple[tuple[str, Any], ...] = ()
-    if spec.knobs is not None:
-        chosen = knobs if knobs is not None else spec.knobs()
-        acting_knobs = tuple(sorted((knob_rules.dest(spec.knobs, name), getattr(chosen, name))
-                                    for name, declaration, _ in knob_rules.declared(spec.knobs)
-                                    if mode in declaration.modes))
-    if optimizer == "toolobserver":
-        used = improvements_of(variant, switches)
-        defined = Optimizer(optimizer, mode, variant=variant,
-                            improvements=tuple(sorted(name for name in Improvements.acting_in(mode)
-                                                      if getattr(used, name))),
-                            oracle_feedback=oracle_feedback, knobs=acting_knobs)
-    else:
-        defined = Optimizer(optimizer, mode, probe=bool(switches.get("probe")) if spec.offers_probe else None,
-                            knobs=acting_knobs)
+def optimization(environment: EnvironmentOptions, *, optimizer: str, knobs: Any, mode: str, limit: int, seed: int,
+                 test_limit: int, lm: LMOptions, val_limit: int | None = None) -> RunDefinition:
+    """The definition of an optimize run (``environment`` resolved, ``mode`` too): the knobs as far as they act in
+    ``mode``, as the optimizer's spec defines them (``knobs`` None: its declared defaults)."""
+    spec = spec_of(optimizer)
+    chosen = knobs if knobs is not None else spec.knobs_from({})
+    spec.check(chosen)
+    defined = Optimizer(optimizer, mode, frozen_part(spec.define(chosen, mode)))
     sample = Sample(limit, seed, test_limit if mode == "offline" else None, val_limit if mode == "offline" else None)
     return RunDefinition("optimize", environment.env, str(environment.setting), environment_options(environment),
-                         sample, _models(lm, editor=True), optimizer=defined)
+                         sample, models_of(lm, editor=True), optimizer=defined)
 
 
 def params_as_logged(params: Mapping[str, Any]) -> dict[str, str]:

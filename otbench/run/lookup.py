@@ -1,10 +1,12 @@
 """The finished run of a definition, found by its key; and the one adapter that reads any run's definition.
 
 A run logged with its definition (:mod:`otbench.run.definition`) is found by the key tag at once. A run
-logged before definitions were, or by an earlier format that lacks something added since, is read
-here and nowhere else: its params and tags are filled with what such runs meant (:data:`MEANT_WHEN_ABSENT`
-and the rules below), turned back into the command's options and defined again, so its key can be
-compared with the one wanted. Nothing else in otbench interprets what older runs logged.
+logged before definitions were, or by an earlier format (:data:`otbench.run.definition.VERSION`), is read
+here and nowhere else: an earlier definition is brought to the current format (:func:`definition_from_json`);
+a run with none has its params and tags filled with what such runs meant (:data:`MEANT_WHEN_ABSENT`, and each
+optimizer's own rules: :meth:`otbench.optimizers.spec.OptimizerSpec.earlier_values`) and defined again
+(:func:`definition_from_values`), so its key can be compared with the one wanted. Nothing else in otbench
+interprets what older runs logged.
 """
 
 from __future__ import annotations
@@ -14,13 +16,20 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from otbench import evaluate, optimize
-from otbench.envs.registry import EnvironmentOptions, own_defaults, resolve
+from otbench.envs.registry import EnvironmentOptions, learning_of, options_from_values, own_defaults, resolve
 from otbench.errors import ConfigError, OtbenchError
-from otbench.optimizers.registry import OPTIMIZERS
-from otbench.optimizers.settings import Improvements
+from otbench.optimizers.registry import OPTIMIZERS, spec_of
 from otbench.run import tracking
-from otbench.run.definition import DEFINITION_TAG, KEY_TAG, RunDefinition, environment_options
+from otbench.run.definition import (
+    DEFINITION_TAG,
+    KEY_TAG,
+    VERSION,
+    RunDefinition,
+    environment_options,
+    evaluation,
+    optimization,
+)
+from otbench.run.settings import lm_from_values
 
 MEANT_WHEN_ABSENT: dict[str, Any] = {"faults": None, "board_diagram": True, "phase_name": False,
                                      "refuse_repeats": False, "answer_cue": False}
@@ -36,10 +45,29 @@ def definition_of(run: Any) -> RunDefinition | None:
     stored = run.data.tags.get(DEFINITION_TAG)
     try:
         if stored is not None:
-            return _completed(RunDefinition.from_json(json.loads(stored)))
+            return definition_from_json(json.loads(stored))
         return _from_params(run.data.tags, run.data.params)
     except (OtbenchError, KeyError, TypeError, ValueError):
         return None
+
+
+def definition_from_json(data: Mapping[str, Any]) -> RunDefinition:
+    """A definition in any format that was ever logged, in the current one, with the environment options added
+    since it was logged at the value they meant."""
+    if data.get("version", 1) == 1:
+        data = _from_first_format(data)
+    return _completed(RunDefinition.from_json(data))
+
+
+def _from_first_format(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The first format kept an optimizer's variant, improvements, oracle feedback and probe beside its knobs:
+    its spec makes them knobs (:meth:`~otbench.optimizers.spec.OptimizerSpec.from_earlier_format`)."""
+    converted = {**data, "version": VERSION}
+    optimizer = data.get("optimizer")
+    if optimizer is not None:
+        converted["optimizer"] = {"name": optimizer["name"], "mode": optimizer["mode"],
+                                  "knobs": spec_of(optimizer["name"]).from_earlier_format(optimizer)}
+    return converted
 
 
 def _completed(definition: RunDefinition) -> RunDefinition:
@@ -56,6 +84,24 @@ def _decoded(value: str) -> Any:
         return json.loads(value)
     except ValueError:
         return value
+
+
+def definition_from_values(command: str, values: Mapping[str, Any], *, mode: str | None = None) -> RunDefinition:
+    """The definition that option values by command-line name make (an older run's params, an older checkpoint's
+    saved options): the environment resolved, an optimizer's knobs as its spec reads them."""
+    environment = resolve(options_from_values(values))
+    lm = lm_from_values(values)
+    seed = int(values.get("seed") or 0)
+    if command == "evaluate":
+        limit = values.get("limit")
+        return evaluation(environment, agent=str(values.get("agent") or "llm"), docs=values.get("docs"),
+                          limit=int(limit) if limit is not None else None, seed=seed, lm=lm)
+    name = str(values["optimizer"])
+    spec = spec_of(name)
+    knobs = spec.knobs_from(spec.earlier_values(values))
+    return optimization(environment, optimizer=name, knobs=knobs, mode=str(mode or values.get("mode") or learning_of(environment.env)),
+                        limit=int(values.get("limit", 10)), seed=seed, test_limit=int(values.get("test_limit", 10)),
+                        val_limit=values.get("val_limit"), lm=lm)
 
 
 def _from_params(tags: Mapping[str, str], logged: Mapping[str, str]) -> RunDefinition | None:
@@ -75,27 +121,50 @@ def _from_params(tags: Mapping[str, str], logged: Mapping[str, str]) -> RunDefin
         values["setting"] = str(params.get("setting", tags.get("setting", ""))).split(" ")[0]
         values["agent"] = tags.get("agent", "llm")
         values["lm"] = params["lm"] if params.get("lm", "-") != "-" else tags.get("lm", "embedded")
-        evaluated = evaluate.options_from(values)
-        evaluated = replace(evaluated, environment=resolve(evaluated.environment))
-        return evaluated.definition(tasks=int(params["limit"]))
+        return definition_from_values("evaluate", values)
     name = str(tags.get("optimizer", params.get("optimizer", "")))
     if name not in OPTIMIZERS:
         return None
     values |= {"optimizer": name, "setting": values.get("setting", tags.get("setting")),
                "lm": params.get("lm", tags.get("lm", "embedded")), "editor_lm": tags.get("editor_lm")}
-    mode = str(tags.get("mode", params.get("mode", "")))
-    if name == "toolobserver":
-        values.setdefault("variant", "paper")  # logged before --variant existed: the paper's protocol
-        for improvement in Improvements.always_logged():  # logged wherever they act once they existed
-            values.setdefault(improvement, False)
-    optimized = optimize.options_from(values)
-    optimized = replace(optimized, environment=resolve(optimized.environment), mode=mode or optimized.mode)
-    return optimized.definition(learning=mode)
+    return definition_from_values("optimize", values, mode=str(tags.get("mode", params.get("mode", ""))) or None)
+
+
+def same_run(found: RunDefinition, wanted: RunDefinition) -> bool:
+    """Whether ``found`` (a logged run's definition) is the run ``wanted`` defines: equal keys, or equal but for
+    the seed of a sample that holds its whole split (``wanted`` says so by having none, and ``found`` was judged on
+    as many tasks, so it drew the same ones)."""
+    if found.key == wanted.key:
+        return True
+    whole, sample = wanted.sample, found.sample
+    if whole.seed is not None or sample.seed is None:
+        return False
+    if (sample.limit, sample.test_limit, sample.val_limit) != (whole.limit, whole.test_limit, whole.val_limit):
+        return False
+    return replace(found, sample=replace(sample, seed=None)).key == wanted.key
 
 
 def find(definition: RunDefinition) -> Any | None:
     """The latest finished run of ``definition`` (not a sweep's trial), or None: by its key first, then through
-    :func:`definition_of` among the runs of the same command, environment and sample."""
+    :func:`definition_of` among the runs of the same command, environment and sample; else the results ledger's
+    finished entry of it, loaded into the store (:func:`otbench.run.ledger.load`)."""
+    found = _find_in_store(definition)
+    return found if found is not None else _from_ledger(definition, "finished")
+
+
+def _from_ledger(definition: RunDefinition, status: str) -> Any | None:
+    """The ledger's entry of ``definition`` with ``status``, loaded into the store as a run (None: no such entry)."""
+    import mlflow
+
+    from otbench.run import ledger
+
+    entry = ledger.find(definition)
+    if entry is None or entry.status != status:
+        return None
+    return mlflow.get_run(ledger.load(entry))
+
+
+def _find_in_store(definition: RunDefinition) -> Any | None:
     import mlflow
 
     experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
@@ -107,8 +176,9 @@ def find(definition: RunDefinition) -> Any | None:
                                   f"{finished}", order_by=["attributes.start_time DESC"]):
         if "mlflow.parentRunId" not in run.data.tags:
             return run
-    clauses = [f"tags.command = {quoted(definition.command)}", f"tags.env = {quoted(definition.env)}",
-               f"params.seed = {quoted(str(definition.sample.seed))}", finished]
+    clauses = [f"tags.command = {quoted(definition.command)}", f"tags.env = {quoted(definition.env)}", finished]
+    if definition.sample.seed is not None:
+        clauses.append(f"params.seed = {quoted(str(definition.sample.seed))}")
     if definition.sample.limit is not None:
         clauses.append(f"params.limit = {quoted(str(definition.sample.limit))}")
     for run in client.search_runs([experiment.experiment_id], " AND ".join(clauses),
@@ -116,23 +186,35 @@ def find(definition: RunDefinition) -> Any | None:
         if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
             continue
         found = definition_of(run)
-        if found is not None and found.key == definition.key:
+        if found is not None and same_run(found, definition):
             return run
     return None
 
 
 def unfinished(definition: RunDefinition) -> list[Any]:
     """Runs of ``definition`` that did not finish (stopped, failed, or left running by a process that died),
-    newest first: an interrupted cell of a grid resumes the newest of them."""
+    newest first: an interrupted cell of a grid resumes the newest of them. Runs logged by an earlier format are
+    read through :func:`definition_of`; with none in the store, the results ledger's interrupted entry of it
+    (run elsewhere as far as it got) is loaded as one."""
     import mlflow
 
     experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
-    if experiment is None:
-        return []
-    return [run for run in mlflow.MlflowClient().search_runs(
-        [experiment.experiment_id], f"tags.`{KEY_TAG}` = {quoted(definition.key)} AND "
-        "attributes.status != 'FINISHED'", order_by=["attributes.start_time DESC"])
-        if "mlflow.parentRunId" not in run.data.tags]
+    found = []
+    if experiment is not None:
+        searched = mlflow.MlflowClient().search_runs(
+            [experiment.experiment_id], f"tags.command = {quoted(definition.command)} AND "
+            f"tags.env = {quoted(definition.env)} AND attributes.status != 'FINISHED'",
+            order_by=["attributes.start_time DESC"])
+        for run in searched:
+            if "mlflow.parentRunId" in run.data.tags:
+                continue
+            if run.data.tags.get(KEY_TAG) == definition.key or (
+                    (logged := definition_of(run)) is not None and same_run(logged, definition)):
+                found.append(run)
+    if found:
+        return found
+    loaded = _from_ledger(definition, "interrupted")
+    return [loaded] if loaded is not None else []
 
 
 def quoted(value: str) -> str:

@@ -85,7 +85,8 @@ def read(run: Any) -> RunOutcomes | None:
     Runs logged before ``outcomes.json`` existed are read from what they did keep: an evaluation's
     ``per_task.json`` table, an offline optimize run's ``test_trajectories.jsonl``.
     """
-    sample = int(run.data.params.get("seed", run.data.tags.get("seed", 0)) or 0)
+    logged = str(run.data.params.get("seed", run.data.tags.get("seed", 0)) or 0)
+    sample = int(logged) if logged.lstrip("-").isdigit() else 0  # "all": a whole split, drawn with any seed
     kept = artifact_text(run.info.run_id, OUTCOMES_ARTIFACT)
     if kept is not None:
         document = json.loads(kept)

@@ -31,6 +31,7 @@ prints a traceback.
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -192,6 +193,54 @@ def run_name(*parts: Any) -> str:
     return "-".join([*(str(part) for part in parts if part not in (None, "")), time.strftime("%m%d-%H%M%S")])
 
 
+MACHINE_TAG = "otbench.machine"
+"""Tag every run carries: the machine it ran on (:func:`this_machine`, as JSON)."""
+VERSION_TAG = "otbench.version"
+"""Tag every run carries: the package's version (git's commit is MLflow's own ``mlflow.source.git.commit``)."""
+
+
+def this_machine() -> dict[str, Any]:
+    """The machine a run runs on, as runs and the results ledger keep it."""
+    import platform
+
+    from otbench.core.parallel import usable_cores
+
+    return {"cores": usable_cores(), "processor": platform.processor() or platform.machine(),
+            "system": platform.system()}
+
+
+CODE_TAG = "otbench.code"
+"""Tag every run carries: the git commit of the code it ran on, ``-dirty`` with uncommitted changes."""
+
+
+@functools.cache
+def code_commit() -> str | None:
+    """This checkout's git commit, with ``-dirty`` when tracked files had uncommitted changes (None outside git), as
+    the process first asks: the code a process runs is the code it loaded."""
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=here, capture_output=True, text=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    return f"{commit}-dirty" if commit and git("status", "--porcelain", "--untracked-files=no") else commit
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("otbench")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _scalar(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
@@ -220,7 +269,9 @@ def tracked_run(name: str, *, tags: dict[str, Any], params: dict[str, Any], nest
     """
     import mlflow
 
-    with mlflow.start_run(run_name=name, tags={k: _scalar(v) for k, v in tags.items()}, nested=nested) as run:
+    stamped = {**tags, MACHINE_TAG: json.dumps(this_machine(), sort_keys=True), VERSION_TAG: _package_version(),
+               CODE_TAG: code_commit() or "unknown"}
+    with mlflow.start_run(run_name=name, tags={k: _scalar(v) for k, v in stamped.items()}, nested=nested) as run:
         mlflow.set_tag(RUN_COLOR_TAG, run_color(run.info.experiment_id, run.info.run_id))
         mlflow.log_params({k: _scalar(v)[:500] for k, v in params.items()})
         with _ended_by_its_outcome(run):
@@ -235,6 +286,16 @@ def resumed_run(run_id: str) -> Iterator[Any]:
 
     with mlflow.start_run(run_id=run_id) as run, _ended_by_its_outcome(run):
         yield run
+
+
+def retag(definition: Any) -> None:
+    """Tag the active run with ``definition``'s key and JSON (:mod:`otbench.run.definition`): a resumed run's
+    definition as the current format reads it."""
+    import mlflow
+
+    from otbench.run.definition import DEFINITION_TAG, KEY_TAG
+
+    mlflow.set_tags({KEY_TAG: definition.key, DEFINITION_TAG: definition.canonical()})
 
 
 def run_color(experiment_id: str, run_id: str) -> str:
@@ -495,18 +556,19 @@ CHECKPOINT_STEP = "step"
 """Checkpoint entry: the iteration it was written after, so a resume reads the calls of the iterations up to it."""
 
 
-def log_definition(args: dict[str, Any]) -> None:
-    """What defines an optimize run, logged when it starts: a run stopped before its first checkpoint can
-    still be resumed (it starts over in the same MLflow run; the LM cache serves the calls it had made)."""
+def log_definition(definition: dict[str, Any]) -> None:
+    """What defines an optimize run (its definition's JSON), logged when it starts: a run stopped before its first
+    checkpoint can still be resumed (it starts over in the same MLflow run; the LM cache serves the calls it had
+    made)."""
     import mlflow
 
-    mlflow.log_dict({"args": args}, DEFINITION)
+    mlflow.log_dict({"definition": definition}, DEFINITION)
 
 
 def load_checkpoint(run_id: str) -> dict[str, Any]:
     """The last finished iteration of an optimize run, for ``--resume``, with the calls its finished iterations
     saw (``observed_calls``); for a run stopped before its first iteration finished, only its definition
-    (``{"args": ...}``, no ``docs``)."""
+    (``{"definition": ...}``, or ``{"args": ...}`` as runs logged it before definitions; no ``docs``)."""
     import mlflow
 
     from otbench.errors import DataError

@@ -1,5 +1,5 @@
 """A comparison table built from its rows' runs: every metric with its interval, each row's paired difference
-to ``base`` and to ``+TO`` on the primary metric, marked where it holds after Holm's adjustment across the
+to ``base`` and to the reference optimizer's row (``+TO``) on the primary metric, marked where it holds after Holm's adjustment across the
 table, and warnings when the table cannot tell its rows apart.
 
 Rows are scored on the same tasks, so differences are paired task by task (:mod:`otbench.evals.outcomes`); a row
@@ -19,15 +19,18 @@ from typing import Any
 from otbench.evals import stats
 from otbench.evals.outcomes import MetricRule, Outcomes, difference, gap_share, rules_of, sample_values, value_of
 from otbench.evals.stats import Difference, Interval
+from otbench.optimizers.registry import reference_label
 from otbench.run import outcomes as run_outcomes
 
-REFERENCES = {"vs_base": "base", "vs_TO": "+TO"}
-"""The difference columns: every row against base docs, and against the full ToolObserver."""
+REFERENCES = {"vs_base": "base", f"vs_{reference_label().lstrip('+')}": reference_label()}
+"""The difference columns: every row against base docs, and against the reference optimizer's default row
+(:data:`otbench.optimizers.registry.REFERENCE`: ``vs_TO``)."""
 LEGACY_MARK = "†"
 """Marks a row whose runs kept no per-task outcomes (logged before they were kept)."""
-CODE_VERSION_TAG = "mlflow.source.git.commit"
-"""The commit MLflow records for a run started from a git checkout (none from an installed package): MLflow's
-``MLFLOW_GIT_COMMIT``, spelled out so that building a table does not import MLflow."""
+CODE_VERSION_TAGS = ("otbench.code", "mlflow.source.git.commit")
+"""Where a run says which commit it ran on: otbench's own tag (``-dirty`` with uncommitted changes), else the one MLflow
+records for a run started from a git checkout (``MLFLOW_GIT_COMMIT``, spelled out so that building a table does not
+import MLflow)."""
 
 
 @dataclass(frozen=True)
@@ -158,8 +161,8 @@ def _differences(rows: Sequence[RowRuns], by_label: Mapping[str, RowRuns],
     for row in rows:
         for column, reference in REFERENCES.items():
             other = by_label.get(reference)
-            if other is None or row.label == reference or (column == "vs_TO" and row.label == "base"):
-                continue  # base against +TO is +TO against base, tested once
+            if other is None or row.label == reference or (column != "vs_base" and row.label == "base"):
+                continue  # base against the reference row is that row against base, tested once
             mine, theirs = row.pooled, other.pooled
             if mine is None or theirs is None:
                 found[(row.label, column)] = Difference(math.nan, math.nan, math.nan, math.nan, 0, 0,
@@ -189,7 +192,7 @@ def code_versions(rows: Sequence[RowRuns]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for row in rows:
         for run in row.runs:
-            commit = run.data.tags.get(CODE_VERSION_TAG)
+            commit = next((run.data.tags[tag] for tag in CODE_VERSION_TAGS if run.data.tags.get(tag)), None)
             if commit and row.label not in found.setdefault(commit[:7], []):
                 found[commit[:7]].append(row.label)
     return found
@@ -295,7 +298,8 @@ def display_rows(table: Table, primary: str) -> list[dict[str, Any]]:
 
 def legend(table: Table, primary: str) -> str:
     """What the marks and difference columns mean, printed under a table."""
-    return (f"[low, high]: 95% interval; vs_base / vs_TO: paired difference in {primary} to base / +TO on the same "
+    reference, column = reference_label(), list(REFERENCES)[1]
+    return (f"[low, high]: 95% interval; vs_base / {column}: paired difference in {primary} to base / {reference} on the same "
             f"tasks, * where it holds (p < {stats.ALPHA} after Holm over the table's tests); "
             f"{LEGACY_MARK}: no per-task outcomes (run logged before they were kept)")
 

@@ -43,7 +43,7 @@ class Study:
     name: str
     knobs: type[knob_rules.Knobs]
     start: Any
-    """The knob values trials start from (those a trial does not draw keep them)."""
+    """The knobs trials start from (what a trial does not draw keeps its value)."""
     mode: str
     seed: int
     metric: str
@@ -76,15 +76,14 @@ class SweepResult:
 
 def sweepable() -> list[str]:
     """The optimizers with at least one knob declared with a sweep range."""
-    return [name for name, spec in OPTIMIZERS.items()
-            if spec.knobs is not None and any(knob.sweep for _, knob, _ in knob_rules.declared(spec.knobs))]
+    return [name for name, spec in OPTIMIZERS.items() if spec.sweepable]
 
 
 def knobs_to_sweep(optimizer: str) -> type[knob_rules.Knobs]:
-    knobs = OPTIMIZERS[optimizer].knobs
-    if knobs is None or optimizer not in sweepable():
+    """The knobs class of an optimizer that has knobs to sweep; refused on one line otherwise."""
+    if optimizer not in sweepable():
         raise ConfigError(f"{optimizer} has no knobs to sweep; sweep one of: {', '.join(sweepable())}")
-    return knobs
+    return OPTIMIZERS[optimizer].knobs
 
 
 def _join_study(name: str, storage: str | None, seed: int, attempts: int = 3) -> Any:
@@ -126,7 +125,7 @@ def tune(options: SweepOptions, study: Study, trial: Callable[[Any], Trial]) -> 
             shared.stop()
             raise optuna.TrialPruned("token budget spent")
         chosen = knob_rules.search_space(study.knobs, drawn, study.mode)
-        outcome = trial(knob_rules.from_values(study.knobs, {**knob_rules.values(study.start), **chosen}))
+        outcome = trial(knob_rules.replaced(study.start, chosen))
         drawn.set_user_attr("tokens", outcome.tokens)
         drawn.set_user_attr("run_id", outcome.run_id)
         return outcome.score

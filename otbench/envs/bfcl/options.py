@@ -15,6 +15,8 @@ from otbench.errors import ConfigError
 if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions
 
+LEARNING = "online"
+"""Its docs are learned per task, at test time (its environment's ``learning``)."""
 DEFAULT_SETTING = "names_only"
 
 

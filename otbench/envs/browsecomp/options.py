@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 
 
 
+LEARNING = "offline"
+"""Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
+
+
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--retriever", default="bm25", help="BrowseComp: search backend, bm25 (default) or dense")
     group.add_argument("--snippet-chars", type=int, default=defaults.SNIPPET_CHARS,

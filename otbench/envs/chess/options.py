@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions
 
 
+LEARNING = "offline"
+"""Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
+
+
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--max-moves", type=positive_int, default=120,
                        help="chess: agent moves per test game before it is scored a draw (default 120)")

@@ -18,6 +18,10 @@ from otbench.errors import ConfigError
 if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions
 
+LEARNING = "offline"
+"""Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
+
+
 DEFAULT_SETTING = "names_only"
 DEFAULT_TOOLKIT = FAMILIES[0]
 

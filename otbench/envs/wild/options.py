@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions
 
 
+LEARNING = "offline"
+"""Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
+
+
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--max-steps", type=positive_int, default=defaults.MAX_STEPS,
                        help=f"Wild: replies the agent may make per user turn (default {defaults.MAX_STEPS})")

@@ -1,17 +1,28 @@
-"""What each optimizer lets a user set, declared apart from the optimizers themselves.
+"""ToolObserver as the commands see it: its knobs, its variants and improvements, its rows and flags.
 
-The commands build their options (``--variant``, ``--no-per-tool``, ``--p2p-samples``...), check
-them and pick sweep spaces from these declarations alone, so ``--help`` and a refused option
-answer without importing DSPy: the optimizers' modules import DSPy, this one only dataclasses.
-Each optimizer takes its defaults and bounds from here (:mod:`otbench.optimizers.knobs`).
+The paper's protocol is the ``paper`` variant (:data:`PAPER`); what makes it work with a small editor is a set
+of named improvements (:class:`Improvements`), each an ablation of its own, all on in the ``improved`` variant
+(:data:`IMPROVED`). A run's definition keeps the variant and the improvements switched on that act in its
+learning mode, so a ``--variant paper`` run (none on) has the same definition however the declarations grow.
+This module imports no DSPy (:mod:`otbench.optimizers.spec`); the teleprompter is
+:class:`otbench.optimizers.toolobserver.ToolObserver`.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from otbench.errors import ConfigError
+from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.knobs import MODES, knob
+from otbench.optimizers.spec import Built, OptimizerSpec
+
+if TYPE_CHECKING:
+    from otbench.optimizers.base import DocOptimizer
 
 
 def _knob(help_text: str, modes: tuple[str, ...] = MODES, *, always_logged: bool = False) -> Any:
@@ -132,41 +143,156 @@ class Improvements:
         return tuple(f.name for f in fields(cls) if mode in f.metadata["modes"])
 
 
-@dataclass(frozen=True)
-class ToolObserverKnobs:
-    """ToolObserver's budget knobs (command line, sweeps and checks derive from them: :mod:`otbench.optimizers.knobs`)."""
-
-    flag_prefix: ClassVar[str] = ""
-    iterations: int | None = knob(None, "max editor iterations (default: 10 online, 3 offline)", minimum=1,
-                                  sweep={"online": (1, 10), "offline": (1, 5)})
-    batch_size: int = knob(10, "offline mini-batch size", minimum=1, sweep={"offline": (5, 20)}, modes=("offline",))
-
-
 PAPER = Improvements()
 IMPROVED = Improvements(**{name: True for name in Improvements.names()})
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 
 @dataclass(frozen=True)
-class Play2PromptKnobs:
-    """Play2Prompt's budget; the defaults are the smallest that still keeps a beam of docs (command line,
-    sweeps and checks derive from these declarations: :mod:`otbench.optimizers.knobs`)."""
+class ToolObserverKnobs:
+    """ToolObserver's knobs: its budget (command line, sweeps and checks derive from it:
+    :mod:`otbench.optimizers.knobs`), its variant, the improvements switched away from it, and oracle feedback."""
 
-    flag_prefix: ClassVar[str] = "p2p"
-    samples: int = knob(3, "tool-play samples per tool", minimum=1, sweep=(1, 4))
-    retries: int = knob(2, "retries after a failed call", minimum=0, sweep=(0, 3))
-    top_k: int = knob(3, "examples kept per tool", minimum=1, sweep=(1, 4))
-    beam_width: int = knob(2, "docs kept per round", minimum=1, sweep=(1, 3))
-    expansions: int = knob(2, "rewrites per beam doc", minimum=1, sweep=(1, 3))
-    iterations: int = knob(1, "beam rounds", minimum=1, sweep=(1, 3))
+    flag_prefix: ClassVar[str] = ""
+    iterations: int | None = knob(None, "max editor iterations (default: 10 online, 3 offline)", minimum=1,
+                                  sweep={"online": (1, 10), "offline": (1, 5)})
+    batch_size: int = knob(10, "offline mini-batch size", minimum=1, sweep={"offline": (5, 20)}, modes=("offline",))
+    variant: str = "improved"
+    """``improved`` (every improvement on) or ``paper`` (the paper's protocol, as published)."""
+    switches: Mapping[str, bool] = field(default_factory=dict)
+    """Improvements turned on or off whatever the variant (``{"facts": False}``: an ablation)."""
+    oracle_feedback: bool = False
+    """Online: show the editor whether each attempt succeeded, as the authors' released code did (off in the paper)."""
+
+    @property
+    def improvements(self) -> Improvements:
+        """The variant with the switches on top; an unknown variant or improvement is refused on one line."""
+        if self.variant not in VARIANTS:
+            raise ConfigError(f"unknown variant {self.variant!r}; choose from {', '.join(VARIANTS)}")
+        unknown = [name for name in self.switches if name not in Improvements.names()]
+        if unknown:
+            raise ConfigError(f"unknown improvement {unknown[0]!r}; choose from {', '.join(Improvements.names())}")
+        return dataclasses.replace(VARIANTS[self.variant], **{name: bool(on) for name, on in self.switches.items()})
 
 
-@dataclass(frozen=True)
-class GEPAKnobs:
-    """GEPA's budget (command line, sweeps and checks derive from it: :mod:`otbench.optimizers.knobs`)."""
+class ToolObserverSpec(OptimizerSpec):
+    """The hooks of :class:`~otbench.optimizers.spec.OptimizerSpec` for a variant, switchable improvements and
+    oracle feedback beside the budget knobs."""
 
-    flag_prefix: ClassVar[str] = "gepa"
-    budget: int = knob(8, "attempts GEPA may spend searching, per task searched over (it starts no "
-                              "iteration once they are spent)", minimum=2, sweep=(4, 16))
-    minibatch: int = knob(3, "tasks per reflection (offline; online there is one)", minimum=1, sweep=(1, 5),
-                          modes=("offline",))
+    def add_arguments(self, group: argparse._ArgumentGroup, taken: set[str], *, budget_only: bool = False) -> None:
+        super().add_arguments(group, taken, budget_only=budget_only)
+        if budget_only:
+            return
+        group.description = ("ToolObserver's budget, variant and improvements; --probe (probing and the learned "
+                             "schema) applies to every optimizer offered it")
+        group.add_argument("--variant", default="improved",
+                           help="improved (default: every improvement on) or paper (the paper's protocol, as published)")
+        group.add_argument("--oracle-feedback", action="store_true",
+                           help="online: show the editor whether each attempt succeeded (off in the paper)")
+        for name in Improvements.names():
+            if name not in taken:
+                group.add_argument(f"--{name.replace('_', '-')}", dest=name, action=argparse.BooleanOptionalAction,
+                                   default=None,
+                                   help=f"this improvement on or off, whatever the variant: {Improvements.help(name)}")
+                taken.add(name)
+
+    def knobs_from(self, values: Mapping[str, Any]) -> ToolObserverKnobs:
+        budget: ToolObserverKnobs = knob_rules.from_values(self.knobs, values)
+        chosen = dataclasses.replace(
+            budget, variant=str(values.get("variant") or "improved"), oracle_feedback=bool(values.get("oracle_feedback")),
+            switches={name: bool(values[name]) for name in Improvements.names() if values.get(name) is not None})
+        chosen.improvements  # noqa: B018 - refuses an unknown variant here, before anything loads
+        return chosen
+
+    def check(self, knobs: Any) -> None:
+        super().check(knobs)
+        knobs.improvements  # noqa: B018 - refuses an unknown variant or improvement
+
+    def define(self, knobs: Any, mode: str) -> dict[str, Any]:
+        used = knobs.improvements
+        return {**super().define(knobs, mode), "variant": knobs.variant, "oracle_feedback": bool(knobs.oracle_feedback),
+                "improvements": sorted(name for name in Improvements.acting_in(mode) if getattr(used, name))}
+
+    def knobs_of(self, part: Mapping[str, Any], mode: str) -> ToolObserverKnobs:
+        variant = VARIANTS[str(part["variant"])]
+        on = set(part.get("improvements", ()))
+        switches = {name: name in on for name in Improvements.acting_in(mode) if (name in on) != getattr(variant, name)}
+        budget: ToolObserverKnobs = knob_rules.from_values(self.knobs, part)
+        return dataclasses.replace(budget, variant=str(part["variant"]), switches=switches,
+                                   oracle_feedback=bool(part.get("oracle_feedback")))
+
+    def params(self, part: Mapping[str, Any], mode: str, *, swept: bool) -> dict[str, Any]:
+        params = super().params(part, mode, swept=swept)
+        params["variant"] = part["variant"]
+        params |= self._departures(part, mode)
+        if part.get("oracle_feedback"):
+            params["oracle_feedback"] = True
+        return params
+
+    @staticmethod
+    def _departures(part: Mapping[str, Any], mode: str) -> dict[str, bool]:
+        """The improvements acting in ``mode`` that a definition part has switched away from its variant, as
+        ``--[no-]NAME`` switches."""
+        variant, on = VARIANTS[str(part["variant"])], set(part.get("improvements", ()))
+        return {name: name in on for name in Improvements.acting_in(mode) if (name in on) != getattr(variant, name)}
+
+    def row_label(self, part: Mapping[str, Any], mode: str) -> str:
+        """``+TO``; ``+TO (paper)`` for the paper's variant; ``+TO --no-facts`` for an improvement switched away from
+        its variant (an ablation)."""
+        variant = str(part["variant"])
+        label = self.label + (f" ({variant})" if variant != "improved" else "")
+        for name, on in self._departures(part, mode).items():
+            label += f" --{'' if on else 'no-'}{name.replace('_', '-')}"
+        return label
+
+    def from_earlier_format(self, optimizer: Mapping[str, Any]) -> dict[str, Any]:
+        return {**dict(optimizer.get("knobs", {})), "variant": optimizer["variant"],
+                "improvements": sorted(optimizer.get("improvements", ())),
+                "oracle_feedback": bool(optimizer.get("oracle_feedback"))}
+
+    def earlier_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Runs logged before ``--variant`` existed ran the paper's protocol; the improvements declared
+        ``always_logged`` were logged wherever they acted once they existed, so one a run lacks was off."""
+        filled = {"variant": "paper", **values}
+        for improvement in Improvements.always_logged():
+            filled.setdefault(improvement, False)
+        return filled
+
+    def rows(self, knobs: Any, mode: str, *, probe: bool, probe_only: bool, ablations: bool) -> list[Any]:
+        """The paper's protocol and the improved variant; with ``ablations``, the improved variant with each of its
+        improvements that act in ``mode`` switched off, one at a time."""
+        own = [dataclasses.replace(knobs, variant="paper"), knobs]
+        if not ablations:
+            return own
+        return own + [dataclasses.replace(knobs, switches={**knobs.switches, name: False})
+                      for name in Improvements.acting_in(mode) if getattr(IMPROVED, name)]
+
+    @property
+    def has_ablations(self) -> bool:
+        return True
+
+    def knob_tables(self) -> str:
+        return f"{super().knob_tables()}\n\n{improvements_table()}"
+
+
+def improvements_table() -> str:
+    """The improvements as a Markdown table, in declaration order (switch, paper and improved variants, modes)."""
+    rows = ["| switch | paper | improved | acts | what it does |", "|---|---|---|---|---|"]
+    on = {True: "on", False: "off"}
+    for name in Improvements.names():
+        modes = " and ".join(mode for mode in MODES if name in Improvements.acting_in(mode))
+        rows.append(f"| `--[no-]{name.replace('_', '-')}` | {on[getattr(PAPER, name)]} | {on[getattr(IMPROVED, name)]} "
+                    f"| {modes} | {Improvements.help(name).replace('|', chr(92) + '|')} |")
+    return "\n".join(rows)
+
+
+def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
+    from otbench.optimizers.toolobserver import ToolObserver
+
+    return ToolObserver(editor_lm=lms["editor"], mode=built.mode, max_iterations=knobs.iterations,
+                        batch_size=knobs.batch_size, improvements=knobs.improvements,
+                        oracle_feedback=knobs.oracle_feedback, **built.common)
+
+
+SPEC = ToolObserverSpec("toolobserver", "+TO", ToolObserverKnobs, _build,
+                        teleprompter="otbench.optimizers.toolobserver.ToolObserver")

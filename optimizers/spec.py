@@ -1,0 +1,174 @@
+"""How the commands see one optimizer: its name and row label, its knobs, and how it is built.
+
+Every command reads an optimizer through its spec, and nothing else of it: the command-line flags
+(:meth:`OptimizerSpec.add_arguments`), the knobs a command line, a checkpoint or a grid sets
+(:meth:`~OptimizerSpec.knobs_from`), the part of a run's definition the knobs make in a learning mode
+(:meth:`~OptimizerSpec.define`, read back by :meth:`~OptimizerSpec.knobs_of`), the MLflow params that tell
+its runs apart, its comparison rows and row labels, its sweep space, its knob tables in the docs and the
+teleprompter itself (:meth:`~OptimizerSpec.build`). The defaults here serve an optimizer whose knobs are whole
+numbers (:mod:`otbench.optimizers.knobs`), with the shared probe where it is offered; an optimizer with choices
+of another kind (ToolObserver's variant and improvements) overrides the hooks in its own spec.
+
+A spec module imports no DSPy: ``--help`` builds every flag from the specs alone, and the teleprompter's
+module is imported by :meth:`~OptimizerSpec.build` when a run starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from otbench.errors import ConfigError
+from otbench.optimizers import knobs as knob_rules
+
+if TYPE_CHECKING:
+    from otbench.envs.base import Environment
+    from otbench.optimizers.base import DocOptimizer
+
+PROBE_HELP = ("before learning, call each tool whose parameters are not shown once with no arguments: the tool's "
+              "error names its required parameters, and the agent is shown the schema learned that way")
+"""The shared probe, offered to every optimizer that declares ``offers_probe``: the same help for the same help."""
+
+
+@dataclass(frozen=True)
+class Built:
+    """What every teleprompter is built with besides its knobs and LMs."""
+
+    env: Environment
+    mode: str
+    """``online`` or ``offline``, resolved."""
+    seed: int
+    """The run's seed (an optimizer that draws at random takes it)."""
+    common: Mapping[str, Any]
+    """Keyword arguments every teleprompter takes: ``env``, ``tracker``, ``num_threads``, ``progress``."""
+
+
+Build = Callable[[Any, Mapping[str, Any], Built], "DocOptimizer"]
+"""``build(knobs, LMs by phase, what every teleprompter is built with)``."""
+
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    """One optimizer as the commands see it (see the module's docstring for each hook)."""
+
+    name: str
+    label: str
+    """The comparison row of its default knobs (``+P2P``); :meth:`row_label` adds what departs from them."""
+    knobs: type[knob_rules.Knobs]
+    """Its knobs: a frozen dataclass; fields declared with :func:`otbench.optimizers.knobs.knob` are whole-number
+    budget knobs (flags, bounds, sweeps derive from them), other fields are the spec's own choices."""
+    build_with: Build
+    teleprompter: str = ""
+    """Where its teleprompter class is (``otbench.optimizers.gepa.GEPA``): the API reference documents it there."""
+    offers_probe: bool = False
+    """Whether its knobs have a ``probe`` field that the shared ``--probe`` sets (compare's ``(probe)`` rows)."""
+    seeded: bool = False
+    """Whether it draws at random with the run's seed: its runs on a full task sample still differ by seed."""
+
+    # -- command line ---------------------------------------------------------------------------------------------
+    def add_arguments(self, group: argparse._ArgumentGroup, taken: set[str], *, budget_only: bool = False) -> None:
+        """Its flags in ``group``: the budget knobs, and (unless ``budget_only``, as compare's) the shared
+        ``--[no-]probe``; a flag another optimizer already added (``taken``: their dests) is not added twice."""
+        if not budget_only and self.offers_probe and "probe" not in taken:
+            group.add_argument("--probe", dest="probe", action=argparse.BooleanOptionalAction, default=None,
+                               help=f"{PROBE_HELP} (default off)")
+            taken.add("probe")
+        fresh = [name for name, _, _ in knob_rules.declared(self.knobs)
+                 if knob_rules.dest(self.knobs, name) not in taken]
+        knob_rules.add_arguments(group, self.knobs, only=fresh)
+        taken.update(knob_rules.dest(self.knobs, name) for name in fresh)
+
+    def knobs_from(self, values: Mapping[str, Any]) -> Any:
+        """Its knobs as ``values`` set them by option name (a command line's, a grid's; defaults for the rest),
+        checked; refused on one line when they cannot be."""
+        chosen = knob_rules.from_values(self.knobs, values)
+        if self.offers_probe and values.get("probe") is not None:
+            chosen = dataclasses.replace(chosen, probe=bool(values["probe"]))
+        return chosen
+
+    def check(self, knobs: Any) -> None:
+        """Refuse knobs of another optimizer's type, or out of their bounds."""
+        if not isinstance(knobs, self.knobs):
+            raise ConfigError(f"{self.name} takes {self.knobs.__name__}, not {type(knobs).__name__}")
+        knob_rules.check(knobs)
+
+    # -- the run's definition -------------------------------------------------------------------------------------
+    def define(self, knobs: Any, mode: str) -> dict[str, Any]:
+        """The knobs as a run's definition keeps them: those that act in ``mode``, by option name, and the probe."""
+        part = {knob_rules.dest(self.knobs, name): getattr(knobs, name)
+                for name, declaration, _ in knob_rules.declared(self.knobs) if mode in declaration.modes}
+        if self.offers_probe:
+            part["probe"] = bool(knobs.probe)
+        return part
+
+    def knobs_of(self, part: Mapping[str, Any], mode: str) -> Any:
+        """The knobs a definition's part stands for (what does not act in ``mode`` at its default)."""
+        return self.knobs_from(part)
+
+    def params(self, part: Mapping[str, Any], mode: str, *, swept: bool) -> dict[str, Any]:
+        """What its runs log as MLflow params beside the shared ones: the knobs that depart from their declared
+        defaults (all the drawn ones in a sweep's trial, ``swept``), and the probe where it is on."""
+        declared = {knob_rules.dest(self.knobs, name): default for name, _, default in knob_rules.declared(self.knobs)}
+        params = {name: value for name, value in part.items() if name in declared
+                  and (swept or value != declared[name])}
+        if part.get("probe"):
+            params["probe"] = True
+        return params
+
+    def row_label(self, part: Mapping[str, Any], mode: str) -> str:
+        """The comparison row a run with this definition part is: ``+P2P``, ``+P2P (probe)`` with the probe."""
+        return self.label + (" (probe)" if part.get("probe") else "")
+
+    def from_earlier_format(self, optimizer: Mapping[str, Any]) -> dict[str, Any]:
+        """A definition's optimizer part from the first format (knobs, and the probe beside them)."""
+        part = dict(optimizer.get("knobs", {}))
+        if self.offers_probe:
+            part["probe"] = bool(optimizer.get("probe"))
+        return part
+
+    def earlier_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Option values of a run logged before definitions were, with what such runs meant where they logged
+        nothing (here: nothing to add)."""
+        return dict(values)
+
+    # -- comparisons, sweeps, docs ---------------------------------------------------------------------------------
+    def rows(self, knobs: Any, mode: str, *, probe: bool, probe_only: bool, ablations: bool) -> list[Any]:
+        """``compare``'s rows of this optimizer (each a knobs value): its own, and with the shared probe when asked
+        (only that one with ``probe_only``); an optimizer with no improvements has no ablations."""
+        if not self.offers_probe:
+            return [knobs]
+        probed = [dataclasses.replace(knobs, probe=True)] if probe or probe_only else []
+        return ([] if probe_only else [dataclasses.replace(knobs, probe=False)]) + probed
+
+    @property
+    def has_ablations(self) -> bool:
+        """Whether ``compare --ablations`` adds rows of it."""
+        return False
+
+    def search_space(self, trial: Any, mode: str) -> dict[str, Any]:
+        """An optuna trial's values of the knobs swept in ``mode``, by option name."""
+        return knob_rules.search_space(self.knobs, trial, mode)
+
+    @property
+    def sweepable(self) -> bool:
+        return any(declaration.sweep for _, declaration, _ in knob_rules.declared(self.knobs))
+
+    def knob_tables(self) -> str:
+        """Its knobs as Markdown tables for its docs page (the site writes them at build time)."""
+        return knob_rules.markdown_table(self.knobs, self.label)
+
+    def build(self, knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
+        """The teleprompter, with its knobs and its LMs charged to the right phases."""
+        return self.build_with(knobs, lms, built)
+
+
+def load(module: str) -> OptimizerSpec:
+    """The ``SPEC`` a spec module declares (a registry line names the module)."""
+    spec = getattr(importlib.import_module(module), "SPEC", None)
+    if not isinstance(spec, OptimizerSpec):
+        raise ConfigError(f"{module} declares no SPEC (an OptimizerSpec)")
+    return spec

@@ -1,0 +1,207 @@
+"""``python -m otbench.results``: the results ledger, every run a page cites kept with the code (``results/``).
+
+- ``add [RUN_ID ...] [--all]``: keep runs of the local store (or ``--tracking-uri``) in the ledger, finished or
+  interrupted (as far as they got, with what a resume needs); ``--all``: every evaluate and optimize run there;
+- ``list``: the entries, filtered (``--env``, ``--setting``, ``--command``, ``--status``);
+- ``show KEY``: one entry (a key's first characters are enough);
+- ``load [KEY ...]``: make entries ordinary MLflow runs of the local store (or a tracking server), so the MLflow UI
+  compares them and ``compare`` and ``reproduce`` reuse them (they also load what they need by themselves);
+- ``verify``: the ledger's format, keys that match their definitions, statuses, code versions;
+- ``render [--check]``: the results tables of the README and the docs, from the ledger (``--check``: only say
+  which page differs, and exit 1).
+
+This module is the command's face; the ledger is :mod:`otbench.run.ledger`, the tables :mod:`otbench.study.rendered`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from otbench.cli import OneLineParser, add_tracking_arguments, run_main
+from otbench.core.tables import format_table
+from otbench.errors import ConfigError, DataError
+from otbench.run.outputs import check_outputs
+from otbench.run.settings import tracking_from_values
+
+ROOT = Path(".")
+"""The repository whose pages ``render`` writes: the working directory."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m otbench.results", description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, default=None,
+                        help="the ledger's folder (default ./results, or $OTBENCH_RESULTS)")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    add = verbs.add_parser("add", help="keep runs of the store in the ledger")
+    add.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="the runs to keep")
+    add.add_argument("--all", action="store_true", help="every evaluate and optimize run of the store")
+    add.add_argument("--replace", action="store_true", help="replace finished entries of the same runs")
+    add_tracking_arguments(add)
+    listing = verbs.add_parser("list", help="the ledger's entries")
+    for name in ("env", "setting", "command", "status"):
+        listing.add_argument(f"--{name}", default=None, help=f"only entries of this {name}")
+    listing.add_argument("--json", action="store_true", help="one JSON object an entry")
+    show = verbs.add_parser("show", help="one entry")
+    show.add_argument("key", help="an entry's key, or its first characters")
+    load = verbs.add_parser("load", help="make entries MLflow runs of the store")
+    load.add_argument("keys", nargs="*", metavar="KEY", help="the entries to load (default: all)")
+    add_tracking_arguments(load)
+    verbs.add_parser("verify", help="check the ledger")
+    render = verbs.add_parser("render", help="the results tables of the README and the docs, from the ledger")
+    render.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page differs")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one bar per artefact read is noise
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_outputs(parser, args)
+    results: Path | None = args.results
+    if args.verb == "add":
+        return _add(args.run_ids, every=args.all, replace=args.replace, values=vars(args), results=results)
+    if args.verb == "list":
+        return _list(results, {name: getattr(args, name) for name in ("env", "setting", "command", "status")},
+                     as_json=args.json)
+    if args.verb == "show":
+        print(json.dumps(_entry(args.key, results).to_json(), indent=1, sort_keys=True))
+        return 0
+    if args.verb == "load":
+        return _load(args.keys, vars(args), results)
+    if args.verb == "verify":
+        return _verify(results)
+    return _render(results, check=args.check)
+
+
+def _configure(values: dict[str, Any]) -> None:
+    from otbench.run import tracking
+
+    chosen = tracking_from_values(values)
+    tracking.configure(chosen.uri, directory=chosen.directory)
+
+
+def _add(run_ids: list[str], *, every: bool, replace: bool, values: dict[str, Any], results: Path | None) -> int:
+    from otbench.run import ledger
+
+    if not run_ids and not every:
+        raise ConfigError("name the runs to add, or --all for every evaluate and optimize run of the store")
+    _configure(values)
+    wanted = run_ids or _store_runs()
+    added = 0
+    for run_id in wanted:
+        try:
+            entry = ledger.entry_of(run_id)
+        except ConfigError as reason:
+            if run_ids:
+                raise
+            print(f"skipped {run_id}: {reason}", file=sys.stderr)
+            continue
+        path, action = ledger.write(entry, results, replace=replace)
+        added += action != "kept"
+        print(f"{action:<8} {entry.key} {entry.status:<11} {entry.definition.command:<8} {entry.definition.env}/"
+              f"{entry.definition.setting} {entry.definition.method} (run {run_id}) -> {path}")
+    print(f"{added} entr{'y' if added == 1 else 'ies'} added or replaced")
+    return 0
+
+
+def _store_runs() -> list[str]:
+    """Every evaluate and optimize run of the store (not a sweep's trial), oldest first, except those loaded from
+    the ledger and unchanged since."""
+    import mlflow
+
+    from otbench.run import tracking
+    from otbench.run.ledger import LEDGER_TAG
+
+    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    if experiment is None:
+        return []
+    runs = mlflow.MlflowClient().search_runs([experiment.experiment_id],
+                                             "tags.command = 'evaluate' OR tags.command = 'optimize'",
+                                             order_by=["attributes.start_time ASC"])
+    return [run.info.run_id for run in runs if "mlflow.parentRunId" not in run.data.tags
+            and not (LEDGER_TAG in run.data.tags and run.info.status in ("FINISHED", "KILLED")
+                     and run.info.end_time is not None and _unchanged(run))]
+
+
+def _unchanged(run: Any) -> bool:
+    """Whether a run loaded from the ledger is as it was loaded (not resumed and finished since)."""
+    from otbench.run import ledger
+
+    path = ledger.entry_path(run.data.tags[ledger.LEDGER_TAG])
+    if not path.is_file():
+        return False
+    return (ledger.read(path).status == "finished") == (run.info.status == "FINISHED")
+
+
+def _list(results: Path | None, wanted: dict[str, str | None], *, as_json: bool) -> int:
+    from otbench.run import ledger
+
+    rows = []
+    for entry in ledger.entries(results):
+        defined = entry.definition
+        row = {"key": entry.key, "status": entry.status, "command": defined.command, "env": defined.env,
+               "setting": defined.setting, "row": defined.method, "limit": defined.sample.limit,
+               "seed": "all" if defined.sample.seed is None else defined.sample.seed,
+               "hours": round(entry.seconds / 3600, 2) if entry.seconds is not None else "",
+               "code": str(entry.code.get("commit") or "")[:7]}
+        if all(value is None or str(row[name]) == value for name, value in wanted.items()):
+            rows.append(row)
+    if as_json:
+        print("\n".join(json.dumps(row) for row in rows))
+    else:
+        print(format_table(rows, ["key", "status", "command", "env", "setting", "row", "limit", "seed", "hours",
+                                  "code"]) if rows else "no entries")
+    return 0
+
+
+def _entry(key: str, results: Path | None) -> Any:
+    from otbench.run import ledger
+
+    found = [entry for entry in ledger.entries(results) if entry.key.startswith(key)]
+    if len(found) != 1:
+        raise DataError(f"{len(found)} entries' keys begin with {key!r}: give more of the key"
+                        if found else f"no entry's key begins with {key!r} (otbench results list shows them)")
+    return found[0]
+
+
+def _load(keys: Iterable[str], values: dict[str, Any], results: Path | None) -> int:
+    from otbench.run import ledger
+
+    _configure(values)
+    chosen = [_entry(key, results) for key in keys] or list(ledger.entries(results))
+    for entry in chosen:
+        run_id = ledger.load(entry)
+        print(f"{entry.key} {entry.status:<11} {entry.definition.method:<16} -> run {run_id}")
+    print(f"{len(chosen)} entr{'y' if len(chosen) == 1 else 'ies'} in the store; 'otbench ui' shows them side by side")
+    return 0
+
+
+def _verify(results: Path | None) -> int:
+    from otbench.run import ledger
+
+    problems = ledger.verify(results)
+    for problem in problems:
+        print(problem)
+    count = sum(1 for _ in ledger.entries(results)) if not problems else None
+    print(f"{len(problems)} problem(s)" if problems else f"ledger ok: {count} entries")
+    return 1 if problems else 0
+
+
+def _render(results: Path | None, *, check: bool) -> int:
+    from otbench.study.rendered import render
+
+    pages = render(ROOT.resolve(), results, write=not check)
+    for page in pages:
+        state = ("differs from the ledger" if check else "rendered") if page.changed else "as the ledger renders it"
+        print(f"{page.path}: {', '.join(page.tables)}: {state}")
+    return 1 if check and any(page.changed for page in pages) else 0
+
+
+if __name__ == "__main__":
+    run_main(main)

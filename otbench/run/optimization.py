@@ -1,0 +1,538 @@
+"""An optimize run's execution: learn tool docs with one optimizer, every iteration tracked in MLflow.
+
+It takes the run's definition (:class:`otbench.run.definition.RunDefinition`, ``command == "optimize"``: the
+environment, the task sample, the models, the optimizer with its knobs) and its settings
+(:class:`otbench.run.settings.RunSettings`); the ``optimize`` command only makes them from its options and prints
+the result, and ``compare``, ``reproduce`` and sweeps call :func:`execute` with the definitions they plan.
+
+Every iteration is logged (metrics by step, docs, trajectories, editor exchanges) with a checkpoint that holds the
+run's definition, so an interrupted run continues with ``resume`` (:func:`resumable` reads what it continues). The
+final docs are written as an otbench docs file and as DSPy state, locally and as run artefacts.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from otbench.core.faults import phase_of
+from otbench.envs.base import sample_tasks
+from otbench.envs.registry import make_environment
+from otbench.errors import ConfigError, RunError
+from otbench.evals.outcomes import rules_of
+from otbench.evals.robustness import robustness
+from otbench.llm.session import check_models, open_lms
+from otbench.optimizers.knobs import MODES
+from otbench.optimizers.registry import spec_of
+from otbench.optimizers.spec import Built
+from otbench.run import outcomes as run_outcomes
+from otbench.run import tracking
+from otbench.run.definition import DEFINITION_TAG, Optimizer, RunDefinition, Sample, frozen_part, split_sizes
+from otbench.run.outcomes import RunOutcomes
+from otbench.run.settings import RunSettings
+
+if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy)
+    from otbench.core.trajectory import Trajectory
+    from otbench.evals.stats import Interval
+    from otbench.llm.metering import TokenLedger
+    from otbench.modules.program import ToolAgentProgram
+    from otbench.optimizers.base import DocOptimizer
+    from otbench.study.sweep import SweepOptions, SweepResult
+
+PHASES = ("agent", "editor", "exploration")
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """What one optimize run learned and cost, as logged to its MLflow run (``summary.json``)."""
+
+    run_id: str
+    optimizer: str
+    env: str
+    setting: str
+    mode: str
+    n: int
+    before: dict[str, float]
+    """The starting docs' metrics on the tasks ``after`` is scored on: the optimizer's first step where it scores
+    them, else a scoring of the starting docs made after learning (not in a sweep's trials)."""
+    after: dict[str, float]
+    test: dict[str, float] | None
+    """The learned docs scored in the test phase: on held-out tasks offline, again after learning under faults."""
+    mean_editor_iterations: float
+    steps: int
+    tokens_by_phase: dict[str, Any]
+    server: dict[str, Any]
+    seconds: float
+    share_of_time_outside_llm: float
+    docs: str
+    """The final docs file written locally."""
+    prompts: dict[str, str]
+    """Toolset -> the prompt version in MLflow's registry holding its docs."""
+    contamination: dict[str, Any]
+    invented: dict[str, Any]
+    """Learned sentences that state behaviour no call the optimizer saw supports (:mod:`otbench.evals.invented`)."""
+    intervals: dict[str, dict[str, Interval]] = field(default_factory=dict)
+    """``before``, ``after`` and ``test`` (where scored): each metric with its 95% interval (:mod:`otbench.evals.stats`)."""
+    validation: dict[str, Any] | None = None
+    """With ``--val-limit``: the docs chosen (``start``, ``step N`` or ``final``), on how many tasks, and their
+    metrics there."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Workbench:
+    """What the runs of one command share (a sweep's trials): the environment and the LMs by phase,
+    metered by one ledger."""
+
+    env: Any
+    lms: Mapping[str, Any]
+    ledger: TokenLedger
+
+
+def optimizer_of(definition: RunDefinition) -> Optimizer:
+    """The optimizer of an optimize run's definition; refused on one line for any other run."""
+    if definition.command != "optimize" or definition.optimizer is None:
+        raise ConfigError(f"not an optimize run: a run of {definition.command}")
+    return definition.optimizer
+
+
+def check(definition: RunDefinition, settings: RunSettings) -> None:
+    """Refuse, on one line and before anything slow loads, an optimize run that cannot run: an unknown optimizer or
+    mode, knobs out of their bounds, a model without its key."""
+    optimizer = optimizer_of(definition)
+    if optimizer.mode not in MODES:
+        raise ConfigError(f"unknown mode {optimizer.mode!r}; choose from {', '.join(MODES)}")
+    spec_of(optimizer.name).check(optimizer.chosen())
+    check_models(definition.lm_options(settings.lm))  # a missing key is refused before the store, data or model load
+
+
+def resumable(run_id: str) -> tuple[RunDefinition, dict[str, Any]]:
+    """The definition an interrupted run continues, and its checkpoint (empty for a run stopped before its first
+    iteration finished, which starts over in the same MLflow run); a finished run, or a checkpoint that defines
+    another run than the one logged, is refused on one line."""
+    import json
+
+    import mlflow
+
+    from otbench.run.lookup import definition_from_json, definition_from_values, same_run
+
+    checkpoint = tracking.resumable_checkpoint(run_id)
+    if "definition" in checkpoint:
+        definition = definition_from_json(checkpoint["definition"])
+    else:  # written before checkpoints kept the definition: the options, by command-line name
+        saved = dict(checkpoint["args"])
+        if saved.get("toolset") is not None:  # saved before --setting named chess's and BrowseComp's settings
+            saved["setting"] = saved["toolset"]
+        definition = definition_from_values("optimize", saved)
+    try:
+        stored = mlflow.get_run(run_id).data.tags.get(DEFINITION_TAG)
+    except mlflow.exceptions.MlflowException:  # only a checkpoint to go by
+        stored = None
+    if stored is not None:
+        logged = definition_from_json(json.loads(stored))
+        if not (same_run(logged, definition) or same_run(definition, logged)):
+            raise ConfigError(f"--resume {run_id}: its checkpoint defines another run than the one logged "
+                              f"({logged.key}); start a new run instead")
+    return definition, (checkpoint if "docs" in checkpoint else {})
+
+
+@contextmanager
+def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator[Workbench]:
+    """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends."""
+    from otbench.llm.metering import TokenLedger
+
+    optimizer = optimizer_of(definition)
+    ledger = TokenLedger()
+    with ExitStack() as stack:
+        env = stack.enter_context(make_environment(
+            definition.environment_options(sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
+        if optimizer.mode == "offline" and env.learning == "online":
+            raise ConfigError(f"{env.name} has no train split: its docs are learned per task, in online mode")
+        if definition.sample.val_limit and env.learning == "online":  # before the model loads
+            raise ConfigError(f"--val-limit: {env.name} learns docs per task (online), so no docs learned here "
+                              "apply to other tasks; drop --val-limit")
+        lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
+        lms = stack.enter_context(open_lms(lm, ledger, PHASES))
+        yield Workbench(env, lms, ledger)
+
+
+def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Workbench | None = None,
+            nested: bool = False) -> OptimizeResult:
+    """One optimizer run on fresh docs, tracked as one MLflow run.
+
+    With a ``workbench`` the run uses its environment and LMs (a sweep's trials share them); ``nested``
+    makes the run a child of the active MLflow run.
+    """
+    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
+    check(definition, settings)
+    if workbench is not None:
+        return _optimize(definition, settings, workbench, {}, resumed=None, nested=nested)
+    with open_workbench(definition, settings) as opened:
+        return _optimize(definition, settings, opened, {}, resumed=None, nested=False)
+
+
+def resume(run_id: str, settings: RunSettings) -> OptimizeResult:
+    """An interrupted run continued from its checkpoint, in the same MLflow run: its definition is the
+    checkpoint's (:func:`resumable`), its settings the ones given here."""
+    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
+    definition, checkpoint = resumable(run_id)
+    check(definition, settings)
+    with open_workbench(definition, settings) as opened:
+        return _optimize(definition, settings, opened, checkpoint, resumed=run_id, nested=False)
+
+
+def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench, checkpoint: dict[str, Any], *,
+              resumed: str | None, nested: bool) -> OptimizeResult:
+    from otbench.core.parallel import MapInterrupted
+    from otbench.modules.agent import FunctionCallingAgent
+    from otbench.modules.program import ToolAgentProgram
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.optimizers.base import START_DOCS
+
+    env, ledger = bench.env, bench.ledger
+    definition = definition.sized(split_sizes(env))
+    tracking.share_view(env.name, env.metric_names, env.primary_metric)
+    ledger.restore(checkpoint["tokens"] if checkpoint else {})
+    controller = getattr(env, "faults", None)
+    if controller is not None:
+        if checkpoint and "faults" in checkpoint:
+            controller.restore(checkpoint["faults"])
+        else:
+            controller.reset()
+    sample = definition.sample
+    trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), sample.limit,
+                            sample.drawn_with)
+    valset = _validation_tasks(env, trainset, sample)
+    toolbox = env.toolbox()
+    toolbox.meta[OPTIMIZED_TOOLSETS] = list(dict.fromkeys(env.toolset_of(task) for task in trainset))
+    if checkpoint:
+        checkpoint.setdefault(START_DOCS, toolbox.to_json())  # a checkpoint logged before it kept its start: fresh
+        toolbox.adopt_docs(type(toolbox).from_json(checkpoint["docs"]))
+    agent = FunctionCallingAgent(instructions=env.agent_instructions)
+    agent.lm = bench.lms["agent"]
+    program = ToolAgentProgram(toolbox, agent)
+    tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"definition": definition.to_json()},
+                                              earlier_seconds=checkpoint.get("elapsed_seconds", 0.0),
+                                              start_docs=toolbox.to_json(),
+                                              start_step=checkpoint.get(tracking.CHECKPOINT_STEP),
+                                              live_state=(lambda: {"faults": controller.snapshot()})
+                                              if controller is not None else None,
+                                              logged_steps=tracking.logged_steps(resumed) if resumed else None)
+    optimizer = _build_optimizer(definition, settings, env, bench.lms, tracker)
+    lm = definition.lm_options(settings.lm)
+    # what defines the run names it, tags it and is its params (a sweep's trial logs every knob it draws)
+    models = dict.fromkeys(tracking.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
+                           for model in (lm.lm, lm.editor_lm or lm.lm))
+    name = tracking.run_name(definition.run_name(len(trainset), "+".join(models), env.setting))
+    params = definition.params(env.setting, learning=env.learning, swept=nested)
+    with _run(resumed, name, definition.tags(env.setting), params, nested) as tracked:
+        if not resumed:
+            tracking.log_definition(definition.to_json())
+        else:  # a run logged by an earlier format (or unsized) is tagged as its definition reads now
+            tracking.retag(definition)
+        # a stop while learning or while scoring what was learned keeps every finished iteration (and the model's
+        # cache the scored tasks): --resume picks up from there
+        try:
+            with phase_of(env, "exploration"):
+                learned = optimizer.compile(program, trainset=trainset, valset=valset, resume=checkpoint or None)
+            tested = None
+            if env.learning == "offline":
+                tested = _evaluate_on_test(settings, env, learned, sample_tasks(env.tasks("test"), sample.test_limit,
+                                                                              sample.drawn_with))
+            elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
+                tested = _evaluate_on_test(settings, env, learned, trainset)
+            started = None
+            scored_first = optimizer.evaluates_start_docs
+            if not scored_first and not nested:  # a sweep's trials share one start: not paid per trial
+                started = _score_start_docs(settings, env, learned, trainset)
+        except MapInterrupted as stop:
+            hint = f"finished iterations are kept; continue with --resume {tracked.info.run_id}"
+            if isinstance(stop.cause, KeyboardInterrupt):
+                raise KeyboardInterrupt(hint) from None
+            raise RunError(f"optimization stopped ({stop}); {hint}") from stop.cause
+        return _finish(definition, settings, env, learned, scored_first, ledger, tracked.info.run_id,
+                       tracker.elapsed_seconds(), tested, register=not nested, started=started)
+
+
+def sweep(definition: RunDefinition, settings: RunSettings, sweeping: SweepOptions) -> SweepResult:
+    """``--sweep N``: tune the optimizer's knobs with optuna (:func:`otbench.study.sweep.tune`), every trial a run of
+    this module on one shared environment and LM server, nested under the sweep's MLflow run; each trial's
+    definition is the base one with the knobs it draws."""
+    from otbench.study.sweep import Study, Trial, knobs_to_sweep, tune
+
+    optimizer = optimizer_of(definition)
+    knobs = knobs_to_sweep(optimizer.name)
+    check(definition, settings)
+    spec = spec_of(optimizer.name)
+    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
+    with open_workbench(definition, settings) as bench:
+        env = bench.env
+        lm = definition.lm_options(settings.lm)
+
+        def trial(drawn: Any) -> Trial:
+            chosen = Optimizer(optimizer.name, optimizer.mode, frozen_part(spec.define(drawn, optimizer.mode)))
+            result = execute(dataclasses.replace(definition, optimizer=chosen), settings, workbench=bench, nested=True)
+            return Trial(float((result.test or result.after)[env.primary_metric]),
+                         int(result.tokens_by_phase.get("all", {}).get("total_tokens", 0)), result.run_id)
+
+        model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
+        study = Study(name=sweeping.study_name or f"otbench-{optimizer.name}-{env.name}-{env.setting}-{lm.lm}",
+                      knobs=knobs, start=optimizer.chosen(), mode=optimizer.mode, seed=definition.sample.drawn_with,
+                      metric=env.primary_metric,
+                      tags={"command": "sweep", "optimizer": optimizer.name, "env": env.name, "setting": env.setting,
+                            "lm": lm.lm},
+                      run_name="-".join(["sweep", optimizer.name, env.name, env.setting,
+                                         f"n{definition.sample.limit}", model]))
+        return tune(sweeping, study, trial)
+
+
+def _build_optimizer(definition: RunDefinition, settings: RunSettings, env: Any, lms: Mapping[str, Any],
+                     tracker: Any) -> DocOptimizer:
+    """The teleprompter the definition names, with its knobs and its LMs charged to the right phases."""
+    optimizer = optimizer_of(definition)
+    built = Built(env=env, mode=optimizer.mode, seed=definition.sample.drawn_with,
+                  common={"env": env, "num_threads": settings.num_threads, "tracker": tracker,
+                          "progress": settings.progress})
+    return spec_of(optimizer.name).build(optimizer.chosen(), lms, built)
+
+
+def _run(resumed: str | None, name: str, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:
+    if resumed:
+        return tracking.resumed_run(resumed)
+    return tracking.tracked_run(name, tags=tags, params=params, nested=nested)
+
+
+def _validation_tasks(env: Any, trainset: list[Any], sample: Sample) -> list[Any] | None:
+    """``--val-limit`` train tasks outside the ones learned on, sampled with the run's seed (None without it;
+    :func:`open_workbench` has refused it for an environment that learns online)."""
+    from otbench.envs.base import task_key
+
+    if not sample.val_limit:
+        return None
+    learned_on = {task_key(task) for task in trainset}
+    rest = [task for task in env.tasks("train") if task_key(task) not in learned_on]
+    if not rest:
+        raise ConfigError(f"--val-limit: every train task of {env.name} is learned on (--limit {sample.limit}); "
+                          "lower --limit to leave some for validation")
+    return sample_tasks(rest, sample.val_limit, sample.drawn_with)
+
+
+def _log_validation(env: Any, program: ToolAgentProgram) -> dict[str, Any] | None:
+    """The valset's choice among the docs, logged: metrics ``val_*``, the chosen docs as a tag, the attempts."""
+    import mlflow
+
+    results = program.detailed_results
+    if results.val_metrics is None:
+        return None
+    candidates = {label: {k: float(v) for k, v in scores.items() if k in env.metric_names}
+                  for label, scores in results.val_candidates.items()}
+    metrics = candidates[results.chosen_docs]
+    mlflow.log_metrics({f"val_{k}": v for k, v in metrics.items()})
+    mlflow.set_tag("chosen_docs", results.chosen_docs)
+    tracking.log_trajectories(list(results.val_trajectories), "val_trajectories.jsonl")
+    mlflow.log_dict(candidates, "val_candidates.json")
+    return {"chosen": results.chosen_docs, "n": len(results.val_trajectories), "metrics": metrics,
+            "candidates": candidates}
+
+
+def _evaluate_on_test(settings: RunSettings, env: Any, program: ToolAgentProgram,
+                      tasks: list[Any]) -> tuple[dict[str, float], list[Trajectory]]:
+    """The learned docs scored on ``tasks`` in the test phase: offline learning is judged on held-out tasks
+    (a seeded test sample); online learning under faults on its own tasks again, with the test phase's faults
+    (none, for a policy of the exploration phase) instead of those it learned under."""
+    import mlflow
+
+    from otbench.evals.harness import run_rollouts
+
+    with phase_of(env, "test"):
+        trajectories = run_rollouts(env, program.agent, program.toolbox, tasks, num_threads=settings.num_threads,
+                                    description="test: learned docs", progress=settings.progress)
+    metrics = {**robustness(trajectories), **env.summarise(trajectories)}
+    mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
+    tracking.log_environment_tables(env, trajectories, prefix="test_")
+    tracking.log_trajectories(trajectories, "test_trajectories.jsonl")
+    return metrics, trajectories
+
+
+def _score_start_docs(settings: RunSettings, env: Any, program: ToolAgentProgram,
+                      trainset: list[Any]) -> tuple[dict[str, float], list[Trajectory]]:
+    """The starting docs (the setting's) scored on the tasks the final docs were scored on, for the "before" row
+    of an optimizer whose first step does not score them (ToolObserver's improved variant where it probed the tools
+    first, so its step 0 already shows learned schemas; EasyTool, Play2Prompt and GEPA rewrite before they score).
+    In the phase the final attempts were made in, so both rows meet the same injected faults policy; charged to
+    :data:`otbench.run.tracking.START_DOCS_PHASE`."""
+
+    from otbench.envs.base import task_key
+    from otbench.evals.harness import run_rollouts
+
+    finals = {trajectory.task_id for trajectory in program.detailed_results.final_trajectories}
+    tasks = [task for task in trainset if task_key(task) in finals] or trainset
+    agent = copy.copy(program.agent)
+    lm = getattr(agent, "lm", None)
+    if lm is not None and hasattr(lm, "for_phase"):
+        agent.lm = lm.for_phase(tracking.START_DOCS_PHASE)
+    with phase_of(env, "exploration"):
+        trajectories = run_rollouts(env, agent, env.toolbox(), tasks, num_threads=settings.num_threads,
+                                    description="before: starting docs", progress=settings.progress)
+    tracking.log_trajectories(trajectories, "start_docs_trajectories.jsonl")
+    return {k: v for k, v in env.summarise(trajectories).items() if k != "n"}, trajectories
+
+
+def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program: ToolAgentProgram, scored_first: bool,
+            ledger: TokenLedger, run_id: str, seconds: float,
+            tested: tuple[dict[str, float], list[Trajectory]] | None, *, register: bool,
+            started: tuple[dict[str, float], list[Trajectory]] | None = None) -> OptimizeResult:
+    """Save final docs, log the summary table and return the result; ``started``: the starting docs' scores where
+    the optimizer's own first step does not give them.
+
+    With ``register``, each optimized toolset's docs become a new version of its prompt in MLflow's
+    registry (a sweep's trials do not: ``@latest`` would then be whichever trial ended last).
+    """
+    import mlflow
+
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
+    from otbench.run.docs_io import RUN_DOCS_ARTIFACT
+    from otbench.run.prompts import register_docs
+
+    optimizer = optimizer_of(definition)
+    client = mlflow.tracking.MlflowClient()
+    history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
+               for key in (*env.metric_names, "docs_changed", "tokens_all_total")}
+    results = program.detailed_results
+    test = tested[0] if tested is not None else None
+    if started is not None:
+        before = {key: value for key, value in started[0].items() if key in env.metric_names}
+    else:
+        before = {key: values[0].value for key, values in history.items()
+                  if values and key in env.metric_names and scored_first}
+    if results.final_trajectories:
+        after = {k: v for k, v in env.summarise(list(results.final_trajectories)).items() if k != "n"}
+    else:  # a resumed run with nothing left to do: its last logged step is final
+        after = {key: values[-1].value for key, values in history.items() if values and key in env.metric_names}
+    out = settings.out / run_id
+    out.mkdir(parents=True, exist_ok=True)
+    program.toolbox.write(out / "final_docs.json")
+    program.toolbox.save(str(out / "final_state.json"))
+    mlflow.log_artifact(str(out / "final_docs.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
+    mlflow.log_artifact(str(out / "final_state.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
+    prompts: dict[str, str] = {}
+    if register:
+        prompts = register_docs(program.toolbox, program.toolbox.meta[OPTIMIZED_TOOLSETS], env=env.name,
+                                setting=env.setting, tags={"run_id": run_id, "optimizer": optimizer.name})
+        mlflow.log_dict(prompts, "docs/prompts.json")
+    contaminated = _log_contamination(env, program)
+    validation = _log_validation(env, program)
+    invented = results.invented
+    mlflow.log_metrics(invented.metrics())
+    mlflow.log_dict({**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)},
+                    "invented_claims.json")
+    rounds = list(results.editor_rounds.values())
+    tokens = ledger.snapshot()
+    kept = _log_outcomes(definition.sample.drawn_with, env, run_id, history, list(results.final_trajectories),
+                         tested[1] if tested is not None else None, scored_first,
+                         started[1] if started is not None else None)
+    rules = rules_of(env)
+    intervals = {split: run_outcomes.intervals(part, rules) for split, part in kept.splits.items()}
+    tracking.log_result({k: v for k, v in (test or after).items() if k in env.metric_names},
+                        tracking.cost_tokens(tokens), intervals.get(kept.result))
+    llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
+    result = OptimizeResult(
+        run_id=run_id, optimizer=optimizer.name, env=env.name, setting=env.setting, mode=optimizer.mode,
+        n=len(results.final_trajectories), before=before, after=after, test=test,
+        mean_editor_iterations=round(sum(rounds) / len(rounds), 2) if rounds else 0.0,
+        steps=len(history["tokens_all_total"]), tokens_by_phase=tokens, server=ledger.server_figures(),
+        seconds=round(seconds, 1),
+        share_of_time_outside_llm=round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
+        docs=str(out / "final_docs.json"), prompts=prompts, contamination=contaminated,
+        invented={**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)},
+        intervals=intervals, validation=validation)
+    mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
+                       {"mean_editor_iterations": result.mean_editor_iterations, "seconds": seconds})
+    tracking.log_table(summary_rows(result), "summary_table.json")
+    mlflow.log_dict(result.to_dict(), "summary.json")
+    return result
+
+
+def _log_outcomes(sample: int, env: Any, run_id: str, history: Mapping[str, list[Any]],
+                  final: list[Trajectory], test: list[Trajectory] | None, scores_start: bool,
+                  started: list[Trajectory] | None = None) -> RunOutcomes:
+    """Keep the per-task outcomes of the starting docs (the first step's attempts, read back from the run, so a
+    resumed run has them too; or ``started``, where they were scored apart), of the final docs and of the test
+    split; the row is the test split's where there is one."""
+    from otbench.evals.outcomes import Outcomes
+
+    splits: dict[str, Outcomes] = {}
+    first = history.get(env.primary_metric) or []
+    if scores_start and first:
+        lines = run_outcomes.artifact_text(run_id, f"iterations/step_{first[0].step:02d}/trajectories.jsonl")
+        if lines is not None:
+            splits["before"] = run_outcomes.from_trajectory_lines(lines.splitlines(), sample)
+    if started:
+        splits["before"] = Outcomes.of(started, sample)
+    if final:
+        splits["after"] = Outcomes.of(final, sample)
+    if test is not None:
+        splits["test"] = Outcomes.of(test, sample)
+    kept = RunOutcomes(splits, "test" if test is not None else "after")
+    if kept.result in splits:
+        run_outcomes.log(kept)
+    return kept
+
+
+def _log_contamination(env: Any, program: ToolAgentProgram) -> dict[str, Any]:
+    """How much of the final docs states injected faults as tool behaviour (:mod:`otbench.evals.contamination`): logged
+    as metrics, with the contaminated sentences and the injected faults as an artefact; also measured without
+    faults, where it counts fault vocabulary an optimizer wrote on its own."""
+    import mlflow
+
+    from otbench.evals.contamination import contamination
+    from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
+
+    controller = getattr(env, "faults", None)
+    faults = controller.injected if controller is not None else []
+    explored = [fault for fault in faults if fault.phase == "exploration"]
+    measured = contamination(program.toolbox, env.toolbox(), [fault.message for fault in explored],
+                             program.toolbox.meta.get(OPTIMIZED_TOOLSETS))
+    mlflow.log_metrics(measured.metrics() | {"injected_exploration_faults": float(len(explored))})
+    by_kind: dict[str, int] = {}
+    for fault in explored:
+        by_kind[fault.kind] = by_kind.get(fault.kind, 0) + 1
+    report = {**measured.metrics(), "sentences": measured.sentences, "tools": measured.tools,
+              "quotes": measured.quotes, "injected_by_kind": by_kind,
+              "policy": controller.policy.describe() if controller is not None else None}
+    mlflow.log_dict({**report, "injected": [vars(fault) for fault in faults]}, "doc_contamination.json")
+    return report
+
+
+def summary_rows(result: OptimizeResult, *, text: bool = False) -> list[dict[str, Any]]:
+    """Before, after and on the test split: each metric and its interval's ends (``text``: as one printed cell,
+    ``0.667 [0.488, 0.808]``)."""
+    splits = [("before", "before", result.before), ("after", "after", result.after),
+              ("after, test split", "test", result.test)]
+    rows = []
+    for label, split, values in splits:
+        if not values and split != "after":
+            continue
+        found = result.intervals.get(split, {})
+        row: dict[str, Any] = {"docs": label}
+        for name, value in (values or {}).items():
+            if name == "n":
+                continue
+            shown = found.get(name)
+            if text:
+                row[name] = f"{value:.3f} {shown.bounds_text(3)}" if shown is not None else value
+            else:
+                row[name] = value
+                if shown is not None and shown.known:
+                    row |= {f"{name}_ci_low": shown.low, f"{name}_ci_high": shown.high}
+        rows.append(row)
+    return rows
+
+

@@ -1,0 +1,170 @@
+"""Results tables rendered from the results ledger into the pages that cite them, never typed by hand.
+
+A page asks for a table with two comments on lines of their own, ``<!-- results: NAME -->`` and
+``<!-- /results -->``; :func:`render_page` writes the table ``NAME`` between them from the ledger's entries
+(:mod:`otbench.run.ledger`), and ``otbench results render --check`` (and a test) fails when a page holds anything
+else there. The tables (:data:`TABLES`):
+
+- ``grid/SIZE/ENV/SETTING``: one setting of ``reproduce``'s grid (:mod:`otbench.study.grid`), every row with its
+  metrics and 95% intervals, its paired differences to base and to the reference row marked where they hold
+  (Holm over the table), its tokens, hours and the model's measured speed; a row whose run is not in the ledger
+  yet says so;
+- ``grid/SIZE/cost``: every cell of the grid, its state in the ledger, tokens, hours and the machine's speed,
+  with the grid's totals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from otbench.errors import ConfigError
+from otbench.evals.outcomes import Outcomes
+from otbench.run import ledger
+from otbench.study import comparison
+
+REGION = re.compile(r"(?P<open><!-- results: (?P<name>[\w./-]+) -->\n)(?P<body>.*?)(?P<close><!-- /results -->)",
+                    re.DOTALL)
+"""A rendered region of a page: the opening marker with the table's name, the table, the closing marker."""
+PAGES = ("README.md", "docs")
+"""Where pages with rendered regions are looked for, from the repository root (Markdown files, folders searched)."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One page's regions as the ledger renders them."""
+
+    path: Path
+    text: str
+    """The page with every region rendered."""
+    changed: bool
+    """Whether that differs from the page as it is."""
+    tables: tuple[str, ...]
+
+
+def pages(root: Path) -> Iterator[Path]:
+    """The Markdown pages of the repository at ``root`` that hold a rendered region."""
+    for place in PAGES:
+        found = root / place
+        for path in sorted(found.rglob("*.md")) if found.is_dir() else [found]:
+            if path.is_file() and "<!-- results: " in path.read_text():
+                yield path
+
+
+def render_page(path: Path, results: Path | None = None) -> Rendered:
+    """``path`` with each of its regions rendered from the ledger at ``results``."""
+    text = path.read_text()
+    names: list[str] = []
+
+    def region(found: re.Match[str]) -> str:
+        names.append(found["name"])
+        return f"{found['open']}{table(found['name'], results).rstrip()}\n{found['close']}"
+
+    rendered = REGION.sub(region, text)
+    return Rendered(path, rendered, rendered != text, tuple(names))
+
+
+def table(name: str, results: Path | None = None) -> str:
+    """The Markdown of table ``name`` (see the module's docstring), from the ledger at ``results``."""
+    parts = name.split("/")
+    if len(parts) == 4 and parts[0] == "grid":
+        return _section_table(parts[1], f"{parts[2]}/{parts[3]}", results)
+    if len(parts) == 3 and parts[0] == "grid" and parts[2] == "cost":
+        return _cost_table(parts[1], results)
+    raise ConfigError(f"no results table {name!r}; tables: grid/SIZE/ENV/SETTING, grid/SIZE/cost")
+
+
+# -- a setting of the grid ---------------------------------------------------------------------------------------
+def _grid(size: str, only: tuple[str, ...]) -> Any:
+    """The grid's sections (each with its environment, open for the block) and cells."""
+    from otbench.study.grid import SIZES, ReproduceOptions, open_grid
+
+    if size not in SIZES:
+        raise ConfigError(f"no grid size {size!r}; choose from {', '.join(SIZES)}")
+    return open_grid(ReproduceOptions(size=size, only=only, progress=False))
+
+
+def _row_runs(entry: ledger.Entry, cell: Any, env: Any) -> comparison.RowRuns:
+    """A row of a comparison from its ledger entry (the run it stands for, without MLflow)."""
+    from otbench.study.comparing import row_values
+
+    kept = entry.artifacts["outcomes.json"]
+    outcomes = Outcomes.from_json(kept["splits"][kept["result"]], cell.seed)
+    values = row_values(cell.plan.command, entry.metrics, entry.tokens_by_phase, env, f"entry {entry.key}")
+    run = SimpleNamespace(info=SimpleNamespace(run_id=entry.key),
+                          data=SimpleNamespace(tags={comparison.CODE_VERSION_TAGS[0]: entry.code.get("commit") or ""}))
+    return comparison.RowRuns(cell.plan.label, cell.plan.optimizer, (run,), (cell.seed,), (values,), (outcomes,))
+
+
+def _section_table(size: str, section: str, results: Path | None) -> str:
+    with _grid(size, (section,)) as (sections, cells):
+        env = sections[0][1]
+        found = {cell.key: ledger.find(cell.plan.definition, results) for cell in cells}
+        kept = {key: entry for key, entry in found.items() if entry is not None and entry.status == "finished"}
+        finished = [cell for cell in cells if cell.key in kept]
+        lines = []
+        if finished:
+            built = comparison.build(env, [_row_runs(kept[cell.key], cell, env) for cell in finished])
+            printed = comparison.display_rows(built, env.primary_metric)
+            for shown, cell in zip(printed, finished, strict=True):
+                shown |= _cost(kept[cell.key])
+            columns = ["row", *built.metrics, *comparison.REFERENCES, "tokens", "hours", "speed"]
+            lines += [comparison.markdown(printed, columns).rstrip(), "", comparison.legend(built, env.primary_metric)]
+            lines += [f"> warning: {warning}" for warning in built.warnings]
+        missing = [cell.plan.label for cell in cells if cell.key not in kept]
+        if missing:
+            lines += ["", f"Not in the ledger yet (no figure is shown for them): {', '.join(missing)}."]
+        if not finished:
+            lines = [f"No row of {section} is in the ledger yet: {', '.join(missing)} are to run."]
+        return "\n".join(lines).strip() + "\n"
+
+
+def _cost(entry: ledger.Entry) -> dict[str, Any]:
+    """An entry's tokens (paid and cache-served), hours and the model's speed where it ran."""
+    from otbench.run.tracking import cost_tokens
+
+    speed = entry.model_speed
+    shown = (f"{speed['prompt_tokens_per_second']:.0f} / {speed['generation_tokens_per_second']:.0f}"
+             if {"prompt_tokens_per_second", "generation_tokens_per_second"} <= set(speed) else "-")
+    tokens = cost_tokens(entry.tokens_by_phase) if entry.tokens_by_phase else 0
+    hours = f"{entry.seconds / 3600:.2f}" if entry.seconds is not None else "-"
+    return {"tokens": f"{tokens:,}", "hours": hours, "speed": shown}
+
+
+# -- the cost of every cell ----------------------------------------------------------------------------------------
+def _cost_table(size: str, results: Path | None) -> str:
+    with _grid(size, ()) as (_, cells):
+        rows, tokens, hours = [], 0, 0.0
+        for cell in cells:
+            entry = ledger.find(cell.plan.definition, results)
+            state = "missing" if entry is None else entry.status
+            shown = {"setting": cell.section.name, "row": cell.plan.label, "state": state,
+                     "tokens": "", "hours": "", "speed": "", "cores": "", "code": ""}
+            if entry is not None:
+                cost = _cost(entry)
+                shown |= cost | {"cores": str(entry.machine.get("cores", "")),
+                                 "code": str(entry.code.get("commit") or "")[:7]}
+                tokens += int(cost["tokens"].replace(",", ""))
+                hours += float(cost["hours"]) if cost["hours"] != "-" else 0.0
+            rows.append(shown)
+        done = sum(row["state"] == "finished" for row in rows)
+        columns = ["setting", "row", "state", "tokens", "hours", "speed", "cores", "code"]
+        return "\n".join([comparison.markdown(rows, columns).rstrip(), "",
+                          (f"{done} of {len(rows)} cells finished; {tokens:,} tokens and {hours:.2f} hours in the "
+                           "ledger so far (interrupted cells count what they spent). Speed: the embedded model's "
+                           "prompt / generated tokens a second where the cell ran.")]) + "\n"
+
+
+def render(root: Path, results: Path | None = None, *, write: bool = True) -> list[Rendered]:
+    """Every page under ``root`` with rendered regions, rendered from the ledger (written back with ``write``)."""
+    done = [render_page(path, results) for path in pages(root)]
+    if write:
+        for page in done:
+            if page.changed:
+                page.path.write_text(page.text)
+    return done
+

@@ -1,0 +1,145 @@
+"""The results ledger: a run is kept as one small file keyed by its definition, loads into any store as an ordinary
+MLflow run that comparisons reuse, and an interrupted run kept there continues on another checkout."""
+
+import json
+from pathlib import Path
+
+import mlflow
+import pytest
+from test_compare import _script_models, every_role_reply
+
+from otbench import evaluate, reproduce
+from otbench.cli import run_main
+from otbench.errors import DataError
+from otbench.evals.outcomes import Outcomes
+from otbench.paths import results_dir
+from otbench.run import ledger, optimization, tracking
+from otbench.run import lookup as run_lookup
+from otbench.run.settings import RunSettings
+from otbench.study import comparing, grid
+from otbench.study.rendered import render, render_page
+
+
+def _fresh_store(tmp_path, monkeypatch, name):
+    """Another checkout's store: empty, beside the same ledger."""
+    monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path / name))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # MLflow sets it to the store in use
+    tracking.configure()
+
+
+def test_an_evaluation_is_kept_verified_and_loads_as_the_run_it_was(tmp_path, monkeypatch, capsys):
+    result = evaluate.run(evaluate.EvaluateOptions(agent="oracle", limit=3, seed=4, progress=False))
+    with pytest.raises(SystemExit) as stop:
+        run_main(__import__("otbench.results").results.main, ["add", result.run_id])
+    assert stop.value.code == 0
+    kept = list(ledger.entries())
+    assert len(kept) == 1 and kept[0].status == "finished" and kept[0].machine["cores"] >= 1
+    assert set(kept[0].artifacts) >= {"outcomes.json", "tokens.json"} and ledger.verify() == []
+    text = (results_dir() / "runs" / f"{kept[0].key}.json").read_text()
+    assert len(text) < 300_000 and json.loads(text)["schema"] == ledger.SCHEMA
+
+    from otbench.run.outcomes import read
+
+    original = mlflow.get_run(result.run_id)
+    outcomes = read(original).row
+    _fresh_store(tmp_path, monkeypatch, "elsewhere")
+    wanted = evaluate.EvaluateOptions(agent="oracle", limit=3, seed=4).definition()
+    found = run_lookup.find(wanted)  # nothing in this store: the ledger's entry, loaded
+    assert found is not None and found.data.tags[ledger.LEDGER_TAG] == kept[0].key
+    assert found.data.metrics == original.data.metrics and found.data.params == original.data.params
+    assert found.info.status == "FINISHED" and found.info.run_name == original.info.run_name
+    assert read(found).row == outcomes
+    assert run_lookup.find(wanted).info.run_id == found.info.run_id  # loaded once
+
+
+def test_verify_names_what_is_wrong_one_line_each(tmp_path, monkeypatch):
+    evaluate.run(evaluate.EvaluateOptions(agent="oracle", limit=2, progress=False))
+    run_id = mlflow.search_runs(experiment_names=["otbench"], output_format="list")[0].info.run_id
+    path, action = ledger.write(ledger.entry_of(run_id))
+    assert action == "added" and ledger.write(ledger.entry_of(run_id))[1] == "kept"
+    data = json.loads(path.read_text())
+    data["definition"]["sample"]["limit"] = 3  # a hand edit: the key no longer matches
+    path.write_text(json.dumps(data))
+    (path.parent / "notes.txt").write_text("x")
+    problems = ledger.verify()
+    assert any("its key is not its definition's" in problem for problem in problems)
+    assert any(problem.startswith("notes.txt: not an entry file") for problem in problems)
+    path.write_text("{}")
+    with pytest.raises(DataError, match="not a results entry"):
+        ledger.read(path)
+
+
+def test_an_interrupted_cell_kept_in_the_ledger_continues_on_another_checkout(tmp_path, monkeypatch, capsys):
+    scripted = _script_models(monkeypatch, {phase: every_role_reply for phase in ("agent", "editor", "exploration")})
+    monkeypatch.chdir(tmp_path)
+    section = grid.Section("bfcl", "names_only", ("base", "gold", "+TO"), limit=2,
+                           knobs={"toolobserver": {"iterations": 3}})
+    options = reproduce.ReproduceOptions(sections=(section,), seeds=(5,), report=tmp_path / "report", progress=False,
+                                         wait_seconds=0.1)
+    with grid.open_grid(options) as (_, cells):
+        improved = next(cell for cell in cells if cell.plan.label == "+TO")
+    real, checkpoints = mlflow.log_dict, []
+
+    def log_dict(data, artifact_file, *args, **kwargs):
+        if artifact_file == "checkpoint.json":
+            checkpoints.append(data["step"])
+            if len(checkpoints) == 2:  # a stop after the first iteration was kept
+                raise KeyboardInterrupt
+        return real(data, artifact_file, *args, **kwargs)
+
+    monkeypatch.setattr(mlflow, "log_dict", log_dict)
+    with pytest.raises(KeyboardInterrupt):
+        optimization.execute(improved.plan.definition, RunSettings(progress=False))
+    monkeypatch.setattr(mlflow, "log_dict", real)
+    stopped = run_lookup.unfinished(improved.plan.definition)[0]
+    entry = ledger.entry_of(stopped.info.run_id)
+    assert entry.status == "interrupted" and entry.resume["checkpoint.json"]["step"] == checkpoints[0]
+    ledger.write(entry)
+
+    _fresh_store(tmp_path, monkeypatch, "next-machine")
+    states = {row["row"]: (row["state"], row["from"]) for row in reproduce.status(options)}
+    assert states["+TO"] == ("interrupted", "ledger") and states["base"] == ("missing", "")
+    sessions = len(scripted)
+    result = reproduce.run(options)
+    assert "resuming run" in capsys.readouterr().err
+    finished = {row["row"]: row for row in result.cells}
+    resumed = mlflow.get_run(finished["+TO"]["run_id"])
+    assert resumed.info.status == "FINISHED" and resumed.data.tags[ledger.LEDGER_TAG] == entry.key
+    history = mlflow.MlflowClient().get_metric_history(resumed.info.run_id, tracking.STEP_MARKER)
+    steps = sorted(metric.step for metric in history)
+    assert steps[0] == checkpoints[0] == 0 and steps[-1] > 0  # step 0 from the ledger, the rest resumed here
+    assert len(scripted) > sessions
+
+    ledger.write(ledger.entry_of(resumed.info.run_id))  # the finished run replaces the interrupted entry
+    assert ledger.find(improved.plan.definition).status == "finished"
+    _fresh_store(tmp_path, monkeypatch, "third-machine")
+    monkeypatch.setattr(comparing, "run_missing", lambda plan, settings: pytest.fail(f"ran {plan.label}"))
+    assert {row["row"]: row["state"] for row in reproduce.status(options)}["+TO"] == "finished"
+
+
+def test_outcomes_read_from_an_entry_pair_with_the_runs(tmp_path):
+    result = evaluate.run(evaluate.EvaluateOptions(agent="oracle", limit=3, progress=False))
+    entry = ledger.entry_of(result.run_id)
+    kept = entry.artifacts["outcomes.json"]
+    outcomes = Outcomes.from_json(kept["splits"][kept["result"]], 0)
+    assert len(outcomes.tasks) == 3 and all(task.metrics["E"] == 1.0 for task in outcomes.tasks)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_rendered_table_is_what_the_committed_ledger_renders():
+    pages = render(ROOT, ROOT / "results", write=False)
+    assert {page.path.name for page in pages} >= {"README.md", "reproduce.md"}
+    assert [str(page.path) for page in pages if page.changed] == [], "run: python -m otbench.results render"
+
+
+def test_a_hand_edit_inside_a_rendered_region_is_caught(tmp_path):
+    page = tmp_path / "page.md"
+    rendered = render_page(ROOT / "README.md", ROOT / "results").text
+    page.write_text(rendered)
+    assert not render_page(page, ROOT / "results").changed
+    start = rendered.index("<!-- results: ")
+    edited = rendered[:start] + rendered[start:].replace("|", "| 0.999 |", 1)
+    page.write_text(edited)
+    assert render_page(page, ROOT / "results").changed
