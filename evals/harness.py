@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 from otbench.core.parallel import parallel_map
 from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent, Environment
+from otbench.llm.metering import task_usage
 from otbench.modules.tool_docs import Toolbox
 from otbench.run import tracing
 
@@ -17,14 +19,18 @@ def run_rollouts(
     description: str = "rollouts", progress: bool = True, on_finished: Callable[[Trajectory], None] | None = None,
 ) -> list[Trajectory]:
     """Trajectories in task order; raises :class:`~otbench.core.parallel.MapInterrupted` with the finished ones.
+    Each trajectory carries what its task cost (``usage``: tokens, paid and cache-served, and seconds).
     ``on_finished`` sees each trajectory as it finishes (in the caller's thread).
 
     Each rollout is one MLflow trace of the run being traced (:mod:`otbench.run.tracing`), if any.
     """
     def traced_rollout(task: Any) -> Trajectory:
-        with tracing.rollout() as span:
+        started = time.perf_counter()
+        with tracing.rollout() as span, task_usage() as usage:
             trajectory = env.rollout(agent, toolbox, task)
             tracing.record_rollout(span, trajectory)
+        trajectory.usage = {"tokens": float(usage.tokens + usage.cached), "paid_tokens": float(usage.tokens),
+                            "seconds": round(time.perf_counter() - started, 3)}
         return trajectory
 
     return parallel_map(traced_rollout, tasks, num_threads=num_threads, description=description, progress=progress,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -38,13 +38,16 @@ class TaskOutcome:
     """The seed of the task sample it was drawn in."""
     metrics: Mapping[str, float]
     """The environment's per-task scores (a trajectory's ``metrics``)."""
+    usage: Mapping[str, float] = field(default_factory=dict)
+    """What the task cost: ``tokens`` (paid and cache-served), ``paid_tokens``, ``seconds`` (empty where unmeasured)."""
 
     @property
     def key(self) -> tuple[int, str]:
         return self.sample, self.task
 
     def to_json(self) -> dict[str, Any]:
-        return {"task": self.task, "sample": self.sample, "metrics": dict(self.metrics)}
+        kept = {"task": self.task, "sample": self.sample, "metrics": dict(self.metrics)}
+        return kept | ({"usage": dict(self.usage)} if self.usage else {})
 
 
 class _Scored(Protocol):
@@ -60,13 +63,15 @@ class Outcomes:
 
     @classmethod
     def of(cls, trajectories: Iterable[_Scored], sample: int) -> Outcomes:
-        return cls(tuple(TaskOutcome(t.task_id, sample, dict(t.metrics)) for t in trajectories))
+        return cls(tuple(TaskOutcome(t.task_id, sample, dict(t.metrics), dict(getattr(t, "usage", {})))
+                         for t in trajectories))
 
     @classmethod
     def from_json(cls, records: Iterable[Mapping[str, Any]], sample: int = 0) -> Outcomes:
         """Read :meth:`to_json`'s records; ``sample`` for records written without one."""
         return cls(tuple(TaskOutcome(str(r["task"]), int(r.get("sample", sample)),
-                                     {k: float(v) for k, v in r["metrics"].items() if _is_number(v)})
+                                     {k: float(v) for k, v in r["metrics"].items() if _is_number(v)},
+                                     {k: float(v) for k, v in dict(r.get("usage", {})).items() if _is_number(v)})
                          for r in records))
 
     @classmethod

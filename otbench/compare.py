@@ -77,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ablations", action="store_true",
                         help="also a row of each optimizer with improvements of its own with each of them that its "
                              "learning mode uses switched off, one at a time ('+TO --no-facts'...): what each buys")
-    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently in missing runs")
+    parser.add_argument("--num-threads", type=positive_int, default=4,
+                        help="tasks run concurrently in missing runs, each on a slot of the embedded server of its own (default 4: on 2 cores, 4 slots give about 1.7x the tokens an hour of 1; python -m otbench.bench slots)")
     parser.add_argument("--plots", type=OUTPUT_DIRECTORY, default=Path("reports"), help="directory for the PNG plots (default reports/)")
     planning = parser.add_argument_group("power, before spending (--plan runs nothing)")
     planning.add_argument("--plan", action="store_true",

@@ -123,6 +123,7 @@ def test_outcomes_read_from_an_entry_pair_with_the_runs(tmp_path):
     kept = entry.artifacts["outcomes.json"]
     outcomes = Outcomes.from_json(kept["splits"][kept["result"]], 0)
     assert len(outcomes.tasks) == 3 and all(task.metrics["E"] == 1.0 for task in outcomes.tasks)
+    assert all(task.usage["tokens"] == 0 and task.usage["seconds"] >= 0 for task in outcomes.tasks)  # no model called
 
 
 ROOT = Path(__file__).resolve().parents[1]

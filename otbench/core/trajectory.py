@@ -57,6 +57,8 @@ class Trajectory:
     metrics: dict[str, float] = field(default_factory=dict)
     success: bool = False
     feedback: str = ""
+    usage: dict[str, float] = field(default_factory=dict)
+    """What the task cost: ``tokens`` (paid and cache-served), ``paid_tokens``, ``seconds`` (empty where unmeasured)."""
 
     @property
     def outputs(self) -> list[Any]:
@@ -79,7 +81,7 @@ class Trajectory:
             "metrics": self.metrics,
             "success": self.success,
             "feedback": self.feedback,
-        }
+        } | ({"usage": self.usage} if self.usage else {})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trajectory:
@@ -91,4 +93,4 @@ class Trajectory:
                           for step in data.get("steps", [])],
                    reply=str(data.get("reply", "")), parse_error=data.get("parse_error"),
                    metrics=dict(data.get("metrics", {})), success=bool(data.get("success")),
-                   feedback=str(data.get("feedback", "")))
+                   feedback=str(data.get("feedback", "")), usage=dict(data.get("usage", {})))

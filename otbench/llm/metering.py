@@ -16,6 +16,7 @@ phase from the server itself, not inferred from wall time.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import hashlib
 import json
@@ -274,6 +275,34 @@ class _RequestsInFlight:
 _IN_FLIGHT = _RequestsInFlight()
 
 
+@dataclasses.dataclass
+class TaskUsage:
+    """What one task's calls cost, whatever phase they were charged to (:func:`task_usage`)."""
+
+    tokens: int = 0
+    """Tokens paid for (prompt and completion)."""
+    cached: int = 0
+    """Tokens served from the LM cache."""
+    calls: int = 0
+
+    def add(self, tokens: int, cached: int) -> None:
+        self.tokens, self.cached, self.calls = self.tokens + tokens, self.cached + cached, self.calls + 1
+
+
+_TASK: contextvars.ContextVar[TaskUsage | None] = contextvars.ContextVar("otbench_task_usage", default=None)
+
+
+@contextlib.contextmanager
+def task_usage() -> Iterator[TaskUsage]:
+    """Count every metered call made in this context (this thread, one task's rollout) in one :class:`TaskUsage`."""
+    usage = TaskUsage()
+    token = _TASK.set(usage)
+    try:
+        yield usage
+    finally:
+        _TASK.reset(token)
+
+
 class MeteredLM(dspy.LM):
     """A ``dspy.LM`` whose calls are charged to one phase of a :class:`TokenLedger`.
 
@@ -312,6 +341,9 @@ class MeteredLM(dspy.LM):
             else:
                 cached = self.usage_memory.recall(key)
                 self.ledger.record_cached(self.phase, cached)
+            counted = _TASK.get()
+            if counted is not None:
+                counted.add(sink.tokens if sink.billed else 0, cached)
             tracing.record_lm_call(span, outputs, prompt_tokens=sink.prompt_tokens,
                                    completion_tokens=sink.completion_tokens, cached_tokens=cached, seconds=seconds)
         return outputs

@@ -71,6 +71,9 @@ class Entry:
     """Its small artefacts by path (:data:`KEPT_ARTIFACTS`): JSON as data."""
     resume: dict[str, Any] = field(default_factory=dict)
     """Interrupted runs: the artefacts a resume reads, by path (JSON as data, JSON lines as lists)."""
+    view: dict[str, Any] = field(default_factory=dict)
+    """Its environment's metrics (``metrics``, ``primary``): the MLflow UI's saved view of the environment's runs
+    is made from them when the entry is loaded."""
 
     @property
     def key(self) -> str:
@@ -85,6 +88,8 @@ class Entry:
                                 "artifacts": self.artifacts}
         if self.resume:
             data["resume"] = self.resume
+        if self.view:
+            data["view"] = self.view
         return data
 
     @classmethod
@@ -95,7 +100,8 @@ class Entry:
                    machine=data["machine"], started=int(data["started"]), seconds=data.get("seconds"),
                    model_speed=data.get("model_speed", {}), tokens_by_phase=data.get("tokens_by_phase", {}),
                    metrics=data.get("metrics", {}), history=data.get("history", {}), params=data.get("params", {}),
-                   tags=data.get("tags", {}), artifacts=data.get("artifacts", {}), resume=data.get("resume", {}))
+                   tags=data.get("tags", {}), artifacts=data.get("artifacts", {}), resume=data.get("resume", {}),
+                   view=data.get("view", {}))
 
     @property
     def name(self) -> str:
@@ -166,9 +172,9 @@ def entry_of(run_id: str) -> Entry:
         raise ConfigError(f"run {run_id} is not an evaluate or optimize run otbench can read")
     if "mlflow.parentRunId" in run.data.tags:
         raise ConfigError(f"run {run_id} is a sweep's trial: tuning, not a result to keep")
-    if defined.sample.seed is not None:  # sized as its environment's splits say (a whole split has no seed)
-        with make_environment(defined.environment_options()) as env:
-            defined = defined.sized(split_sizes(env))
+    with make_environment(defined.environment_options()) as env:  # sized as its splits say (a whole split: no seed)
+        defined = defined.sized(split_sizes(env))
+        view = {"metrics": list(env.metric_names), "primary": env.primary_metric}
     status = "finished" if run.info.status == "FINISHED" else "interrupted"
     resume = _resume_state(run, defined) if status == "interrupted" else {}
     if status == "interrupted" and not resume:
@@ -191,7 +197,7 @@ def entry_of(run_id: str) -> Entry:
                  model_speed=_model_speed(metrics), tokens_by_phase=dict(kept.get("tokens_by_phase", {})),
                  metrics=metrics, history=history, params=dict(run.data.params),
                  tags={name: run.data.tags[name] for name in KEPT_TAGS if name in run.data.tags},
-                 artifacts=artifacts, resume=resume)
+                 artifacts=artifacts, resume=resume, view=view)
 
 
 def _model_speed(metrics: dict[str, float]) -> dict[str, float]:
@@ -294,6 +300,8 @@ def load(entry: Entry) -> str:
         client.log_batch(run_id, params=params[start:start + 90])
     for path, content in {**entry.artifacts, **entry.resume}.items():
         _log(client, run_id, path, content)
+    if entry.view:
+        tracking.share_view(entry.definition.env, tuple(entry.view["metrics"]), str(entry.view["primary"]))
     end = entry.started + int(1000 * (entry.seconds or 0))
     client.set_terminated(run_id, status="FINISHED" if entry.status == "finished" else "KILLED", end_time=end)
     return str(run_id)

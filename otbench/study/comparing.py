@@ -73,7 +73,10 @@ class CompareOptions:
     environment's learning mode switched off, one at a time (``+TO --no-facts``...)."""
     lm: LMOptions = field(default_factory=LMOptions)
     tracking: TrackingOptions = field(default_factory=TrackingOptions)
-    num_threads: int = 1
+    num_threads: int = 4
+    """Tasks run concurrently in the runs it makes, each on a slot of the embedded server of its own: on 2 cores 4
+    slots give about 1.7x the tokens an hour of one (``python -m otbench.bench slots``); replies at temperature 0
+    may differ with the batch a call shares, scores hardly (docs/reproduce.md)."""
     plots: Path = Path("reports")
     progress: bool = True
     sandbox_workers: int | None = None
