@@ -25,7 +25,7 @@ from typing import Any
 from otbench.errors import ConfigError
 from otbench.evals.outcomes import Outcomes
 from otbench.run import ledger
-from otbench.study import comparison
+from otbench.study import comparison, paper
 
 REGION = re.compile(r"(?P<open><!-- results: (?P<name>[\w./-]+) -->\n)(?P<body>.*?)(?P<close><!-- /results -->)",
                     re.DOTALL)
@@ -110,10 +110,15 @@ def _section_table(size: str, section: str, results: Path | None) -> str:
         if finished:
             built = comparison.build(env, [_row_runs(kept[cell.key], cell, env) for cell in finished])
             printed = comparison.display_rows(built, env.primary_metric)
+            theirs = f"{paper.MODEL}: gap share"
             for shown, cell in zip(printed, finished, strict=True):
-                shown |= _cost(kept[cell.key])
-            columns = ["row", *built.metrics, *comparison.REFERENCES, "tokens", "hours", "speed"]
-            lines += [comparison.markdown(printed, columns).rstrip(), "", comparison.legend(built, env.primary_metric)]
+                share = paper.gap_share(env.name, env.setting, cell.plan.label)
+                shown |= _cost(kept[cell.key]) | {theirs: "" if share is None else f"{share:.3f}"}
+            columns = ["row", *built.metrics, *comparison.REFERENCES, "gap_share", theirs, "tokens", "hours", "speed"]
+            lines += [comparison.markdown(printed, columns).rstrip(), "", comparison.legend(built, env.primary_metric),
+                      (f"gap_share: (row - base) / (gold - base) on {env.primary_metric}, with its paired bootstrap "
+                       f"interval; {theirs}: the same share of the paper's row ({paper.MODEL} as agent and editor)."),
+                      *_non_inferiority(section, built)]
             lines += [f"> warning: {warning}" for warning in built.warnings]
         missing = [cell.plan.label for cell in cells if cell.key not in kept]
         if missing:
@@ -121,6 +126,28 @@ def _section_table(size: str, section: str, results: Path | None) -> str:
         if not finished:
             lines = [f"No row of {section} is in the ledger yet: {', '.join(missing)} are to run."]
         return "\n".join(lines).strip() + "\n"
+
+
+NON_INFERIORITY = {"browsecomp/domains": 0.05}
+"""Settings whose reference row is read as non-inferior to base within a margin, by setting: at the embedded agent's
+size even the true docs do not separate from base on BrowseComp's accuracy, so "at least as good as base" is
+read as the lower end of the paired difference (reference row - base) above -margin."""
+
+
+def _non_inferiority(section: str, built: comparison.Table) -> list[str]:
+    """The reference row against base as a non-inferiority reading, where the setting has a margin."""
+    from otbench.evals.stats import Difference
+    from otbench.optimizers.registry import reference_label
+
+    margin = NON_INFERIORITY.get(section)
+    row = next((row for row in built.rows if row["row"] == reference_label()), None)
+    found = (row or {}).get("vs_base")
+    if margin is None or not found:
+        return []
+    difference = Difference.from_dict(found)
+    verdict = "holds" if difference.low > -margin else "does not hold"
+    return [(f"Non-inferiority of {reference_label()} to base with a margin of {margin}: the paired difference's 95% "
+            f"interval is {difference.text(3)}, so it {verdict} (it holds when the lower end is above -{margin}).")]
 
 
 def _cost(entry: ledger.Entry) -> dict[str, Any]:
