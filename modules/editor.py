@@ -1,6 +1,6 @@
 """The editor: an LLM that reads what happened when tools were used and rewrites their docs.
 
-Three jobs, as ToolObserver needs them: revise docs from one attempt (online mode), propose docs
+Three jobs, as learning docs from use needs them: revise docs from one attempt (online mode), propose docs
 from a mini-batch of attempts with their outcome signal, and merge the batch proposals into a
 consensus (offline mode). Replies are JSON constrained by a schema and parsed as untrusted data.
 """

@@ -31,7 +31,7 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
-from otbench.optimizers.registry import OPTIMIZERS, spec_of
+from otbench.optimizers.registry import DEFAULT, OPTIMIZERS, spec_of
 from otbench.run import definition as defining
 from otbench.run.definition import RunDefinition
 from otbench.run.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
@@ -48,7 +48,7 @@ DEFAULT_LIMIT = 10
 class OptimizeOptions:
     """One optimize run: the optimizer and its knobs, the environment, the tasks; and how it is carried out."""
 
-    optimizer: str = "toolobserver"
+    optimizer: str = DEFAULT
     environment: EnvironmentOptions = field(default_factory=EnvironmentOptions)
     mode: str | None = None
     """``online`` or ``offline`` (None: as the environment learns)."""
@@ -61,8 +61,8 @@ class OptimizeOptions:
     """Offline environments: choose among the starting, each iteration's and the final docs on a seeded sample of
     this many train tasks outside the ones learned on (None: keep the final docs)."""
     knobs: Any = None
-    """The optimizer's knobs (its spec's knobs dataclass: ToolObserver's variant and improvements are among them);
-    None: their declared defaults."""
+    """The optimizer's knobs (its spec's knobs dataclass, with every choice the optimizer offers); None: their
+    declared defaults."""
     lm: LMOptions = field(default_factory=LMOptions)
     tracking: TrackingOptions = field(default_factory=TrackingOptions)
     num_threads: int = 1
@@ -91,7 +91,7 @@ class OptimizeOptions:
 
 def options_from(values: Mapping[str, Any]) -> OptimizeOptions:
     """Options from their command-line names (an argparse namespace's)."""
-    optimizer = str(values.get("optimizer", "toolobserver"))
+    optimizer = str(values.get("optimizer", DEFAULT))
     return OptimizeOptions(
         optimizer=optimizer, environment=options_from_values(values), mode=values.get("mode"),
         limit=values.get("limit", DEFAULT_LIMIT), seed=values.get("seed", 0),
@@ -142,7 +142,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m otbench.optimize", description=__doc__.splitlines()[0])
-    parser.add_argument("--optimizer", default="toolobserver", help=f"one of: {', '.join(OPTIMIZERS)}")
+    parser.add_argument("--optimizer", default=DEFAULT, help=f"one of: {', '.join(OPTIMIZERS)} (default {DEFAULT})")
     add_environment_arguments(parser)
     parser.add_argument("--mode", default=None, help="learning mode: online (docs learned per task) or offline (on a train split); default: as the environment learns")
     parser.add_argument("--limit", type=positive_int, default=DEFAULT_LIMIT,

@@ -39,8 +39,8 @@ KEY_TAG = "otbench.key"
 DEFINITION_TAG = "otbench.definition"
 """The tag holding a run's definition as canonical JSON."""
 VERSION = 2
-"""The definition format's version, part of the JSON (1: ToolObserver's variant and the probe sat beside the
-knobs; 2: every choice of an optimizer is one of its knobs, and a full sample has no seed)."""
+"""The definition format's version, part of the JSON (1: an optimizer's variant, improvements and probe sat beside
+its knobs; 2: every choice of an optimizer is one of its knobs, and a full sample has no seed)."""
 
 
 @dataclass(frozen=True)
@@ -266,7 +266,7 @@ class RunDefinition:
         return {name: value for name, value in params.items() if value is not None}
 
     def run_name(self, tasks: int, model_label: str, setting_name: str) -> str:
-        """``toolobserver-paper-bfcl-names_only-n10-qwen-1.5b`` (the time is added when the run starts):
+        """``OPTIMIZER-VARIANT-bfcl-names_only-n10-qwen-1.5b`` (the time is added when the run starts):
         ``model_label`` names the agent's model (joined with the editor's when that differs)."""
         parts: tuple[str | None, ...]
         if self.optimizer is None:

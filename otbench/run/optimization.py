@@ -364,8 +364,8 @@ def _evaluate_on_test(settings: RunSettings, env: Any, program: ToolAgentProgram
 def _score_start_docs(settings: RunSettings, env: Any, program: ToolAgentProgram,
                       trainset: list[Any]) -> tuple[dict[str, float], list[Trajectory]]:
     """The starting docs (the setting's) scored on the tasks the final docs were scored on, for the "before" row
-    of an optimizer whose first step does not score them (ToolObserver's improved variant where it probed the tools
-    first, so its step 0 already shows learned schemas; EasyTool, Play2Prompt and GEPA rewrite before they score).
+    of an optimizer whose first step does not score them (its ``evaluates_start_docs`` is false: one that probes the
+    tools first, so its step 0 already shows learned schemas, or one that rewrites the docs before it scores).
     In the phase the final attempts were made in, so both rows meet the same injected faults policy; charged to
     :data:`otbench.run.tracking.START_DOCS_PHASE`."""
 

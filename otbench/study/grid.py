@@ -129,9 +129,7 @@ class ReproduceOptions:
     lm: LMOptions = field(default_factory=LMOptions)
     tracking: TrackingOptions = field(default_factory=TrackingOptions)
     num_threads: int = 4
-    """Tasks run concurrently in the runs it makes, each on a slot of the embedded server of its own: on 2 cores 4
-    slots give about 1.7x the tokens an hour of one (``python -m otbench.bench slots``); replies at temperature 0
-    may differ with the batch a call shares, scores hardly (docs/reproduce.md)."""
+    """Tasks run concurrently in each cell, as in a comparison's runs (:class:`otbench.study.comparing.CompareOptions`)."""
     report: Path = Path("reports/reproduce")
     progress: bool = True
     wait_seconds: float = 30.0

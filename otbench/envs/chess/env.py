@@ -18,7 +18,7 @@ each step records the evaluation before the move and after it (the dense reward)
 Tasks. Positions come from the committed data file (2000, stratified by phase and evaluation,
 10% train / 90% test).
 
-- ``train`` (exploration for offline ToolObserver): from each train position, a 10-move partial
+- ``train`` (exploration for offline learning): from each train position, a 10-move partial
   game against Stockfish at depth 2. The editor sees every move with its evaluation change, the
   start and end evaluations and how many moves used an optimal tool; ``success`` means the
   agent held its position (end expected score at most 0.05 below the start's).
