@@ -303,6 +303,18 @@ def task_usage() -> Iterator[TaskUsage]:
         _TASK.reset(token)
 
 
+def _load_litellm_now() -> None:
+    """Finish importing litellm on the thread that builds the LM, before any task thread calls it.
+
+    litellm is imported lazily; when several task threads make the first call of a process at once,
+    some of them see the module half-initialised ("partially initialized module 'litellm' has no
+    attribute 'completion'") and their tasks fail.
+    """
+    import litellm
+
+    _ = litellm.completion
+
+
 class MeteredLM(dspy.LM):
     """A ``dspy.LM`` whose calls are charged to one phase of a :class:`TokenLedger`.
 
@@ -313,6 +325,7 @@ class MeteredLM(dspy.LM):
     def __init__(self, model: str, *, ledger: TokenLedger, phase: str, usage_memory: UsageMemory | None = None,
                  **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
+        _load_litellm_now()
         self.ledger = ledger
         self.phase = phase
         self.usage_memory = usage_memory or UsageMemory()
