@@ -9,7 +9,8 @@ must come before one loads. A store, cache and API keys of the case's own are us
 
 Verdicts: ``ok`` (exit 2, exactly one line on stderr, no traceback, nothing on stdout), ``traceback``,
 ``hang`` (no exit within ``--timeout`` seconds), ``unclear`` (anything else: exit 0, several lines, another
-exit code, the model would have loaded).
+exit code, the model would have loaded). Every case has a store of its own: a refusal must write nothing, so the
+table also counts the cases that created a store (``stores``) before they ended.
 
     python benchmarks/bad_cli_inputs.py                 # every case, two at a time
     python benchmarks/bad_cli_inputs.py --only ui --json
@@ -109,6 +110,21 @@ def _cases() -> list[Case]:
     add("otbench", "console", "", "nope", "--nope", "evaluate --limit 0", "optimize --optimizer magic",
         "compare --optimizers magic", "export", "ui --port 70000", "bench nope", "prepare --nope", "serve --slots 0",
         "evaluate --env chess --setting gold")
+    # the second round: what a new user tried
+    add(runs, "second round", "--api-base 'http://[::1'", "--setting ''", "--max-moves 5", "--env chess --retriever bm25",
+        "--mlruns {corrupt_store}", "--mlruns {empty_store}")
+    add("evaluate", "second round", "--docs {deepjson} --agent null", "--docs {listtoolsets} --agent null",
+        "--agent null --lm notaprovider/x", "--agent oracle --docs {deepjson}")
+    add("export", "second round", "{deepjson}", "{listtoolsets}", "{nullname}")
+    add("compare", "second round", "--seeds -1", "--optimizers toolobserver,,gepa", "--seeds 1,,2",
+        "--plan --base-rate 0.5 --difference 2", "--plan --base-rate 0.5 --difference -0.7",
+        "--plan --docs x", "--plan --base-rate 0.5 --difference 0.1 --mlruns {corrupt_store}")
+    add("optimize", "second round", "--sweep 2 --study-name ''", "--sweep 2 --storage ''")
+    add("reproduce", "second round", "--only '' --status", "--only ',' --status", "--seeds -1 --status",
+        "--num-threads 0", "--limits bfcl=0")
+    add("results", "second round", "", "show nope", "add", "load nope", "--results {file} list")
+    add("bench", "second round", "retrieval --env bfcl", "slots --slots 0", "slots --slots 1,,2", "slots --slots 512")
+    add("serve", "second round", "--slots 100000", "--slots 64", "--context-per-slot 100000000", "--threads 100000")
     return cases
 
 
@@ -119,6 +135,8 @@ class Outcome:
     code: int | None
     stderr: str
     seconds: float
+    store: bool
+    """Whether the case created a store (its own ``OTBENCH_MLRUNS``) before it ended."""
 
 
 def _fixtures(directory: Path, busy: int, closed: int) -> dict[str, str]:
@@ -131,7 +149,18 @@ def _fixtures(directory: Path, busy: int, closed: int) -> dict[str, str]:
     (directory / "broken-policy.json").write_text("{broken")
     (directory / "docs.json").write_text(json.dumps({
         "format": "otbench.docs/1", "meta": {}, "toolsets": {"t1": [{"name": "function_1", "description": "Adds."}]}}))
+    (directory / "deep.json").write_text("[" * 200_000 + "]" * 200_000)
+    (directory / "list-toolsets.json").write_text(json.dumps({"format": "otbench.docs/1", "meta": {}, "toolsets": []}))
+    (directory / "null-name.json").write_text(json.dumps({
+        "format": "otbench.docs/1", "meta": {}, "toolsets": {"t1": [{"name": None, "description": "Adds."}]}}))
+    for store, content in (("corrupt-store", b"SQLite format 3\x00" + b"\xff" * 4096), ("empty-store", b"")):
+        (directory / store / "artifacts").mkdir(parents=True)
+        (directory / store / "artifacts" / "kept.txt").write_text("an artefact a user keeps")
+        (directory / store / "mlflow.db").write_bytes(content)
     return {"file": str(directory / "a-file"), "dir": str(directory / "a-directory"),
+            "deepjson": str(directory / "deep.json"), "listtoolsets": str(directory / "list-toolsets.json"),
+            "nullname": str(directory / "null-name.json"), "corrupt_store": str(directory / "corrupt-store"),
+            "empty_store": str(directory / "empty-store"),
             "badjson": str(directory / "bad.json"), "notdocs": str(directory / "not-docs.json"),
             "notgguf": str(directory / "not-a-model.gguf"), "badpolicy": str(directory / "bad-policy.json"),
             "badjson_policy": str(directory / "broken-policy.json"), "docs": str(directory / "docs.json"),
@@ -149,12 +178,14 @@ def _verdict(code: int | None, out: str, err: str) -> str:
     return "unclear"
 
 
-def run_case(case: Case, places: dict[str, str], environment: dict[str, str], cwd: Path, timeout: float) -> Outcome:
+def run_case(case: Case, number: int, places: dict[str, str], environment: dict[str, str], cwd: Path,
+             timeout: float) -> Outcome:
     argv = [part.format(**places) for part in shlex.split(case.argv)]
+    store = cwd / f"mlruns-{number}"
     started = time.perf_counter()
     process = subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", _GUARDED, case.command, *argv],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=cwd,
-                               start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**environment, "OTBENCH_MLRUNS": str(store)}, cwd=cwd, start_new_session=True)
     try:
         out, err = process.communicate(timeout=timeout)
         code: int | None = process.returncode
@@ -162,7 +193,7 @@ def run_case(case: Case, places: dict[str, str], environment: dict[str, str], cw
         os.killpg(process.pid, signal.SIGKILL)
         out, err = process.communicate()
         code = None
-    return Outcome(case, _verdict(code, out, err), code, err.strip(), time.perf_counter() - started)
+    return Outcome(case, _verdict(code, out, err), code, err.strip(), time.perf_counter() - started, store.exists())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,23 +213,28 @@ def main(argv: list[str] | None = None) -> int:
         places = _fixtures(root, busy.getsockname()[1], closed.getsockname()[1])
         environment = {key: value for key, value in os.environ.items()
                        if not key.endswith("_API_KEY") and not key.startswith(("OTBENCH_", "MLFLOW_"))}
-        environment.update({"PYTHONPATH": str(ROOT), "OTBENCH_MLRUNS": str(root / "mlruns"),
+        environment.update({"PYTHONPATH": str(ROOT), "OTBENCH_RESULTS": str(root / "results"),
                             "OTBENCH_CACHE": os.environ.get("OTBENCH_CACHE", str(Path.home() / ".cache" / "otbench")),
                             "OTBENCH_TRACING": "0"})
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            outcomes = list(pool.map(lambda case: run_case(case, places, environment, root, args.timeout), cases))
+            outcomes = list(pool.map(lambda numbered: run_case(numbered[1], numbered[0], places, environment, root,
+                                                               args.timeout), enumerate(cases)))
     counts = {verdict: sum(o.verdict == verdict for o in outcomes) for verdict in ("ok", "traceback", "hang", "unclear")}
-    failed = [o for o in outcomes if o.verdict != "ok"]
+    stores = sum(o.store for o in outcomes)
+    failed = [o for o in outcomes if o.verdict != "ok" or o.store]
     if args.json:
-        print(json.dumps({"tried": len(outcomes), **counts,
+        print(json.dumps({"tried": len(outcomes), **counts, "stores": stores,
                           "failed": [{"command": o.case.command, "argv": o.case.argv, "verdict": o.verdict,
-                                      "code": o.code, "stderr": o.stderr[-400:]} for o in failed]}))
+                                      "code": o.code, "store": o.store, "stderr": o.stderr[-400:]} for o in failed]}))
     else:
-        print(f"{'tried':>6} {'ok':>5} {'tracebacks':>11} {'hangs':>6} {'unclear':>8}")
-        print(f"{len(outcomes):>6} {counts['ok']:>5} {counts['traceback']:>11} {counts['hang']:>6} {counts['unclear']:>8}")
+        print(f"{'tried':>6} {'ok':>5} {'tracebacks':>11} {'hangs':>6} {'unclear':>8} {'stores':>7}")
+        print(f"{len(outcomes):>6} {counts['ok']:>5} {counts['traceback']:>11} {counts['hang']:>6} {counts['unclear']:>8} "
+              f"{stores:>7}")
         for outcome in failed:
             last = outcome.stderr.splitlines()[-1] if outcome.stderr else "(nothing on stderr)"
-            print(f"  {outcome.verdict:<9} exit {outcome.code}  {outcome.case.command} {outcome.case.argv}  -> {last[:160]}")
+            store = " (created a store)" if outcome.store else ""
+            print(f"  {outcome.verdict:<9} exit {outcome.code}{store}  {outcome.case.command} {outcome.case.argv}  "
+                  f"-> {last[:160]}")
     return 1 if failed else 0
 
 

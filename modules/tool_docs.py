@@ -268,6 +268,26 @@ def tool_key(toolset: str, name: str) -> str:
     return f"{toolset}::{name}"
 
 
+def _listed(toolset: str, tools: Any) -> list[Any]:
+    if not isinstance(tools, list):
+        raise DataError(f"toolset {toolset!r}: its tools must be a list, not {type(tools).__name__}")
+    return tools
+
+
+def _checked_tool(toolset: str, data: Any) -> DocumentedTool:
+    """A tool of a docs file, its name a non-empty text and its parameters objects with names; else refused."""
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not data["name"].strip():
+        raise DataError(f"toolset {toolset!r}: every tool must be an object with a non-empty 'name' text")
+    raw = data.get("parameters")
+    if raw is not None and (not isinstance(raw, list) or not all(
+            isinstance(parameter, dict) and isinstance(parameter.get("name"), str) for parameter in raw)):
+        raise DataError(f"toolset {toolset!r}, tool {data['name']!r}: 'parameters' must be a list of objects with "
+                        "a 'name'")
+    if not isinstance(data.get("description", ""), str):
+        raise DataError(f"toolset {toolset!r}, tool {data['name']!r}: 'description' must be text")
+    return DocumentedTool.from_dict(data)
+
+
 class Toolbox(dspy.Module):
     """All documented tools of a run, grouped in toolsets.
 
@@ -303,12 +323,19 @@ class Toolbox(dspy.Module):
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Toolbox:
+        """A toolbox from :meth:`to_json`'s data, which may come from anywhere (a file a user gives): its shape is
+        checked and anything else refused with what is wrong (:class:`~otbench.errors.DataError`)."""
         if data.get("format") != DOCS_FORMAT:
             raise DataError(f"not an otbench docs file (expected format {DOCS_FORMAT!r})")
-        return cls(
-            {ts: [DocumentedTool.from_dict(t) for t in tools] for ts, tools in data["toolsets"].items()},
-            meta=data.get("meta", {}),
-        )
+        toolsets = data.get("toolsets")
+        if not isinstance(toolsets, dict):
+            raise DataError("its 'toolsets' must be an object of toolset id -> list of tools, "
+                            f"not {type(toolsets).__name__}")
+        meta = data.get("meta", {})
+        if not isinstance(meta, dict):
+            raise DataError(f"its 'meta' must be an object, not {type(meta).__name__}")
+        return cls({str(ts): [_checked_tool(ts, tool) for tool in _listed(ts, tools)] for ts, tools in toolsets.items()},
+                   meta=meta)
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)

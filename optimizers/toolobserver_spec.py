@@ -132,6 +132,17 @@ class Improvements:
         return next(str(f.metadata["help"]) for f in fields(cls) if f.name == name)
 
     @classmethod
+    def summary(cls, name: str) -> str:
+        """An improvement's help up to its first colon or semicolon: one line of ``--help`` (the docs' table has the
+        whole text)."""
+        text, depth = cls.help(name), 0
+        for place, character in enumerate(text):
+            depth += {"(": 1, ")": -1}.get(character, 0)
+            if character in ":;" and depth == 0:
+                return text[:place].strip()
+        return text
+
+    @classmethod
     def always_logged(cls) -> tuple[str, ...]:
         """Improvements added to the improved variant after runs of it were logged: a run logs their value
         wherever they act, so an older run, which lacks the parameter, reads as one without them."""
@@ -183,17 +194,17 @@ class ToolObserverSpec(OptimizerSpec):
         super().add_arguments(group, taken, budget_only=budget_only)
         if budget_only:
             return
-        group.description = ("ToolObserver's budget, variant and improvements; --probe (probing and the learned "
-                             "schema) applies to every optimizer offered it")
-        group.add_argument("--variant", default="improved",
-                           help="improved (default: every improvement on) or paper (the paper's protocol, as published)")
+        group.description = ("ToolObserver's budget, variant and improvements, each switched on or off whatever the "
+                             "variant (what each does in full: docs/optimizers/toolobserver.md)")
+        group.add_argument("--variant", default="improved", choices=tuple(VARIANTS),
+                           help="improved (every improvement on) or paper (the paper's protocol, as published) "
+                                "(default improved)")
         group.add_argument("--oracle-feedback", action="store_true",
-                           help="online: show the editor whether each attempt succeeded (off in the paper)")
+                           help="online: show the editor whether each attempt succeeded (default off, as in the paper)")
         for name in Improvements.names():
             if name not in taken:
                 group.add_argument(f"--{name.replace('_', '-')}", dest=name, action=argparse.BooleanOptionalAction,
-                                   default=None,
-                                   help=f"this improvement on or off, whatever the variant: {Improvements.help(name)}")
+                                   default=None, help=f"{Improvements.summary(name)} (default: as the variant says)")
                 taken.add(name)
 
     def knobs_from(self, values: Mapping[str, Any]) -> ToolObserverKnobs:

@@ -27,6 +27,7 @@ __all__ = [
     "Play2Prompt",
     "ToolObserver",
     "Toolbox",
+    "__version__",
     "embedded_lm",
     "load_docs",
 ]
@@ -35,6 +36,18 @@ _EXPORTS = {"FunctionEnvironment": "otbench.envs.functions", "ToolObserver": "ot
             "Play2Prompt": "otbench.optimizers.play2prompt", "EasyTool": "otbench.optimizers.easytool",
             "GEPA": "otbench.optimizers.gepa", "Toolbox": "otbench.modules.tool_docs", "load_docs": "otbench.run.docs_io",
             "embedded_lm": "otbench.llm.session"}
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("otbench")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "unknown"
+
+
+__version__ = _version()
+"""The installed distribution's version."""
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")

@@ -33,10 +33,16 @@ from typing import Any
 
 from tqdm import tqdm
 
-from otbench.cli import OneLineParser, add_lm_arguments, positive_int, run_main
+from otbench.cli import OneLineParser, add_lm_arguments, positive_int, run_main, seed
 from otbench.core.tables import format_table, server_table
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import add_environment_arguments, make_environment, options_from_values, resolve
+from otbench.envs.registry import (
+    add_environment_arguments,
+    make_environment,
+    options_from_values,
+    refuse_other_environments,
+    resolve,
+)
 from otbench.errors import ConfigError
 from otbench.run.outputs import check_outputs
 from otbench.run.settings import lm_from_values
@@ -158,9 +164,10 @@ def bench_slots(args: argparse.Namespace) -> dict[str, Any]:
     from otbench.llm.session import open_lms
     from otbench.modules.agent import FunctionCallingAgent
 
-    counts = [int(part) for part in str(args.slots).split(",") if part.strip()]
-    if not counts or min(counts) < 1:
-        raise ConfigError(f"--slots {args.slots!r}: expected slot counts such as 1,2,4")
+    parts = [part.strip() for part in str(args.slots).split(",")]
+    if not all(part.isdigit() and int(part) >= 1 for part in parts):
+        raise ConfigError(f"--slots {args.slots!r}: expected slot counts of 1 or more, such as 1,2,4")
+    counts = [int(part) for part in parts]
     base = dataclasses.replace(lm_from_values(vars(args)), cache=False)
     rows, replies = [], {}
     with make_environment(options_from_values(vars(args))) as env:
@@ -201,25 +208,32 @@ def bench_slots(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    explicit_env = any(part == "--env" or part.startswith("--env=") for part in given)
+    if given[:1] == ["retrieval"] and not explicit_env:  # BrowseComp's index: its options are the ones that apply
+        given += ["--env", "browsecomp"]
     parser = OneLineParser(prog="python -m otbench.bench", description=__doc__.splitlines()[0])
     parser.add_argument("name", help="oracle, retrieval, llm or slots")
     parser.add_argument("--split", default="test", help="oracle: the split whose tasks are run (default test)")
     parser.add_argument("--limit", type=positive_int, default=None,
                         help="oracle, retrieval: a seeded sample of N tasks (default all); llm: tasks of the "
                              "workload (default 8)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
-    parser.add_argument("--requests", type=positive_int, default=4, help="llm: requests per side")
-    parser.add_argument("--max-tokens", type=positive_int, default=96, help="llm: completion length")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the task sample (default 0)")
+    parser.add_argument("--requests", type=positive_int, default=4, help="llm: requests per side (default 4)")
+    parser.add_argument("--max-tokens", type=positive_int, default=96, help="llm: completion length in tokens (default 96)")
     parser.add_argument("--slots", default="1,2,4", help="slots: the slot counts to compare (default 1,2,4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
-    add_environment_arguments(parser)
+    add_environment_arguments(parser, argv=given)
     add_lm_arguments(parser)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(given)
     check_outputs(parser, args)
     if args.name not in BENCHMARKS:
         raise ConfigError(f"unknown benchmark {args.name!r}; choose from {', '.join(BENCHMARKS)}")
+    refuse_other_environments(vars(args))
     resolve(options_from_values(vars(args)))  # bad environment options are refused before anything loads
-    if args.name == "retrieval":  # BrowseComp's option, whatever --env says
+    if args.name == "retrieval" and args.env != "browsecomp":
+        raise ConfigError("retrieval measures BrowseComp's search index: give --env browsecomp (or no --env)")
+    if args.name == "retrieval":  # BrowseComp's option
         from otbench.envs.browsecomp.retrieval import RETRIEVERS
 
         if args.retriever not in RETRIEVERS:

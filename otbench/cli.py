@@ -40,6 +40,10 @@ def plain_text(text: str) -> str:
     return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text).replace("``", "")
 
 
+THROUGH_CONSOLE = False
+"""Whether the command runs as ``otbench COMMAND`` (the console script sets it): its usage line names it so."""
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line on stderr (and exit 2), not a usage dump; the
     description (a command's docstring line) is shown without its markup. An option is taken only as
@@ -48,6 +52,9 @@ class OneLineParser(argparse.ArgumentParser):
 
     def __init__(self, *, description: str | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
+        prog = str(kwargs.get("prog", ""))
+        if THROUGH_CONSOLE and prog.startswith("python -m otbench."):  # the usage line names the program as run
+            kwargs["prog"] = "otbench " + prog.removeprefix("python -m otbench.")
         super().__init__(description=plain_text(description) if description else description, **kwargs)
 
     def error(self, message: str) -> NoReturn:
@@ -134,10 +141,14 @@ def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -
                                 f"${EDITOR_API_BASE_VARIABLE})")
     group.add_argument("--api-key", default=os.environ.get(API_KEY_VARIABLE, DEFAULT_API_KEY), metavar="KEY",
                        help="the key --api-base's server takes (python -m otbench.serve prints it); better "
-                            f"${API_KEY_VARIABLE}, which other users cannot read in the process list")
-    group.add_argument("--embedded-model", default="qwen-1.5b", help="embedded weights: qwen-1.5b or qwen-0.5b")
-    group.add_argument("--gguf", type=Path, default=None, help="serve this local GGUF file instead of the embedded model")
-    group.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the embedded model")
+                            f"${API_KEY_VARIABLE}, which other users cannot read in the process list (default "
+                            f"${API_KEY_VARIABLE}, else '{DEFAULT_API_KEY}', else the key of a server otbench started here)")
+    group.add_argument("--embedded-model", default="qwen-1.5b",
+                       help="embedded weights: qwen-1.5b or qwen-0.5b (default qwen-1.5b)")
+    group.add_argument("--gguf", type=Path, default=None,
+                       help="serve this local GGUF file instead of the embedded model (default: the embedded weights)")
+    group.add_argument("--threads", type=positive_int, default=None,
+                       help="CPU threads for the embedded model (default: every core)")
     group.add_argument("--temperature", type=non_negative_float, default=0.0, help="sampling temperature (default 0)")
     group.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
     group.add_argument("--no-grammar", action="store_true",
@@ -148,7 +159,8 @@ def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -
 def add_tracking_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("tracking")
     group.add_argument("--mlruns", type=STORE_DIRECTORY, default=None, help="local MLflow store directory (default ./mlruns)")
-    group.add_argument("--tracking-uri", default=None, help="an MLflow tracking server to log to instead")
+    group.add_argument("--tracking-uri", default=None,
+                       help="an MLflow tracking server to log to instead (default: the local store, or $MLFLOW_TRACKING_URI)")
 
 
 STOP_GRACE_SECONDS = 60.0
@@ -191,12 +203,20 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     sys.exit(code)
 
 
-def seed_list(text: str) -> tuple[int, ...]:
-    """``1,2,3``: the seeds of several task samples."""
+def seed(text: str) -> int:
+    """A task sample's seed: a whole number, 0 or more."""
     try:
-        seeds = tuple(int(part) for part in text.split(",") if part.strip())
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {text!r}") from None
-    if not seeds:
-        raise argparse.ArgumentTypeError("expected at least one seed")
-    return seeds
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a seed of 0 or more, got {value}")
+    return value
+
+
+def seed_list(text: str) -> tuple[int, ...]:
+    """``1,2,3``: the seeds of several task samples (whole numbers, 0 or more, none left empty)."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"expected seeds separated by commas, with none empty, got {text!r}")
+    return tuple(seed(part) for part in parts)

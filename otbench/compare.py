@@ -27,10 +27,11 @@ from otbench.cli import (
     positive_float,
     positive_int,
     run_main,
+    seed,
     seed_list,
 )
 from otbench.core.tables import format_table
-from otbench.envs.registry import add_environment_arguments, options_from_values
+from otbench.envs.registry import add_environment_arguments, options_from_values, refuse_other_environments
 from otbench.errors import ConfigError
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.run.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
@@ -41,9 +42,12 @@ __all__ = ["CompareOptions", "CompareResult", "main", "plan", "run"]
 
 
 def chosen_optimizers(text: str) -> tuple[str, ...]:
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names:
+    names = [name.strip() for name in text.split(",")]
+    if not any(names):
         raise ConfigError(f"--optimizers names no optimizer; choose from {', '.join(OPTIMIZERS)}")
+    if not all(names):
+        raise ConfigError(f"--optimizers {text!r} has an empty name between its commas; choose from "
+                          f"{', '.join(OPTIMIZERS)}")
     unknown = [name for name in names if name not in OPTIMIZERS]
     if unknown:
         raise ConfigError(f"unknown optimizer {unknown[0]!r}; choose from {', '.join(OPTIMIZERS)}")
@@ -51,9 +55,11 @@ def chosen_optimizers(text: str) -> tuple[str, ...]:
 
 
 # -- the command line ----------------------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command's options; ``argv``: the command line, whose ``--env`` decides which environment's options are
+    shown."""
     parser = OneLineParser(prog="python -m otbench.compare", description=__doc__.splitlines()[0])
-    add_environment_arguments(parser)
+    add_environment_arguments(parser, argv=argv)
     parser.add_argument("--optimizers", default=",".join(OPTIMIZERS),
                         help=f"comma-separated optimizer rows (default all: {','.join(OPTIMIZERS)})")
     parser.add_argument("--limit", type=positive_int, default=DEFAULT_LIMIT,
@@ -63,9 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--val-limit", type=positive_int, default=None, metavar="N",
                         help="offline environments: every optimizer row keeps the docs (starting, each iteration's or "
                              "final) that score best on N other train tasks (default: the final docs)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the task samples (default 0)")
+    parser.add_argument("--seed", type=seed, default=None, help="seed of the task samples (default 0)")
     parser.add_argument("--seeds", type=seed_list, default=None, metavar="S1,S2,...",
-                        help="run every row on each of these task samples and pool them (a sample is a cluster)")
+                        help="run every row on each of these task samples and pool them (a sample is a cluster) "
+                             "(default: the one sample --seed)")
     taken: set[str] = set()
     for name, spec in OPTIMIZERS.items():  # each optimizer's budget knobs, passed on to its own rows
         spec.add_arguments(parser.add_argument_group(name), taken, budget_only=True)
@@ -87,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     planning.add_argument("--base-rate", type=share, default=None,
                           help="assumed base rate of the primary metric (default: the finished base row's)")
     planning.add_argument("--difference", type=float, default=None,
-                          help="the difference to detect (e.g. 0.015 for 18.8%% -> 20.3%%)")
+                          help="the difference to detect (e.g. 0.015 for 18.8%% -> 20.3%%) (default: none, only the "
+                               "smallest difference the size detects)")
     planning.add_argument("--spread", type=positive_float, default=None,
                           help="continuous metrics: standard deviation of per-task differences between two rows "
                                "(default: observed between the finished base and +TO rows)")
@@ -111,6 +119,7 @@ def share(text: str) -> float:
 
 def options_from(values: Mapping[str, Any]) -> CompareOptions:
     """Options from their command-line names (an argparse namespace's)."""
+    refuse_other_environments(values)
     seed, seeds = values.get("seed"), values.get("seeds")
     if seed is not None and seeds:
         raise ConfigError("give --seed or --seeds, not both")
@@ -124,7 +133,8 @@ def options_from(values: Mapping[str, Any]) -> CompareOptions:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     check_outputs(parser, args)
     options = options_from(vars(args))

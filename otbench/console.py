@@ -13,6 +13,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
+from otbench import cli
 from otbench.cli import OneLineParser, run_main
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -57,6 +58,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if args.command not in COMMANDS:
         parser.error(f"unknown command {args.command!r}; choose from {', '.join(COMMANDS)}")
     command = importlib.import_module(COMMANDS[args.command][0])
+    cli.THROUGH_CONSOLE = True
     run_main(command.main, args.arguments)
 
 

@@ -17,9 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
+from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main, seed
 from otbench.core.tables import format_table, interval_table, server_table
-from otbench.envs.registry import EnvironmentOptions, add_environment_arguments, options_from_values, resolve
+from otbench.envs.registry import (
+    EnvironmentOptions,
+    add_environment_arguments,
+    options_from_values,
+    refuse_other_environments,
+    resolve,
+)
 from otbench.evals.robustness import ROBUSTNESS_METRICS
 from otbench.llm.session import LMOptions
 from otbench.run import definition as defining
@@ -63,6 +69,7 @@ class EvaluateOptions:
 
 def options_from(values: Mapping[str, Any]) -> EvaluateOptions:
     """Options from their command-line names (an argparse namespace's)."""
+    refuse_other_environments(values)
     return EvaluateOptions(
         environment=options_from_values(values), agent=values.get("agent", "llm"), docs=values.get("docs"),
         limit=values.get("limit"), seed=values.get("seed", 0), lm=lm_from_values(values),
@@ -81,16 +88,23 @@ def run(options: EvaluateOptions) -> EvaluateResult:
 
 
 # -- the command line ----------------------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command's options; ``argv``: the command line, whose ``--env`` decides which environment's options are
+    shown."""
     parser = OneLineParser(prog="python -m otbench.evaluate", description=__doc__.splitlines()[0])
-    add_environment_arguments(parser)
+    add_environment_arguments(parser, argv=argv)
     parser.add_argument("--agent", default="llm", help="llm (default), oracle or null")
-    parser.add_argument("--docs", default=None, help="docs to use: a file, runs:/RUN_ID of an optimize run, or gold (the true docs)")
-    parser.add_argument("--limit", type=positive_int, default=None, help="evaluate a seeded sample of N tasks")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
-    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
+    parser.add_argument("--docs", default=None,
+                        help="docs to use: a file, runs:/RUN_ID of an optimize run, or gold (the true docs) (default: "
+                             "the setting's own)")
+    parser.add_argument("--limit", type=positive_int, default=None,
+                        help="evaluate a seeded sample of N tasks (default: every task)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the task sample (default 0)")
+    parser.add_argument("--num-threads", type=positive_int, default=1,
+                        help="tasks run concurrently, each on a slot of the embedded server of its own (default 1)")
     parser.add_argument("--resume", default=None, metavar="RUN_ID",
-                        help="continue an interrupted evaluation of the same definition from the tasks it finished")
+                        help="continue an interrupted evaluation of the same definition from the tasks it finished "
+                             "(default: start a new one)")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_lm_arguments(parser)
@@ -99,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     check_outputs(parser, args)
     result = run(options_from(vars(args)))

@@ -25,7 +25,6 @@ if TYPE_CHECKING:  # tool docs load DSPy: imported after the options are parsed
     from otbench.modules.tool_docs import Toolbox
 
 FORMATS = ("openai", "json")
-STORED_DOCS = ("runs:/", "prompts:/")
 """Prefixes of docs read from an MLflow store (any other value is a file, or ``gold``)."""
 GOLD = "gold"
 """The environment's true docs (the environment options name which), as ``evaluate --docs gold``."""
@@ -35,21 +34,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.export", description=__doc__.splitlines()[0])
     parser.add_argument("docs", help="a docs file, runs:/RUN_ID of an optimize run, prompts:/NAME@latest, or gold "
                                      "(the true docs of --env and --setting)")
-    parser.add_argument("--format", default="openai", help="openai (tool schemas) or json (otbench docs)")
-    parser.add_argument("--toolset", default=None, help="only this toolset (e.g. a BFCL test id): one tools list")
+    parser.add_argument("--format", default="openai", choices=FORMATS,
+                        help="openai (tool schemas) or json (otbench docs) (default openai)")
+    parser.add_argument("--toolset", default=None, help="only this toolset (e.g. a BFCL test id): one tools list (default every toolset)")
     parser.add_argument("--responses", action="store_true",
                         help="openai: the Responses API's tool shape instead of Chat Completions'")
-    parser.add_argument("--out", type=OUTPUT_FILE, default=None, help="write here instead of standard output")
+    parser.add_argument("--out", type=OUTPUT_FILE, default=None, help="write here (default standard output)")
     add_tracking_arguments(parser)
-    add_environment_arguments(parser, running=False)
+    add_environment_arguments(parser, running=False, argv=sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
-    check_outputs(parser, args, store=args.docs.startswith(STORED_DOCS), cache=False)
-    if args.format not in FORMATS:
-        raise ConfigError(f"unknown format {args.format!r}; choose from {', '.join(FORMATS)}")
     from otbench.modules.tool_docs import Toolbox
-    from otbench.run.docs_io import load_docs
+    from otbench.run.docs_io import STORED, load_docs
 
-    if args.docs.startswith(STORED_DOCS):
+    check_outputs(parser, args, store=args.docs.startswith(STORED), cache=False)
+    if args.docs.startswith(STORED):
+        tracking.require_store(args.tracking_uri, args.mlruns, args.docs)
         tracking.configure(args.tracking_uri, directory=args.mlruns)
     if args.docs == GOLD:
         chosen = {name: value for name, value in vars(args).items() if name != "toolset"}  # here a toolset's id

@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main
+from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main, seed
 from otbench.core.tables import format_table, server_table
 from otbench.envs.registry import (
     EnvironmentOptions,
     add_environment_arguments,
     learning_of,
     options_from_values,
+    refuse_other_environments,
     resolve,
 )
 from otbench.errors import ConfigError
@@ -91,6 +93,8 @@ class OptimizeOptions:
 
 def options_from(values: Mapping[str, Any]) -> OptimizeOptions:
     """Options from their command-line names (an argparse namespace's)."""
+    refuse_other_environments(values)
+    refuse_other_optimizers(values)
     optimizer = str(values.get("optimizer", DEFAULT))
     return OptimizeOptions(
         optimizer=optimizer, environment=options_from_values(values), mode=values.get("mode"),
@@ -117,46 +121,100 @@ def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:
 
     if options.resume:
         raise ConfigError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
+    if sweeping.study_name is not None and not sweeping.study_name.strip():
+        raise ConfigError("--study-name '': name the study (or drop it for one named after the run)")
     return optimization.sweep(options.definition(), options.settings(), sweeping)
 
 
 # -- the command line ----------------------------------------------------------------------------------------
-def add_optimizer_arguments(parser: argparse.ArgumentParser) -> None:
-    """One option group per optimizer, with the flags its spec declares (a flag several share, as ``--probe``,
-    once)."""
+def chosen_optimizer(argv: list[str] | None) -> str:
+    """The optimizer a command line names (``--optimizer``), the default when it names none or an unknown one."""
+    scout = argparse.ArgumentParser(add_help=False)
+    scout.add_argument("--optimizer", default=DEFAULT)
+    known, _ = scout.parse_known_args(argv or [])
+    return known.optimizer if known.optimizer in OPTIMIZERS else DEFAULT
+
+
+class _Hidden:
+    """An argument group whose options are taken but not shown, and in the namespace only when given."""
+
+    def __init__(self, group: argparse._ArgumentGroup) -> None:
+        self.group = group
+        self.description: str | None = None
+
+    def add_argument(self, *flags: str, **kwargs: Any) -> None:
+        self.group.add_argument(*flags, **(kwargs | {"help": argparse.SUPPRESS, "default": argparse.SUPPRESS}))
+
+
+def add_optimizer_arguments(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> None:
+    """The flags of the optimizer ``argv`` chooses, as its spec declares them; the other optimizers' are taken,
+    hidden, so that :func:`refuse_other_optimizers` names the optimizer a flag belongs to."""
+    chosen = chosen_optimizer(argv)
     taken: set[str] = set()
+    OPTIMIZERS[chosen].add_arguments(parser.add_argument_group(f"{chosen} options"), taken)
+    hidden = parser.add_argument_group()
     for name, spec in OPTIMIZERS.items():
-        spec.add_arguments(parser.add_argument_group(name), taken)
+        if name != chosen:
+            spec.add_arguments(_Hidden(hidden), taken)  # type: ignore[arg-type]  # a group that hides
+
+
+def refuse_other_optimizers(values: Mapping[str, Any]) -> None:
+    """Refuse, in one line, a flag of another optimizer than ``values``' ``--optimizer`` (it would be ignored): the
+    namespace of a command line parsed by :func:`build_parser` of that same command line holds another optimizer's
+    flag only when it was given."""
+    chosen = str(values.get("optimizer", DEFAULT))
+    if chosen not in OPTIMIZERS:
+        return  # refused by name
+    mine = _flag_defaults(chosen)
+    for name in OPTIMIZERS:
+        theirs = _flag_defaults(name)
+        given = sorted(dest for dest in set(theirs) - set(mine) if dest in values)
+        if name != chosen and given:
+            raise ConfigError(f"--{given[0].replace('_', '-')} is a flag of {name} (--optimizer {name}), not of "
+                              f"{chosen}; drop it")
+
+
+def _flag_defaults(optimizer: str) -> dict[str, Any]:
+    """The flags an optimizer's spec declares, by destination, with their defaults."""
+    scratch = argparse.ArgumentParser(add_help=False)
+    OPTIMIZERS[optimizer].add_arguments(scratch.add_argument_group(), set())
+    return {action.dest: action.default for action in scratch._actions}
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("sweep")
     group.add_argument("--sweep", type=positive_int, default=None, metavar="N",
-                       help="tune the optimizer's knobs with N optuna trials")
+                       help="tune the optimizer's knobs with N optuna trials (default: no sweep)")
     group.add_argument("--token-budget", type=positive_int, default=500_000,
                        help="stop starting trials once the study has spent this many tokens (default 500000)")
     group.add_argument("--storage", type=DATABASE_URL, default=None,
                        help="optuna RDB storage URL shared by sweep workers (default: in memory)")
-    group.add_argument("--study-name", default=None, help="optuna study to create or join")
+    group.add_argument("--study-name", default=None,
+                       help="optuna study to create or join (default: named after the optimizer, setting and model)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command's options; ``argv``: the command line, whose ``--env`` decides which environment's options are
+    shown."""
     parser = OneLineParser(prog="python -m otbench.optimize", description=__doc__.splitlines()[0])
     parser.add_argument("--optimizer", default=DEFAULT, help=f"one of: {', '.join(OPTIMIZERS)} (default {DEFAULT})")
-    add_environment_arguments(parser)
+    add_environment_arguments(parser, argv=argv)
     parser.add_argument("--mode", default=None, help="learning mode: online (docs learned per task) or offline (on a train split); default: as the environment learns")
     parser.add_argument("--limit", type=positive_int, default=DEFAULT_LIMIT,
                         help=f"optimize on a seeded sample of N tasks (default {DEFAULT_LIMIT})")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the task sample (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the task sample (default 0)")
     parser.add_argument("--test-limit", type=positive_int, default=DEFAULT_LIMIT,
                         help=f"offline environments: score the learned docs on N test tasks (default {DEFAULT_LIMIT})")
     parser.add_argument("--val-limit", type=positive_int, default=None, metavar="N",
                         help="offline environments: score the starting, each iteration's and the final docs on N "
                              "other train tasks and keep the best (default: keep the final docs)")
-    add_optimizer_arguments(parser)
-    parser.add_argument("--num-threads", type=positive_int, default=1, help="tasks run concurrently")
-    parser.add_argument("--resume", default=None, metavar="RUN_ID", help="continue an interrupted run")
-    parser.add_argument("--out", type=OUTPUT_DIRECTORY, default=Path("learned_docs"), help="where final docs are written")
+    add_optimizer_arguments(parser, argv)
+    parser.add_argument("--num-threads", type=positive_int, default=1,
+                        help="tasks run concurrently, each on a slot of the embedded server of its own (default 1)")
+    parser.add_argument("--resume", default=None, metavar="RUN_ID",
+                        help="continue an interrupted run (default: start a new one)")
+    parser.add_argument("--out", type=OUTPUT_DIRECTORY, default=Path("learned_docs"),
+                        help="where final docs are written (default learned_docs)")
     add_sweep_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the final summary as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -166,7 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     check_outputs(parser, args)
     options = options_from(vars(args))

@@ -12,7 +12,8 @@ from otbench.run.outputs import check_outputs
 
 def main(argv: list[str] | None = None) -> int:
     parser: argparse.ArgumentParser = OneLineParser(prog="python -m otbench.prepare", description=__doc__)
-    parser.add_argument("--embedded-model", default="qwen-1.5b", choices=sorted(EMBEDDED_MODELS))
+    parser.add_argument("--embedded-model", default="qwen-1.5b", choices=sorted(EMBEDDED_MODELS),
+                        help="the embedded model to assemble and verify (default qwen-1.5b)")
     parser.add_argument("--browsecomp-dense", action="store_true",
                         help="also build BrowseComp's dense index (about 17 CPU-minutes; else built on first use)")
     args = parser.parse_args(argv)

@@ -26,7 +26,7 @@ from otbench.cli import (
     seed_list,
 )
 from otbench.core.tables import format_table
-from otbench.errors import RunError
+from otbench.errors import ConfigError, RunError
 from otbench.run.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.run.settings import RunSettings, lm_from_values, tracking_from_values
 from otbench.study.grid import SIZES, ReproduceOptions, run, status
@@ -52,11 +52,11 @@ def limits_of(text: str) -> dict[str, int]:
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m otbench.reproduce", description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="full", help=f"the grid: {', '.join(SIZES)} (default full)")
-    parser.add_argument("--only", default="", help="comma-separated environments or settings to run "
+    parser.add_argument("--only", default=None, help="comma-separated environments or settings to run "
                                                    "(bfcl, bfcl/names_only, chess/phase...); default all")
     parser.add_argument("--limits", type=limits_of, default={}, metavar="ENV=N,...",
                         help="tasks every row of an environment is judged on (online: also optimized on), "
-                             "instead of the size's: bfcl=30,browsecomp=20,chess=4")
+                             "instead of the size's: bfcl=30,browsecomp=20,chess=4 (default: the size's)")
     parser.add_argument("--seeds", type=seed_list, default=(1,), metavar="S1,S2,...",
                         help="task samples every cell runs on, pooled as clusters (default 1)")
     parser.add_argument("--storage", type=DATABASE_URL, default=None,
@@ -79,7 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def options_from(values: Mapping[str, Any]) -> ReproduceOptions:
     """Options from their command-line names (an argparse namespace's)."""
-    only = tuple(part.strip() for part in str(values.get("only", "")).split(",") if part.strip())
+    given = values.get("only")
+    only = tuple(part.strip() for part in given.split(",")) if given is not None else ()
+    if given is not None and not all(only):
+        raise ConfigError(f"--only {given!r} names nothing between its commas; give environments or settings such as "
+                          "bfcl,chess/phase (or drop --only for the whole grid)")
     return ReproduceOptions(size=values["size"], only=only, limits=dict(values["limits"]), seeds=tuple(values["seeds"]),
                             storage=values["storage"], lm=lm_from_values(values), tracking=tracking_from_values(values),
                             num_threads=values["num_threads"], report=values["report"], progress=not values["quiet"],

@@ -26,7 +26,7 @@ from typing import Any
 from otbench.cli import OneLineParser, add_tracking_arguments, run_main
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, DataError
-from otbench.run.outputs import check_outputs
+from otbench.run.outputs import OUTPUT_DIRECTORY, check_outputs
 from otbench.run.settings import tracking_from_values
 
 ROOT = Path(".")
@@ -35,7 +35,7 @@ ROOT = Path(".")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m otbench.results", description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=None,
+    parser.add_argument("--results", type=OUTPUT_DIRECTORY, default=None,
                         help="the ledger's folder (default ./results, or $OTBENCH_RESULTS)")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     add = verbs.add_parser("add", help="keep runs of the store in the ledger")
@@ -121,9 +121,10 @@ def _store_runs() -> list[str]:
     experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
     if experiment is None:
         return []
-    runs = mlflow.MlflowClient().search_runs([experiment.experiment_id],
-                                             "tags.command = 'evaluate' OR tags.command = 'optimize'",
-                                             order_by=["attributes.start_time ASC"])
+    client = mlflow.MlflowClient()
+    runs = sorted((run for command in ("evaluate", "optimize")  # MLflow's search has no OR
+                   for run in client.search_runs([experiment.experiment_id], f"tags.command = '{command}'")),
+                  key=lambda run: run.info.start_time)
     return [run.info.run_id for run in runs if "mlflow.parentRunId" not in run.data.tags
             and not (LEDGER_TAG in run.data.tags and run.info.status in ("FINISHED", "KILLED")
                      and run.info.end_time is not None and _unchanged(run))]
@@ -173,8 +174,8 @@ def _entry(key: str, results: Path | None) -> Any:
 def _load(keys: Iterable[str], values: dict[str, Any], results: Path | None) -> int:
     from otbench.run import ledger
 
-    _configure(values)
     chosen = [_entry(key, results) for key in keys] or list(ledger.entries(results))
+    _configure(values)  # after the keys are found: a refused key writes no store
     for entry in chosen:
         run_id = ledger.load(entry)
         print(f"{entry.key} {entry.status:<11} {entry.definition.method:<16} -> run {run_id}")

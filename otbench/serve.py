@@ -26,8 +26,10 @@ from otbench.run.outputs import check_outputs
 
 def build_parser() -> OneLineParser:
     parser = OneLineParser(prog="python -m otbench.serve", description=__doc__.splitlines()[0])
-    parser.add_argument("--embedded-model", default="qwen-1.5b", help="embedded weights: qwen-1.5b or qwen-0.5b")
-    parser.add_argument("--gguf", type=Path, default=None, help="serve this local GGUF file instead")
+    parser.add_argument("--embedded-model", default="qwen-1.5b",
+                        help="embedded weights: qwen-1.5b or qwen-0.5b (default qwen-1.5b)")
+    parser.add_argument("--gguf", type=Path, default=None, help="serve this local GGUF file instead (default: the "
+                                                                "embedded weights)")
     parser.add_argument("--threads", type=positive_int, default=None, help="CPU threads (default: all cores)")
     parser.add_argument("--slots", type=positive_int, default=1,
                         help="requests answered at a time (default 1; each gets its own context)")
@@ -53,6 +55,7 @@ def settings_of(argv: list[str] | None) -> tuple[ServerSettings, str]:
     path, _ = embedded_identity(LMOptions(embedded_model=args.embedded_model, gguf=args.gguf))
     settings = ServerSettings(path, threads=args.threads or ServerSettings.threads, slots=args.slots,
                               context_per_slot=args.context_per_slot, host=args.host, port=args.port or 0)
+    settings.check()
     return settings, args.api_key or new_api_key()
 
 

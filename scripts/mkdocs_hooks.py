@@ -23,7 +23,8 @@ _ROLE = re.compile(r":(?:class|mod|func|meth|data|attr|exc):<code>(~?)([\w.]+)</
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
-    listed = "\n\n".join(f"::: {spec.teleprompter}" for spec in OPTIMIZERS.values() if spec.teleprompter)
+    listed = "\n\n".join(f"::: {spec.teleprompter}\n    options:\n      inherited_members: [compile]"
+                           for spec in OPTIMIZERS.values() if spec.teleprompter)
     return _OPTIMIZERS.sub(lambda _: listed, _MARKER.sub(lambda found: OPTIMIZERS[found.group(1)].knob_tables(),
                                                            markdown))
 

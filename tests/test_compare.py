@@ -281,7 +281,7 @@ class BfclLike:
 
 
 def _plans(argv, env=BfclLike):
-    return comparing.plan_rows(compare.options_from(vars(compare.build_parser().parse_args(argv))), env())
+    return comparing.plan_rows(compare.options_from(vars(compare.build_parser(argv).parse_args(argv))), env())
 
 
 def test_the_optimizer_rows_follow_the_optimizer_registry(monkeypatch):

@@ -28,10 +28,10 @@ class Trial:
 
 
 def test_its_flags_bounds_and_sweep_space_come_from_its_module(registered, capsys):
-    assert "--plain-rounds" in optimize.build_parser().format_help()
+    assert "--plain-rounds" in optimize.build_parser(["--optimizer", "plain"]).format_help()
     assert "--plain-rounds" in compare.build_parser().format_help()
-    options = optimize.options_from(vars(optimize.build_parser().parse_args(["--optimizer", "plain",
-                                                                             "--plain-rounds", "2"])))
+    argv = ["--optimizer", "plain", "--plain-rounds", "2"]
+    options = optimize.options_from(vars(optimize.build_parser(argv).parse_args(argv)))
     assert options.knobs.rounds == 2 and options.definition().method == "+PLAIN"
     assert dict(options.definition().optimizer.knobs) == {"plain_rounds": 2}
     with pytest.raises(SystemExit) as stop:

