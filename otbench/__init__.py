@@ -24,6 +24,7 @@ __all__ = [
     "GEPA",
     "EasyTool",
     "FunctionEnvironment",
+    "MCPEnvironment",
     "Play2Prompt",
     "ToolObserver",
     "Toolbox",
@@ -32,7 +33,8 @@ __all__ = [
     "load_docs",
 ]
 
-_EXPORTS = {"FunctionEnvironment": "otbench.envs.functions", "ToolObserver": "otbench.optimizers.toolobserver",
+_EXPORTS = {"FunctionEnvironment": "otbench.envs.functions", "MCPEnvironment": "otbench.envs.mcp.env",
+            "ToolObserver": "otbench.optimizers.toolobserver",
             "Play2Prompt": "otbench.optimizers.play2prompt", "EasyTool": "otbench.optimizers.easytool",
             "GEPA": "otbench.optimizers.gepa", "Toolbox": "otbench.modules.tool_docs", "load_docs": "otbench.run.docs_io",
             "embedded_lm": "otbench.llm.session"}

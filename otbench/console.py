@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("otbench.bench", "measurements: oracle rollouts, retrieval, the embedded model"),
     "prepare": ("otbench.prepare", "fetch or build what runs need offline (data, model, indexes)"),
     "serve": ("otbench.serve", "the embedded model on its own, shared by commands and machines"),
+    "serve-docs": ("otbench.serve_docs", "an MCP server with learned docs, forwarding every call to the original"),
 }
 
 

@@ -1,5 +1,5 @@
 """``python -m otbench.prepare``: fetch or build what runs need offline, once (BFCL data, model file,
-BrowseComp corpus and search indexes)."""
+BrowseComp corpus and search indexes, the shipped MCP servers' virtual environments)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     for kind in indexes:
         open_retriever(kind, browsecomp.documents, browsecomp.directory / "index", browsecomp.fingerprint)
     print(f"BrowseComp corpus and {' + '.join(indexes)} index: {browsecomp.directory}")
+    from otbench.envs.mcp.servers import SERVERS, install
+
+    for server in SERVERS.values():  # each in a virtual environment of its own: they pin other mcp SDKs than ours
+        print(f"MCP server {server.name}: {install(server)} in {server.environment}")
     return 0
 
 

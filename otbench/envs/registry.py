@@ -38,6 +38,7 @@ _OPTION_MODULES = {
     "browsecomp": "otbench.envs.browsecomp.options",
     "wild": "otbench.envs.wild.options",
     "toolkit": "otbench.envs.toolkits.options",
+    "mcp": "otbench.envs.mcp.options",
 }
 ENVIRONMENTS = tuple(_OPTION_MODULES)
 
