@@ -39,6 +39,7 @@ _OPTION_MODULES = {
     "wild": "otbench.envs.wild.options",
     "toolkit": "otbench.envs.toolkits.options",
     "mcp": "otbench.envs.mcp.options",
+    "pool": "otbench.envs.pool.options",
 }
 ENVIRONMENTS = tuple(_OPTION_MODULES)
 

@@ -1,0 +1,101 @@
+"""Retrieval of the pool's tools per docs source, with each test request as the query and no agent.
+
+For each pool size and docs source (the four settings' docs, and any learned docs file given with ``--docs``), the
+recall@1/5/10 and nDCG@10 of the tools each test request needs (:mod:`otbench.envs.pool.retrieval`), with 95%
+intervals, under both indexes: ``docs`` (a tool is found by its docs) and ``usage`` (by its docs and the train
+requests it answered, as Tool2Vec does): the ablation of ``--pool-index``. ``usage - docs`` is the paired
+difference in recall@5 on the same requests, with its test.
+
+    python benchmarks/pool_retrieval.py                              # pools of 30, 300, 1000 and all
+    python benchmarks/pool_retrieval.py --sizes 30 --docs learned.json --setting names_only --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+SOURCES = ("names_only", "names_params", "names_desc", "gold")
+
+
+def _cell(value: dict[str, float]) -> str:
+    return f"{value['value']:.3f} [{value['low']:.2f}, {value['high']:.2f}]"
+
+
+def run(sizes: list[str], learned: Path | None, learned_setting: str, limit: int | None) -> list[dict[str, object]]:
+    from otbench.envs.base import sample_tasks
+    from otbench.envs.pool import retrieval
+    from otbench.envs.pool.env import PoolEnvironment
+    from otbench.envs.pool.index import EmbeddingStore, MiniLmEncoder, ToolIndex, default_store_path
+    from otbench.modules.tool_docs import Toolbox
+
+    encoder = MiniLmEncoder()
+    index = ToolIndex(EmbeddingStore(encoder, default_store_path(encoder)))
+    rows: list[dict[str, object]] = []
+    sources: list[tuple[str, str, Toolbox | None]] = [(name, name, None) for name in SOURCES]
+    if learned is not None:
+        sources.append((f"learned ({learned.name})", learned_setting, Toolbox.from_json(json.loads(learned.read_text()))))
+    for size in sizes:
+        for label, setting, docs in sources:
+            with PoolEnvironment(setting=setting, pool_size=size, index=index) as env:
+                tests = sample_tasks(env.tasks("test"), limit, 0)
+                usage = retrieval.train_usage(env.tasks("train"), env.to_shown)
+                toolbox = env.toolbox()
+                if docs is not None:
+                    toolbox.adopt_docs(docs)
+                entries = env.doc_entries(toolbox)
+                scored = {}
+                for kind, answered in (("docs", None), ("usage", usage)):
+                    started = time.perf_counter()
+                    snapshot = retrieval.snapshot_of(index, entries, answered)
+                    scored[kind] = retrieval.score_requests(snapshot, index, tests, env.to_shown)
+                    seconds = time.perf_counter() - started
+                    groups = retrieval.by_kind(scored[kind])
+                    rows.append({"pool": size, "docs": label, "index": kind, "n": len(tests), "seconds": round(seconds, 1),
+                                 **retrieval.as_row(retrieval.summary(scored[kind])),
+                                 "single_recall_at_5": retrieval.as_row(retrieval.summary(groups["single"]))
+                                 ["recall_at_5"] if groups["single"] else None,
+                                 "workflow_recall_at_5": retrieval.as_row(retrieval.summary(groups["workflow"]))
+                                 ["recall_at_5"] if groups["workflow"] else None})
+                gain = retrieval.paired(scored["usage"], scored["docs"], "recall_at_5")
+                rows[-1]["usage_minus_docs_recall_at_5"] = {"value": round(gain.value, 4), "low": round(gain.low, 4),
+                                                            "high": round(gain.high, 4), "p": gain.p_value,
+                                                            "test": gain.test}
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", default=["30", "300", "1000", "all"], help="pool sizes")
+    parser.add_argument("--docs", type=Path, default=None, help="a learned docs file (otbench export) to score too")
+    parser.add_argument("--setting", default="names_only", help="the setting the --docs file was learned in")
+    parser.add_argument("--limit", type=int, default=None, help="a seeded sample of N test requests per pool")
+    parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    args = parser.parse_args(argv)
+    rows = run(args.sizes, args.docs, args.setting, args.limit)
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    print("pool  docs  index  n  recall@1  recall@5  recall@10  nDCG@10  single r@5  workflow r@5  usage-docs r@5")
+    for row in rows:
+        gain = row.get("usage_minus_docs_recall_at_5")
+        gain_text = f"{gain['value']:+.3f} [{gain['low']:+.2f}, {gain['high']:+.2f}] p={gain['p']:.2g}" \
+            if isinstance(gain, dict) else ""
+        cells = [_cell(row[name]) for name in ("recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10")]  # type: ignore[arg-type]
+        kinds = [_cell(row[name]) if row[name] else "-" for name in ("single_recall_at_5", "workflow_recall_at_5")]  # type: ignore[arg-type]
+        print("  ".join([str(row["pool"]), str(row["docs"]), str(row["index"]), str(row["n"]), *cells, *kinds,
+                         gain_text]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
