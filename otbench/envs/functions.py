@@ -38,12 +38,13 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from typing import Any, Self
 
 import dspy
 
 from otbench.core.calls import CallResult, ToolCall
-from otbench.core.faults import Episode, StateController, call_episode, episode
+from otbench.core.faults import StateController, call_episode, episode
 from otbench.core.opaque import PRESENTATIONS, renamed
 from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent, task_key
@@ -165,18 +166,16 @@ class FunctionEnvironment:
         """Call the function under its name, in a state of its own; whatever it raises comes back as the error an
         editor reads."""
         with self._state(None):
-            return self._execute(call, call_episode(self.faults, toolset, call.name))
+            return call_episode(self.faults, toolset, call.name).run(call, partial(self._call, call))
 
     def _state(self, task: dspy.Example | None) -> AbstractContextManager[object]:
         return self.state(task) if self.state is not None else nullcontext()
 
-    def _execute(self, call: ToolCall, attempt: Episode) -> CallResult:
-        """A call whose shape did not fit (``call.problem``) is not made, nor faulted: its reason is the error."""
+    def _call(self, call: ToolCall) -> CallResult:
+        """A call whose shape did not fit (``call.problem``) is not made (an episode does not fault it either): its
+        reason is the error."""
         if call.problem is not None:
             return CallResult.refused(call)
-        return attempt.run(call, lambda: self._call(call))
-
-    def _call(self, call: ToolCall) -> CallResult:
         function = self.functions.get(call.name)
         if function is None:
             return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
@@ -190,7 +189,7 @@ class FunctionEnvironment:
         reply = agent(question=question, tools=toolbox.toolset(self.toolset))
         attempt = episode(self.faults, task_id(task))
         with self._state(task):  # the calls run in order against the task's own state, which is scored as they left it
-            steps = [self._execute(call, attempt) for call in reply.calls or []]
+            steps = [attempt.run(call, partial(self._call, call)) for call in reply.calls or []]
             trajectory = Trajectory(task_id=task_id(task), toolset=self.toolset, question=question, steps=steps,
                                     reply=reply.raw, parse_error=reply.error)
             judged = self.metric(task, trajectory)

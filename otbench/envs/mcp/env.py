@@ -23,13 +23,14 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Self
 
 import dspy
 
 from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
-from otbench.core.faults import Episode, StateController, call_episode, episode
+from otbench.core.faults import StateController, call_episode, episode
 from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent, task_key
 from otbench.envs.mcp import SETTINGS
@@ -167,7 +168,7 @@ class MCPEnvironment:
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
         """One call outside any task (an optimizer trying a tool); a server's files are restored after it."""
         with self._turn():
-            return self._execute(call, call_episode(self.faults, toolset, call.name))
+            return call_episode(self.faults, toolset, call.name).run(call, partial(self._call, call))
 
     def rollout(self, agent: Agent, toolbox: Toolbox, task: dspy.Example) -> Trajectory:
         question = task.get("question")
@@ -175,7 +176,7 @@ class MCPEnvironment:
         attempt = episode(self.faults, task_key(task))
         calls = list(reply.calls or [])
         with self._turn():  # the reply's calls run in order, against files no other task is changing
-            steps = [self._execute(call, attempt) if number < DEFAULT_MAX_CALLS_PER_REPLY else
+            steps = [attempt.run(call, partial(self._call, call)) if number < DEFAULT_MAX_CALLS_PER_REPLY else
                      CallResult(call, False, error=f"not run: a reply runs at most {DEFAULT_MAX_CALLS_PER_REPLY} calls")
                      for number, call in enumerate(calls)]
         trajectory = Trajectory(task_id=task_key(task), toolset=self.toolset, question=question, steps=steps,
@@ -222,13 +223,11 @@ class MCPEnvironment:
                 if self._folder is not None:
                     self._restore()
 
-    def _execute(self, call: ToolCall, attempt: Episode) -> CallResult:
-        """A call whose shape did not fit (``call.problem``) is not made, nor faulted: its reason is the error."""
+    def _call(self, call: ToolCall) -> CallResult:
+        """A call whose shape did not fit (``call.problem``) is not made (an episode does not fault it either): its
+        reason is the error."""
         if call.problem is not None:
             return CallResult.refused(call)
-        return attempt.run(call, lambda: self._call(call))
-
-    def _call(self, call: ToolCall) -> CallResult:
         real = self.shown.get(call.name)
         if real is None:
             return CallResult(call, False, error=f"NameError: no tool named {call.name!r}")
