@@ -103,8 +103,8 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
     from otbench.llm.metering import TokenLedger
     from otbench.run.docs_io import STORED, apply_docs
 
-    docs_in_store = definition.docs is not None and definition.docs.startswith(STORED)
-    if resume or docs_in_store:  # read from the store; other docs are checked against the tools before it is written
+    store_first = bool(resume) or (definition.docs is not None and definition.docs.startswith(STORED))
+    if store_first:  # read from the store; other docs are checked against the tools before it is written
         tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
     finished = _finished_tasks(resume, definition) if resume else {}
     ledger = TokenLedger()
@@ -117,7 +117,8 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
         toolbox = env.toolbox("gold" if definition.docs == "gold" else None)
         docs_matched = (apply_docs(toolbox, definition.docs, translate=getattr(env, "docs_from", None))
                         if definition.docs not in (None, "gold") else 0)
-        tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
+        if not store_first:
+            tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
         tracking.share_view(env.name, env.metric_names, env.primary_metric)
         agent = _agent(str(definition.agent), env, tasks)
         if definition.agent == "llm":
