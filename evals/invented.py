@@ -80,13 +80,15 @@ _RULE_TYPES = (("integer", r"an? (?:positive |non-negative )?(?:integer|whole nu
 
 
 def error_rules(error: str, parameters: Iterable[str] | None = None,
-                arguments: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+                arguments: Mapping[str, Any] | None = None, *, runtime: bool = True) -> list[tuple[str, str]]:
     """(parameter, rule) pairs a tool's error states about one of ``parameters`` (None: any name the error
     quotes): a rule it spells out ("must be a number"; said of each item where the error names an item,
     ``'vertices[0]'``), or, where it quotes a text value one of ``arguments`` gave, what it says to such a value
-    ("unknown dataset '…'; datasets: employees, orders"), the value left out: it was the caller's, not the tool's."""
+    ("unknown dataset '…'; datasets: employees, orders"), the value left out: it was the caller's, not the tool's.
+    With ``runtime``, also what a runtime error that names no parameter says of the one argument it concerns
+    (:func:`runtime_rules`)."""
     known = None if parameters is None else set(parameters)
-    found = []
+    found = runtime_rules(error, arguments or {}) if runtime else []
     for line in error.splitlines():
         match = _RULE.search(line)
         if match and (match.group("name") in known if known is not None else bool(match.group("quote"))):
@@ -108,10 +110,92 @@ def error_rules(error: str, parameters: Iterable[str] | None = None,
 
 
 def rule_type(rule: str) -> str | None:
-    """The JSON-schema type a rule names ("must be an integer" -> integer), None when it names none."""
+    """The JSON-schema type a rule names ("must be an integer", "is used as a number" -> integer, number), None when
+    it names none."""
     if rule.startswith(("each item", "must not", "on a wrong value")):
         return None
-    return next((kind for kind, pattern in _RULE_TYPES if re.match(rf"must be (?:{pattern})\b", rule)), None)
+    return next((kind for kind, pattern in _RULE_TYPES if re.match(rf"(?:must be|is used as) (?:{pattern})\b", rule)),
+                None)
+
+
+# Runtime errors that name no parameter but the type of the value they failed on, and what each shows of the type
+# the code wanted. Python's own messages (3.11 and later), matched on the error's last line.
+_PYTHON_KINDS = {"int": "a number", "float": "a number", "complex": "a number", "str": "a text", "list": "a list",
+                 "tuple": "a list", "dict": "an object"}
+_OPERAND = re.compile(r"unsupported operand type\(s\) for [^:]+: '(?P<a>\w+)' and '(?P<b>\w+)'")
+_COMPARED = re.compile(r"'[<>=!]+' not supported between instances of '(?P<a>\w+)' and '(?P<b>\w+)'")
+_CONCATENATE = re.compile(r"can only concatenate (?P<want>str|list|tuple) \(not \"(?P<given>\w+)\"\) to")
+_ATTRIBUTE = re.compile(r"'(?P<given>\w+)' object has no attribute '(?P<attribute>\w+)'")
+_CONVERSION = re.compile(r"(?:float|int)\(\) argument must be a string or a (?:real )?number, not '(?P<given>\w+)'")
+_REAL = re.compile(r"must be real number, not (?P<given>\w+)")
+_ISO = re.compile(r"fromisoformat: argument must be str")
+_INDEXED = re.compile(r"'(?P<given>\w+)' object is not subscriptable|string indices must be integers")
+_ITERATED = re.compile(r"'(?P<given>\w+)' object is not iterable")
+_KEY = re.compile(r"^KeyError: '(?P<key>[^']+)'$")
+_ATTRIBUTE_HOLDERS = (("a text", str), ("a list", list), ("an object", dict))
+
+
+def _python_type(value: Any) -> str:
+    return "NoneType" if value is None else type(value).__name__
+
+
+def _runtime_kind(line: str, given_types: set[str]) -> tuple[str | None, str] | None:
+    """(the Python type the failing value had, or None where the error does not say; what the code used it as);
+    ``given_types`` are the types of the call's arguments, which tell the caller's operand from the code's own."""
+    if match := _OPERAND.search(line) or _COMPARED.search(line):
+        a, b = match.group("a"), match.group("b")
+        if a == b or {a, b} <= given_types:
+            return None  # which value was the caller's, and what was wanted, the error does not say
+        return next(((given, f"is used as {_PYTHON_KINDS[other]}") for given, other in ((a, b), (b, a))
+                     if given in given_types and other in _PYTHON_KINDS), None)
+    if match := _CONCATENATE.search(line):
+        return match.group("given"), f"is used as {_PYTHON_KINDS[match.group('want')]}"
+    if match := _ATTRIBUTE.search(line):
+        holders = [kind for kind, holder in _ATTRIBUTE_HOLDERS if hasattr(holder, match.group("attribute"))]
+        if not holders:
+            return None  # an attribute of the code's own objects says nothing of a plain value
+        return match.group("given"), f"is used as {' or '.join(holders)} (its .{match.group('attribute')} is read)"
+    if match := _CONVERSION.search(line) or _REAL.search(line):
+        return match.group("given"), "is used as a number"
+    if _ISO.search(line):
+        return None, "is used as a text (an ISO date)"
+    if match := _INDEXED.search(line):
+        return match.groupdict().get("given") or "str", "is read by key or position (an object or a list)"
+    if match := _ITERATED.search(line):
+        return match.group("given"), "is iterated over (a list or a text)"
+    if match := _KEY.search(line):
+        return "dict", f"is used as an object with the key '{match.group('key')}'"
+    return None
+
+
+def runtime_rules(error: str, arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(parameter, rule) pairs read from a runtime error that names no parameter (``unsupported operand type(s) for
+    *: 'dict' and 'float'``, ``'dict' object has no attribute 'split'``, ``float() argument must be ... not 'dict'``,
+    ``KeyError: 'price'``): the argument it concerns is the call's only one, or its only one of the type the error
+    names; the rule says what the code used that value as, and quotes the error, so it states what was observed and
+    nothing beyond (the code *used* a number; whether a numeric text would also do, it did not say)."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    if not lines or not arguments:
+        return []
+    read = _runtime_kind(lines[-1], {_python_type(value) for value in arguments.values()})
+    if read is None:
+        return []
+    given, use = read
+    if len(arguments) == 1:
+        (name,) = arguments
+    else:
+        typed = [name for name, value in arguments.items() if given is not None and _python_type(value) == given]
+        if len(typed) != 1:
+            return []
+        (name,) = typed
+    if given is not None and _python_type(arguments[name]) != given:
+        return []  # the error is about a value of the code's own, not the caller's
+    said = _EXCEPTION.sub("", lines[-1])[:_RULE_LENGTH]
+    return [(name, f"{use}: given {_article(given or _python_type(arguments[name]))} the runtime said \"{said}\"")]
+
+
+def _article(python_type: str) -> str:
+    return f"an {python_type}" if python_type[:1] in "aeiou" else f"a {python_type}"
 
 
 def rule_sentence(parameter: str, rule: str) -> str:
@@ -309,7 +393,10 @@ def why_unsupported(sentence: str, observed: Observed, *, parameter: str | None 
                          if name not in observed.parameters and name not in observed.tools)
         if unknown:
             return f"names {unknown[0]!r}, not one of its parameters ({', '.join(sorted(observed.parameters))})"
-    operation = _operation_unsupported(lowered, observed.examples)
+    unnamed = lowered  # a tool named "twice" is named, not said to double
+    for name in observed.tools:
+        unnamed = re.sub(rf"\b{re.escape(name.lower())}\b", " ", unnamed)
+    operation = _operation_unsupported(unnamed, observed.examples)
     if operation is not None:
         return operation
     if parameter is None:

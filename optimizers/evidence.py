@@ -93,6 +93,11 @@ class ToolEvidence:
     """Parameter name -> rules the tool's own errors stated for it ("must be one of 1d|1wk")."""
     examples: list[list[Any]] = field(default_factory=list)
     """[arguments, output] of the first working calls, as JSON data: what a claimed operation is checked on."""
+    experiments: list[str] = field(default_factory=list)
+    """``f(radius=9.9) returned 307.9`` lines of the calls the learner made itself where no call had worked
+    (:mod:`otbench.optimizers.experiments`), the first few."""
+    runtime_errors: bool = True
+    """Whether runtime errors that name no parameter are read for the type they show (``runtime_errors``)."""
 
     def add(self, result: CallResult) -> None:
         self.calls += 1
@@ -115,7 +120,7 @@ class ToolEvidence:
             return
         if result.injected is None:
             for name, rule in error_rules(result.error or "", {*(self.required or []), *self.accepted, *arguments},
-                                          arguments):
+                                          arguments, runtime=self.runtime_errors):
                 rules = self.rules.setdefault(name, [])
                 if len(rules) < _MAX_EXAMPLES:
                     _note(rules, rule)
@@ -215,13 +220,15 @@ def _note(kinds: list[str], kind: str) -> None:
 
 
 class EvidenceBook:
-    """Evidence for every tool of a run, keyed by toolset and tool name."""
+    """Evidence for every tool of a run, keyed by toolset and tool name; ``runtime_errors`` says whether runtime
+    errors naming no parameter are read for a type (:class:`ToolEvidence`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, runtime_errors: bool = True) -> None:
         self.tools: dict[str, dict[str, ToolEvidence]] = {}
+        self.runtime_errors = runtime_errors
 
     def of(self, toolset: str, tool: str) -> ToolEvidence:
-        return self.tools.setdefault(toolset, {}).setdefault(tool, ToolEvidence())
+        return self.tools.setdefault(toolset, {}).setdefault(tool, ToolEvidence(runtime_errors=self.runtime_errors))
 
     def add(self, toolset: str, results: Iterable[CallResult], known: set[str]) -> None:
         """Record results of calls to tools named in ``known`` (calls to other names say nothing of a tool)."""
@@ -286,8 +293,8 @@ class EvidenceBook:
                 for toolset, tools in self.tools.items()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EvidenceBook:
-        book = cls()
+    def from_dict(cls, data: dict[str, Any], *, runtime_errors: bool = True) -> EvidenceBook:
+        book = cls(runtime_errors=runtime_errors)
         book.tools = {toolset: {name: ToolEvidence.from_dict(e) for name, e in tools.items()}
                       for toolset, tools in data.items()}
         return book

@@ -61,7 +61,7 @@ class JudgedCall:
     """Whether the call is a repeat on a rival (new evidence of that tool), not one the attempt made."""
 
 
-class _FixedReply:
+class FixedReply:
     """An agent whose reply is given: an attempt played again with one call changed."""
 
     def __init__(self, calls: list[ToolCall]) -> None:
@@ -109,7 +109,7 @@ class Replays:
                 if variant == calls:
                     judged.append(JudgedCall(attempt.question, step, attempt.success))
                     continue
-                replayed = env.rollout(_FixedReply(variant), toolbox, task)
+                replayed = env.rollout(FixedReply(variant), toolbox, task)
                 if len(replayed.steps) > position:
                     judged.append(JudgedCall(attempt.question, replayed.steps[position], replayed.success,
                                              repeat=tool != step.call.name))

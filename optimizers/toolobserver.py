@@ -46,6 +46,7 @@ from otbench.optimizers.base import (
     restore_trajectory,
 )
 from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
+from otbench.optimizers.experiments import Experiments, state_experiments
 from otbench.optimizers.knobs import MODES, check
 from otbench.optimizers.request_values import OffRequest, calls_off_request, refused_off_request
 from otbench.optimizers.rivals import Replays, rivals
@@ -194,8 +195,9 @@ class ToolObserver(DocOptimizer):
         converged: set[str] = set(resume.get("converged", []))
         self.editor_rounds = dict(resume.get("editor_rounds", {}))
         to_run = list(resume.get("to_run", by_id))
-        book = EvidenceBook.from_dict(resume.get("evidence", {}))
+        book = EvidenceBook.from_dict(resume.get("evidence", {}), runtime_errors=knobs.runtime_errors)
         replays = Replays.from_dict(resume.get("replays", {}))
+        experiments = Experiments.from_dict(resume.get("experiments", {}))
         described: dict[str, str] = dict(resume.get("described", {}))  # tool key -> the facts its doc was written from
         undo: dict[str, list[dict[str, Any]]] = dict(resume.get("undo", {}))  # task -> toolset docs before its edit
         tried = FailedCalls.from_dict(resume.get("tried", {}))
@@ -221,6 +223,9 @@ class ToolObserver(DocOptimizer):
                 latest[trajectory.task_id] = trajectory
                 if knobs.replay_calls:
                     repeated += self._repeat(student.toolbox, trajectory, by_id[trajectory.task_id], book, replays)
+            if knobs.experiment:
+                tried_here = experiments.run(self.env, student.toolbox, [(by_id[t.task_id], t) for t in ran], book,
+                                             judge=self._judges)
             metrics = dict(self.env.summarise([latest[i] for i in by_id]))
             editable = [latest[i] for i in by_id if i not in converged] if step < self.max_iterations else []
             if knobs.settle:
@@ -239,6 +244,8 @@ class ToolObserver(DocOptimizer):
                     changed += book.teach(student.toolbox, trajectory.toolset)
                 if knobs.error_rules:
                     changed += book.state_rules(student.toolbox, trajectory.toolset)
+                if knobs.experiment:
+                    changed += state_experiments(student.toolbox, trajectory.toolset, book)
                 changed += _state_not_for(student.toolbox, trajectory,
                                           self._off_request(trajectory, student.toolbox)
                                           + self._refused_off_request(trajectory, student.toolbox))
@@ -251,11 +258,13 @@ class ToolObserver(DocOptimizer):
                             "tasks_run": float(len(ran))})
             if knobs.replay_calls:
                 metrics["replayed_calls"] = float(repeated)
+            if knobs.experiment:
+                metrics["experiment_calls"] = float(len(tried_here))
             checkpoint = {"mode": "online", "next_step": step + 1, "to_run": to_run, "converged": sorted(converged),
                           "editor_rounds": self.editor_rounds, "docs": student.toolbox.to_json(),
                           "latest": [checkpoint_trajectory(latest[i]) for i in by_id],
                           "evidence": book.to_dict(), "described": described, "undo": undo,
-                          "replays": replays.to_dict(), "tried": tried.to_dict()}
+                          "replays": replays.to_dict(), "tried": tried.to_dict(), "experiments": experiments.to_dict()}
             flat = [exchange for asked in exchanges for exchange in asked]
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_evaluated, ran, flat, checkpoint))
             if not to_run:
@@ -313,8 +322,9 @@ class ToolObserver(DocOptimizer):
     def _offline(self, student: ToolAgentProgram, tasks: list[Any], resume: dict[str, Any]) -> None:
         knobs = self.improvements
         usage = {toolset: UsageBook.from_dict(data) for toolset, data in resume.get("usage", {}).items()}
-        seen = EvidenceBook.from_dict(resume.get("evidence", {}))
+        seen = EvidenceBook.from_dict(resume.get("evidence", {}), runtime_errors=knobs.runtime_errors)
         replays = Replays.from_dict(resume.get("replays", {}))
+        experiments = Experiments.from_dict(resume.get("experiments", {}))
         described: dict[str, str] = dict(resume.get("described", {}))
         pending = {key: _Edit.from_dict(data) for key, data in resume.get("edits", {}).items()}
         rejected: dict[str, list[str]] = dict(resume.get("rejected", {}))  # tool key -> descriptions undone
@@ -327,7 +337,7 @@ class ToolObserver(DocOptimizer):
             metrics = dict(self.env.summarise(trajectories))
             docs_explored = student.toolbox.deepcopy()
             exchanges: list[EditorExchange] = []
-            changed = replayed = 0
+            changed = replayed = experimented = 0
             if knobs.accept_check:  # while calls are spread, the agent's own choices (and so its outcomes) are not seen
                 answers = self._outcome_known and explorer is student.agent
                 undone = _undo_worse(student.toolbox, pending, trajectories, answers)
@@ -348,6 +358,10 @@ class ToolObserver(DocOptimizer):
                 book.add(members, names)
                 for trajectory in members:
                     seen.add(toolset, trajectory.steps, names)
+                if knobs.experiment:
+                    made = experiments.run(self.env, student.toolbox, pairs, seen, judge=self._judges)
+                    book.add_calls([item.result for item in made], names)
+                    experimented += len(made)
                 if knobs.replay_calls:
                     replayed += self._replay_offline(student.toolbox, toolset, pairs, book, seen, replays)
                 if knobs.per_tool:
@@ -360,6 +374,8 @@ class ToolObserver(DocOptimizer):
                         applied += seen.teach(student.toolbox, toolset)
                     if knobs.error_rules:
                         applied += seen.state_rules(student.toolbox, toolset)
+                    if knobs.experiment:
+                        applied += state_experiments(student.toolbox, toolset, seen)
                     changed += applied
                     pending.update(_edits(student.toolbox, toolset, before, members))
                     continue
@@ -382,10 +398,13 @@ class ToolObserver(DocOptimizer):
             metrics["docs_changed"] = float(changed)
             if knobs.replay_calls:
                 metrics["replayed_calls"] = float(replayed)
+            if knobs.experiment:
+                metrics["experiment_calls"] = float(experimented)
             checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json(),
                           "usage": {toolset: book.to_dict() for toolset, book in usage.items()},
                           "evidence": seen.to_dict(), "replays": replays.to_dict(), "described": described,
-                          "edits": {key: edit.to_dict() for key, edit in pending.items()}, "rejected": rejected}
+                          "edits": {key: edit.to_dict() for key, edit in pending.items()}, "rejected": rejected,
+                          "experiments": experiments.to_dict()}
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_explored, trajectories, exchanges, checkpoint))
             self.final_trajectories = trajectories
             if settled:

@@ -112,6 +112,16 @@ class Improvements:
                                "its toolset has others: a small agent at temperature 0 repeats a refused call word "
                                "for word whatever its doc now says, and a repeat teaches nothing",
                                modes=("online",), always_logged=True)
+    experiment: bool = _knob("where every call the agent made to a tool failed, call it within a budget of 6 calls a "
+                             "run: the request's values (its numbers, its quoted texts, the ones the agent wrapped) in "
+                             "the kind the tool's errors point to, then simple probes; the first call that works is "
+                             "evidence, its arguments go to every tool sharing the interface, and each doc closes with "
+                             "the call that worked and what its rivals returned for the same input, stated by code",
+                             always_logged=True)
+    runtime_errors: bool = _knob("read runtime errors that name no parameter (operand types, conversions, attributes, "
+                                 "missing keys) for what the code used the one argument they concern as (\"is used as a "
+                                 "number: given a dict the runtime said ...\"), stated as observed, as errors that name "
+                                 "a parameter already are", always_logged=True)
     settle: bool = _knob("leave alone what already works: an attempt that succeeded (where the outcome is known), or "
                          "in which every call worked and no tool sharing a called tool's interface answered the same "
                          "arguments otherwise, gets no editor call; an offline run stops once every train attempt "

@@ -1,0 +1,164 @@
+"""When no call works: the learner experiments with the request's values, and runtime errors that name no parameter
+are read for the type the code used, in both learning modes, each a knob of its own."""
+
+import json
+import re
+
+import dspy
+import pytest
+from scripted_lm import prompt_text, scripted_lm
+
+from otbench import FunctionEnvironment
+from otbench.core.calls import CallResult, ToolCall
+from otbench.evals.harness import run_rollouts
+from otbench.evals.invented import rule_type, runtime_rules
+from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.editor import DocEditor
+from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
+from otbench.optimizers.evidence import ToolEvidence
+from otbench.optimizers.experiments import CALLS_PER_TOOL, candidate_arguments, request_values
+from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver_spec import IMPROVED, Improvements
+
+
+@pytest.mark.parametrize(("error", "arguments", "expected"), [
+    ("TypeError: unsupported operand type(s) for ** or pow(): 'dict' and 'int'", {"circle": {"r": 2}}, "a number"),
+    ("TypeError: unsupported operand type(s) for *: 'float' and 'dict'", {"circle": {"r": 2}}, "a number"),
+    ("AttributeError: 'dict' object has no attribute 'split'", {"document": {"text": "a b"}}, "a text"),
+    ("TypeError: float() argument must be a string or a real number, not 'dict'", {"invoice": {}}, "a number"),
+    ("TypeError: must be real number, not dict", {"quantity": {}}, "a number"),
+    ("TypeError: can only concatenate str (not \"int\") to str", {"label": 3}, "a text"),
+    ("KeyError: 'price'", {"order": {"cost": 1}}, "an object with the key 'price'"),
+])
+def test_runtime_errors_that_name_no_parameter_say_what_the_code_used_the_argument_as(error, arguments, expected):
+    ((name, rule),) = runtime_rules(error, arguments)
+    assert name == next(iter(arguments)) and rule.startswith(f"is used as {expected}")
+    assert error.split(": ", 1)[1] in rule  # the runtime's own words, quoted: what was observed, nothing beyond
+
+
+@pytest.mark.parametrize(("error", "arguments"), [
+    ("TypeError: unsupported operand type(s) for *: 'float' and 'dict'", {"a": {"r": 2}, "b": 2.0}),  # whose?
+    ("TypeError: unsupported operand type(s) for +: 'dict' and 'dict'", {"a": {}}),
+    ("AttributeError: 'Engine' object has no attribute 'spin'", {"a": 1}),  # the code's own object
+    ("ValueError: something else", {"a": 1}),
+    ("TypeError: unsupported operand type(s) for ** or pow(): 'dict' and 'int'", {"a": [1]}),  # not the caller's
+])
+def test_a_runtime_error_that_does_not_say_whose_value_or_what_was_wanted_gives_no_rule(error, arguments):
+    assert runtime_rules(error, arguments) == []
+
+
+def test_rules_read_from_runtime_errors_type_a_learned_schema():
+    (_, rule), = runtime_rules("TypeError: unsupported operand type(s) for *: 'float' and 'dict'", {"x": {}})
+    assert rule_type(rule) == "number"
+    evidence = ToolEvidence()
+    evidence.add(CallResult(ToolCall("f", {"x": {}}), False, error="TypeError: unsupported operand type(s) for *: "
+                                                                     "'float' and 'dict'"))
+    assert evidence.rules == {"x": [rule]}
+    assert ToolEvidence(runtime_errors=False).rules == {}  # the ablation reads none
+
+
+def test_candidates_take_the_requests_values_in_the_kind_the_errors_point_to_first():
+    assert request_values('Count the words of "red apple river" twice, then add 2.5 and 3') == ["red apple river",
+                                                                                                 2.5, 3]
+    tool = DocumentedTool("function_1", parameters=[ParameterSpec("circle", "any", True)])
+    failed = CallResult(ToolCall("function_1", {"circle": {"radius": 9.9}}), False,
+                        error="TypeError: unsupported operand type(s) for ** or pow(): 'dict' and 'int'")
+    evidence = ToolEvidence()
+    evidence.add(failed)
+    tried = list(candidate_arguments(tool, evidence, 'A "round" pond has a radius of 9.9 metres', [failed]))
+    assert tried[0] == {"circle": 9.9} and {"circle": "round"} not in tried  # a text is not what the code used
+    assert {"circle": 1} in tried
+
+
+# -- learning, end to end with scripted models -------------------------------------------------------------------------
+def twice(order):
+    return round(order * 2.0, 2)
+
+
+def thrice(order):
+    return round(order * 3.0, 2)
+
+
+def _examples(values):
+    return [dspy.Example(question=f"An order of {value} units is doubled. How many units is that?",
+                         answer=twice(value)) for value in values]
+
+
+def _metric(example, trajectory):
+    return any(isinstance(out, (int, float)) and abs(out - example.answer) < 1e-6 for out in trajectory.outputs)
+
+
+def _env():
+    return FunctionEnvironment([twice, thrice], _examples((4, 7, 12)), _metric, test_examples=_examples((5, 9)))
+
+
+def structured_agent(messages) -> str:
+    """A small model's habit: a parameter named for an object gets an object, unless a doc shows a call that worked
+    with a plain value; then it calls the tool whose doc quotes a request like its own."""
+    content = prompt_text(messages)
+    value = float(re.findall(r"\d+", content.split("Request:")[-1])[0])
+    shown = {json.loads(line)["function"]["name"]: json.loads(line)["function"].get("description", "")
+             for line in content.split("Tools:\n", 1)[1].split("\n\nRequest:")[0].splitlines()}
+    for name, text in shown.items():
+        if "doubled" in text or ("A call that worked" in text and name == "twice"):
+            return json.dumps({"calls": [{"name": name, "arguments": {"order": value}}]})
+    return json.dumps({"calls": [{"name": "twice", "arguments": {"order": {"units": value}}}]})
+
+
+def _program(env, ledger):
+    agent, editor = FunctionCallingAgent(), DocEditor()
+    agent.lm = scripted_lm(structured_agent, ledger=ledger, phase="agent")
+    editor.lm = scripted_lm(lambda m: json.dumps({"description": "Doubles the order."}), ledger=ledger, phase="editor")
+    return ToolAgentProgram(env.toolbox(), agent), editor
+
+
+def _score(env, program):
+    return env.summarise(run_rollouts(env, program.agent, program.toolbox, env.tasks("test"), progress=False))["score"]
+
+
+@pytest.mark.parametrize("mode", ["offline", "online"])
+def test_where_no_call_works_the_learner_experiments_and_the_docs_show_the_call_that_worked(mode):
+    env = _env()
+    ledger = TokenLedger()
+    program, editor = _program(env, ledger)
+    assert _score(env, program) == 0.0
+    calls: list[ToolCall] = []
+    execute = env.execute
+    env.execute = lambda toolset, call: calls.append(call) or execute(toolset, call)  # type: ignore[method-assign]
+    learned = ToolObserver(env=env, editor=editor, mode=mode, max_iterations=2, progress=False).compile(
+        program, trainset=env.tasks("train"))
+    docs = {tool.name: tool.description for tool in learned.toolbox.toolset("tools")}
+    assert "A call that worked: twice(order=4" in docs["twice"] and "given the same, thrice returned 12" in docs["twice"]
+    assert "Is used as a number" in learned.toolbox.get("tools", "twice").parameter_descriptions["order"]
+    assert _score(env, learned) == 1.0
+    assert learned.detailed_results.invented.count == 0
+    own = [call for call in calls if call.name == "twice"]
+    assert own and len(own) <= CALLS_PER_TOOL and all(not isinstance(call.arguments["order"], dict) for call in own)
+    steps = learned.detailed_results.iterations
+    assert steps[0].metrics["experiment_calls"] >= 2  # the search on twice, and the same input on thrice
+
+
+@pytest.mark.parametrize("switched_off", ["experiment", "runtime_errors"])
+def test_each_is_an_ablation_of_its_own(switched_off):
+    env = _env()
+    program, editor = _program(env, TokenLedger())
+    knobs = Improvements(**{**{name: getattr(IMPROVED, name) for name in Improvements.names()}, switched_off: False})
+    learned = ToolObserver(env=env, editor=editor, max_iterations=2, improvements=knobs, progress=False).compile(
+        program, trainset=env.tasks("train"))
+    doc = learned.toolbox.get("tools", "twice")
+    if switched_off == "experiment":
+        assert "A call that worked" not in doc.description and _score(env, learned) == 0.0
+    else:
+        assert "used as" not in doc.parameter_descriptions["order"]
+
+
+def test_no_experiment_where_a_call_already_works():
+    env = FunctionEnvironment([twice], _examples((4, 7)), _metric)
+    ledger = TokenLedger()
+    program, editor = _program(env, ledger)
+    program.agent.lm = scripted_lm(lambda m: json.dumps({"calls": [{"name": "twice", "arguments": {
+        "order": float(re.findall(r"\d+", prompt_text(m).split("Request:")[-1])[0])}}]}), phase="agent")
+    learned = ToolObserver(env=env, editor=editor, progress=False).compile(program, trainset=env.tasks("train"))
+    assert learned.detailed_results.iterations[0].metrics["experiment_calls"] == 0
