@@ -20,9 +20,10 @@ is the optimizer's output and never mistaken for what the setting showed.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import enum
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,18 @@ class DocumentedTool(dspy.Predict):
         kept = self.parameter_descriptions if self.parameters else {}
         self.signature = _make_signature(self.description, learned, kept, self.returns)
         self.parameters, self.parameters_learned = learned, True
+        return True
+
+    def learn_types(self, types: Mapping[str, str]) -> bool:
+        """Show a type for each shown parameter that has none (``any``: an unannotated Python parameter) where
+        ``types`` gives one; a shown type is never replaced. Returns whether any type changed."""
+        if not self.parameters:
+            return False
+        typed = tuple(dataclasses.replace(p, type=types[p.name]) if p.type == "any" and types.get(p.name, "any") != "any"
+                      else p for p in self.parameters)
+        if typed == self.parameters:
+            return False
+        self.parameters = typed
         return True
 
     # -- what the agent sees -------------------------------------------------------------------

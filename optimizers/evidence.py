@@ -174,10 +174,10 @@ class ToolEvidence:
             return None
         required = list(self.required or [])
         optional = [name for name in self.accepted if name not in required and name not in self.rejected]
-        return ([ParameterSpec(name, self._type(name), True) for name in required]
-                + [ParameterSpec(name, self._type(name), False) for name in optional])
+        return ([ParameterSpec(name, self.type_of(name), True) for name in required]
+                + [ParameterSpec(name, self.type_of(name), False) for name in optional])
 
-    def _type(self, name: str) -> str:
+    def type_of(self, name: str) -> str:
         """A parameter's type: what the tool's errors said it must be, else what working calls gave it (an error's
         "must be a number" says more than a working call's integer)."""
         stated = next((kind for rule in self.rules.get(name, []) if (kind := rule_type(rule))), None)
@@ -246,14 +246,17 @@ class EvidenceBook:
                 evidence.add_outcome(item.request, item.result, item.answered)
 
     def teach(self, toolbox: Toolbox, toolset: str) -> int:
-        """Show each tool of ``toolset`` the schema its evidence supports, where the setting shows none;
-        returns how many tools' schemas changed."""
+        """Show each tool of ``toolset`` the schema its evidence supports, where the setting shows none, and the type
+        its evidence supports for each shown parameter that has none (an unannotated Python parameter); returns how
+        many tools' schemas changed."""
         changed = 0
         for tool in toolbox.toolset(toolset):
             evidence = self.tools.get(toolset, {}).get(tool.name)
-            learned = evidence.parameters() if evidence else None
-            if learned is not None and tool.learn_parameters(learned):
-                changed += 1
+            if evidence is None:
+                continue
+            learned = evidence.parameters()
+            schema = learned is not None and tool.learn_parameters(learned)
+            changed += schema or tool.learn_types({p.name: evidence.type_of(p.name) for p in tool.parameters or ()})
         return changed
 
     def state_rules(self, toolbox: Toolbox, toolset: str) -> int:

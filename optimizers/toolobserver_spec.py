@@ -58,7 +58,8 @@ class Improvements:
                         "each one's result sources and outcome per situation against the others) instead of "
                         "leaving it to infer them from transcripts")
     learned_schema: bool = _knob("where the setting shows no parameter schema, show the agent the one the facts "
-                                 "support")
+                                 "support; where it shows a parameter with no type (unannotated Python), the type "
+                                 "the facts support")
     per_tool: bool = _knob("one editor call per tool with only that tool's evidence, answered as a structured doc "
                            "(description and each parameter's meaning); asked again only on new evidence")
     accept_check: bool = _knob("undo an edit when the attempts with it fail more calls (or, where the outcome is "

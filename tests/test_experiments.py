@@ -132,6 +132,8 @@ def test_where_no_call_works_the_learner_experiments_and_the_docs_show_the_call_
     docs = {tool.name: tool.description for tool in learned.toolbox.toolset("tools")}
     assert "A call that worked: twice(order=4" in docs["twice"] and "given the same, thrice returned 12" in docs["twice"]
     assert "Is used as a number" in learned.toolbox.get("tools", "twice").parameter_descriptions["order"]
+    assert [(p.name, p.type) for p in learned.toolbox.get("tools", "twice").parameters] == [("order", "number")]
+    assert env.toolbox().get("tools", "twice").parameters[0].type == "any"  # shown untyped, typed by what was seen
     assert _score(env, learned) == 1.0
     assert learned.detailed_results.invented.count == 0
     own = [call for call in calls if call.name == "twice"]
@@ -162,3 +164,10 @@ def test_no_experiment_where_a_call_already_works():
         "order": float(re.findall(r"\d+", prompt_text(m).split("Request:")[-1])[0])}}]}), phase="agent")
     learned = ToolObserver(env=env, editor=editor, progress=False).compile(program, trainset=env.tasks("train"))
     assert learned.detailed_results.iterations[0].metrics["experiment_calls"] == 0
+
+
+def test_a_learned_type_fills_only_a_parameter_shown_without_one():
+    tool = DocumentedTool("f", parameters=[ParameterSpec("a", "any"), ParameterSpec("b", "string")])
+    assert tool.learn_types({"a": "number", "b": "number"})
+    assert [(p.name, p.type) for p in tool.parameters] == [("a", "number"), ("b", "string")]
+    assert not tool.learn_types({"a": "string"})  # once typed, kept
