@@ -93,8 +93,8 @@ class ToolEvidence:
     """Parameter name -> rules the tool's own errors stated for it ("must be one of 1d|1wk")."""
     examples: list[list[Any]] = field(default_factory=list)
     """[arguments, output] of the first working calls, as JSON data: what a claimed operation is checked on."""
-    experiments: list[str] = field(default_factory=list)
-    """``f(radius=9.9) returned 307.9`` lines of the calls the learner made itself where no call had worked
+    experiments: list[list[Any]] = field(default_factory=list)
+    """[arguments, what came back (a preview)] of the working calls the learner made itself where no call had worked
     (:mod:`otbench.optimizers.experiments`), the first few."""
     runtime_errors: bool = True
     """Whether runtime errors that name no parameter are read for the type they show (``runtime_errors``)."""

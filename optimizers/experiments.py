@@ -79,9 +79,9 @@ class Experiments:
                     continue
                 found = self._search(env, attempt.toolset, tool, attempt.question, failed, book)
                 working = next((result for result in found if result.ok), None)
-                if working is not None:  # the same input on every tool of its interface shows how they differ
-                    found += [env.execute(attempt.toolset, replace(working.call, name=name))
-                              for name in others.get(tool.name, ())]
+                if working is not None:  # the same input on every tool that takes it shows how they differ
+                    found += [env.execute(attempt.toolset, call)
+                              for call in same_input(tools, working.call, others.get(tool.name, ()))]
                 for result in found:
                     item = ExperimentCall(attempt.toolset, attempt.question, result)
                     if judge and result.ok:
@@ -127,27 +127,43 @@ def _record(book: EvidenceBook, item: ExperimentCall) -> None:
     evidence.add(item.result)
     if item.answered is not None:
         evidence.add_outcome(item.request, item.result, item.answered)
+    arguments = item.result.call.arguments if isinstance(item.result.call.arguments, dict) else {}
     if item.result.ok and len(evidence.experiments) < _KEPT:
-        evidence.experiments.append(render_call(item.result.call) + " returned " + preview(item.result.output, 120))
+        evidence.experiments.append([arguments, preview(item.result.output, 120)])
+
+
+def same_input(tools: Sequence[DocumentedTool], call: ToolCall, interface: Sequence[str]) -> list[ToolCall]:
+    """``call``'s input for every other tool that takes it: each tool of its interface with the same arguments, and,
+    for a call of one argument, each tool of one required parameter under that parameter's name (a converter of
+    ``ball`` takes the number a converter of ``circle`` took): what each returns for one input tells them apart."""
+    calls = [replace(call, name=name) for name in interface]
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    if len(arguments) == 1:
+        (value,) = arguments.values()
+        for tool in tools:
+            required = [p.name for p in tool.parameters or () if p.required]
+            if tool.name != call.name and tool.name not in interface and len(required) == 1:
+                calls.append(ToolCall(tool.name, {required[0]: value}))
+    return calls
 
 
 def state_experiments(toolbox: Toolbox, toolset: str, book: EvidenceBook) -> int:
-    """Close each tool's doc with the call the learner made that worked on it and, where tools of its interface were
-    given the same input, what each of them returned: stated by code, so the call form and the difference reach the
-    agent even when the editor leaves them out. Returns how many tools' docs changed."""
+    """Close each tool's doc with the call the learner made that worked on it and, where other tools were given the
+    same input, what each of them returned: stated by code, so the call form and the difference reach the agent
+    even when the editor leaves them out. Returns how many tools' docs changed."""
     changed = 0
     found = {tool.name: book.of(toolset, tool.name).experiments for tool in toolbox.toolset(toolset)}
     for tool in toolbox.toolset(toolset):
         if not found[tool.name]:
             continue
-        line = found[tool.name][0]
-        call = line.split(" returned ")[0]
-        inputs = call[call.index("("):]
-        alike = [f"{name} returned {other.split(' returned ', 1)[1]}" for name, lines in found.items()
-                 if name != tool.name for other in lines if other.startswith(f"{name}{inputs} returned ")]
-        sentence = f"A call that worked: {line}" + (f" (given the same, {'; '.join(alike)})" if alike else "") + "."
+        arguments, output = found[tool.name][0]
+        values = sorted(map(str, arguments.values()))
+        alike = [f"{name} returned {other_output}" for name, made in found.items() if name != tool.name
+                 for other_arguments, other_output in made if sorted(map(str, other_arguments.values())) == values]
+        sentence = (f"A call that worked: {render_call(ToolCall(tool.name, arguments))} returned {output}"
+                    + (f" (given the same, {'; '.join(alike)})" if alike else "") + ".")
         if sentence not in tool.description:
-            kept = " ".join(part for part in tool.description.split("A call that worked: ")[:1] if part).strip()
+            kept = tool.description.split("A call that worked: ")[0].strip()
             tool.with_docs(description=" ".join(part for part in (kept, sentence) if part))
             changed += 1
     return changed

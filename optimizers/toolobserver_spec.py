@@ -116,8 +116,9 @@ class Improvements:
     experiment: bool = _knob("where every call the agent made to a tool failed, call it within a budget of 6 calls a "
                              "run: the request's values (its numbers, its quoted texts, the ones the agent wrapped) in "
                              "the kind the tool's errors point to, then simple probes; the first call that works is "
-                             "evidence, its arguments go to every tool sharing the interface, and each doc closes with "
-                             "the call that worked and what its rivals returned for the same input, stated by code",
+                             "evidence, its input goes to every tool that takes it (the same parameters, or one parameter "
+                             "for a one-argument call), and each doc closes with the call that worked and what the "
+                             "others returned for the same input, stated by code",
                              always_logged=True)
     runtime_errors: bool = _knob("read runtime errors that name no parameter (operand types, conversions, attributes, "
                                  "missing keys) for what the code used the one argument they concern as (\"is used as a "

@@ -18,7 +18,7 @@ from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
 from otbench.optimizers.evidence import ToolEvidence
-from otbench.optimizers.experiments import CALLS_PER_TOOL, candidate_arguments, request_values
+from otbench.optimizers.experiments import CALLS_PER_TOOL, candidate_arguments, request_values, same_input
 from otbench.optimizers.toolobserver import ToolObserver
 from otbench.optimizers.toolobserver_spec import IMPROVED, Improvements
 
@@ -171,3 +171,11 @@ def test_a_learned_type_fills_only_a_parameter_shown_without_one():
     assert tool.learn_types({"a": "number", "b": "number"})
     assert [(p.name, p.type) for p in tool.parameters] == [("a", "number"), ("b", "string")]
     assert not tool.learn_types({"a": "string"})  # once typed, kept
+
+
+def test_the_same_input_goes_to_every_tool_that_takes_it():
+    tools = [DocumentedTool("f", parameters=[ParameterSpec("circle")]), DocumentedTool("g", parameters=[ParameterSpec("circle")]),
+             DocumentedTool("h", parameters=[ParameterSpec("ball")]),
+             DocumentedTool("k", parameters=[ParameterSpec("a"), ParameterSpec("b")])]
+    calls = same_input(tools, ToolCall("f", {"circle": 9.9}), ["g"])
+    assert [(call.name, call.arguments) for call in calls] == [("g", {"circle": 9.9}), ("h", {"ball": 9.9})]
