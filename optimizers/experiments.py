@@ -33,7 +33,11 @@ from otbench.optimizers.rivals import FixedReply, rivals
 
 _KEPT = 3  # experiment lines kept per tool
 CALLS_PER_TOOL = 6
-"""The most calls the learner makes of its own to one tool in a run, its rivals' repeats of a working input aside."""
+"""The most calls the learner makes of its own to one tool in a run, the other tools' calls with a working input
+aside."""
+SAME_INPUT_TOOLS = 12
+"""The most other tools a working input goes to (those of its interface first): a pool of a thousand tools is not
+called a thousand times for one input."""
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{2,200})'(?!\w)")
@@ -133,9 +137,10 @@ def _record(book: EvidenceBook, item: ExperimentCall) -> None:
 
 
 def same_input(tools: Sequence[DocumentedTool], call: ToolCall, interface: Sequence[str]) -> list[ToolCall]:
-    """``call``'s input for every other tool that takes it: each tool of its interface with the same arguments, and,
-    for a call of one argument, each tool of one required parameter under that parameter's name (a converter of
-    ``ball`` takes the number a converter of ``circle`` took): what each returns for one input tells them apart."""
+    """``call``'s input for the other tools that take it, at most :data:`SAME_INPUT_TOOLS`: each tool of its
+    interface with the same arguments, and, for a call of one argument, each tool of one required parameter under
+    that parameter's name (a measure of ``ball`` takes the number a measure of ``circle`` took): what each returns for
+    one input tells them apart."""
     calls = [replace(call, name=name) for name in interface]
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     if len(arguments) == 1:
@@ -144,7 +149,7 @@ def same_input(tools: Sequence[DocumentedTool], call: ToolCall, interface: Seque
             required = [p.name for p in tool.parameters or () if p.required]
             if tool.name != call.name and tool.name not in interface and len(required) == 1:
                 calls.append(ToolCall(tool.name, {required[0]: value}))
-    return calls
+    return calls[:SAME_INPUT_TOOLS]
 
 
 def state_experiments(toolbox: Toolbox, toolset: str, book: EvidenceBook) -> int:
