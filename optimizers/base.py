@@ -24,7 +24,9 @@ from otbench.evals.invented import invented_claims
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.evidence import EvidenceBook, probe_toolset
+from otbench.optimizers.experiments import Experiments, state_experiments
 from otbench.optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
+from otbench.optimizers.rivals import FixedReply
 
 START_DOCS = "start_docs"
 """Checkpoint entry: the docs a compile started from, which a resumed compile judges its learned sentences against
@@ -177,10 +179,11 @@ class DocOptimizer(Teleprompter):
     evaluates_start_docs = False
 
     def __init__(self, *, env: Environment, num_threads: int = 1, tracker: IterationTracker | None = None,
-                 progress: bool = True, probe: bool = False) -> None:
+                 progress: bool = True, probe: bool = False, experiment: bool = False) -> None:
         super().__init__()
         self.env = env
         self.probe = probe
+        self.experiment = experiment
         self.num_threads = num_threads
         self.tracker = tracker or NoTracking()
         self.progress = progress
@@ -294,6 +297,29 @@ class DocOptimizer(Teleprompter):
             if teach:
                 book.teach(toolbox, toolset)
         return book
+
+    def _shared_help(self, toolbox: Toolbox, tasks: list[Any]) -> None:
+        """The help every optimizer may take before it learns: the shared probe (``probe``) and the shared
+        experiment (``experiment``)."""
+        book = self._learn_interfaces(toolbox, tasks) if self.probe else EvidenceBook()
+        if self.experiment:
+            self._experiment_first(toolbox, tasks, book)
+
+    def _experiment_first(self, toolbox: Toolbox, tasks: list[Any], book: EvidenceBook) -> int:
+        """The shared experiment, for optimizers that do not watch the agent's attempts: where an attempt is one
+        reply, each tool no call has worked on is called with each task's values (:mod:`otbench.optimizers.experiments`,
+        at most its budget of calls a tool), judged by the task's metric offline; the docs then show the types the
+        calls and errors support and close with the call that worked. Costs tool calls, no tokens. Returns the calls
+        made."""
+        if not getattr(self.env, "one_reply", False):
+            return 0
+        pairs = [(task, self.env.rollout(FixedReply([]), toolbox, task)) for task in tasks]  # the request, no call
+        made = Experiments().run(self.env, toolbox, pairs, book, judge=self.env.learning == "offline", untried=True)
+        for toolset in self._toolsets(tasks):
+            book.teach(toolbox, toolset)
+            book.state_rules(toolbox, toolset)
+            state_experiments(toolbox, toolset, book)
+        return len(made)
 
     def _toolsets(self, tasks: list[Any]) -> list[str]:
         """The toolsets the tasks use, each once, in task order."""

@@ -115,8 +115,9 @@ class EasyTool(DocOptimizer):
 
     def __init__(self, *, env: Environment, writer: EasyToolWriter | None = None, editor_lm: dspy.LM | None = None,
                  num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
-                 probe: bool = False) -> None:
-        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe)
+                 probe: bool = False, experiment: bool = False) -> None:
+        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
+                         experiment=experiment)
         self.writer = writer or EasyToolWriter()
         if editor_lm is not None:
             self.writer.lm = editor_lm
@@ -132,8 +133,7 @@ class EasyTool(DocOptimizer):
         """
         if resume:
             return
-        if self.probe:
-            self._learn_interfaces(student.toolbox, trainset)
+        self._shared_help(student.toolbox, trainset)
         jobs = [(toolset, tool) for toolset in self._toolsets(trainset) for tool in student.toolbox.toolset(toolset)]
         rewrites = parallel_map(lambda job: self.writer.rewrite(*job), jobs, num_threads=self.num_threads,
                                 description="easytool: rewrite", progress=self.progress)

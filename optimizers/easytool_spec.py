@@ -20,12 +20,14 @@ class EasyToolKnobs:
     flag_prefix: ClassVar[str] = ""
     probe: bool = False
     """The shared probe (:data:`otbench.optimizers.spec.PROBE_HELP`)."""
+    experiment: bool = False
+    """The shared experiment (:data:`otbench.optimizers.spec.EXPERIMENT_HELP`)."""
 
 
 def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
     from otbench.optimizers.easytool import EasyTool
 
-    return EasyTool(editor_lm=lms["editor"], probe=knobs.probe, **built.common)
+    return EasyTool(editor_lm=lms["editor"], probe=knobs.probe, experiment=knobs.experiment, **built.common)
 
 
 SPEC = OptimizerSpec("easytool", "+ET", EasyToolKnobs, _build,

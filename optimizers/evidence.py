@@ -183,6 +183,13 @@ class ToolEvidence:
         stated = next((kind for rule in self.rules.get(name, []) if (kind := rule_type(rule))), None)
         return stated or self.accepted.get(name, "any")
 
+    def shown_type(self, name: str) -> str:
+        """The type for a parameter shown with none: :meth:`type_of`, but a whole number that worked gives
+        ``number`` (it shows that a number works, not that a fraction fails) unless the errors said integer."""
+        stated = any(rule_type(rule) == "integer" for rule in self.rules.get(name, []))
+        kind = self.type_of(name)
+        return "number" if kind == "integer" and not stated else kind
+
     def facts(self) -> list[str]:
         """Short statements for the editor, each backed by a call the tool answered."""
         lines = []
@@ -256,7 +263,7 @@ class EvidenceBook:
                 continue
             learned = evidence.parameters()
             schema = learned is not None and tool.learn_parameters(learned)
-            changed += schema or tool.learn_types({p.name: evidence.type_of(p.name) for p in tool.parameters or ()})
+            changed += schema or tool.learn_types({p.name: evidence.shown_type(p.name) for p in tool.parameters or ()})
         return changed
 
     def state_rules(self, toolbox: Toolbox, toolset: str) -> int:

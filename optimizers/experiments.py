@@ -69,17 +69,18 @@ class Experiments:
     """Tool key -> calls made of the learner's own."""
 
     def run(self, env: Environment, toolbox: Toolbox, pairs: Sequence[tuple[Any, Trajectory]], book: EvidenceBook, *,
-            judge: bool) -> list[ExperimentCall]:
+            judge: bool, untried: bool = False) -> list[ExperimentCall]:
         """Experiment on each tool of the attempts' toolsets whose every observed call failed and that the attempts
-        called, with the values of the requests it was called for; record every call in ``book`` (judged, with
-        ``judge``, as the attempt's one call) and return them."""
+        called (with ``untried``, also those no attempt called: before any attempt), with the values of the requests
+        it was called for; record every call in ``book`` (judged, with ``judge``, as the attempt's one call) and
+        return them."""
         made: list[ExperimentCall] = []
         for task, attempt in pairs:
             tools = toolbox.toolset(attempt.toolset)
             others = rivals(tools)
             for tool in tools:
                 failed = [step for step in attempt.steps if step.call.name == tool.name and not step.ok]
-                if book.of(attempt.toolset, tool.name).working or not failed:
+                if book.of(attempt.toolset, tool.name).working or not (failed or untried):
                     continue
                 found = self._search(env, attempt.toolset, tool, attempt.question, failed, book)
                 working = next((result for result in found if result.ok), None)

@@ -122,8 +122,10 @@ class GEPA(DocOptimizer):
         self, *, env: Environment, reflection_lm: dspy.LM | None = None, scorer: Agent | None = None,
         budget: int = GEPAKnobs.budget, minibatch: int = GEPAKnobs.minibatch, seed: int = 0, num_threads: int = 1,
         tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
+        experiment: bool = False,
     ) -> None:
-        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe)
+        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
+                         experiment=experiment)
         check(GEPAKnobs(budget, minibatch))
         self.reflection_lm, self.scorer = reflection_lm, scorer
         self.budget, self.minibatch, self.seed = budget, minibatch, seed
@@ -141,8 +143,7 @@ class GEPA(DocOptimizer):
         """
         if resume:
             return
-        if self.probe:
-            self._learn_interfaces(program.toolbox, trainset)
+        self._shared_help(program.toolbox, trainset)
         self._exchanges = []
         groups = [[task] for task in trainset] if self.env.learning == "online" else [trainset]
         before = program.toolbox.to_json()

@@ -25,6 +25,8 @@ class GEPAKnobs:
                           modes=("offline",))
     probe: bool = False
     """The shared probe (:data:`otbench.optimizers.spec.PROBE_HELP`)."""
+    experiment: bool = False
+    """The shared experiment (:data:`otbench.optimizers.spec.EXPERIMENT_HELP`)."""
 
 
 def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
@@ -35,7 +37,7 @@ def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
     scorer = FunctionCallingAgent(instructions=built.env.agent_instructions)
     scorer.lm = lms["agent"].for_phase("exploration")
     return GEPA(reflection_lm=lms["editor"], scorer=scorer, budget=knobs.budget, minibatch=knobs.minibatch,
-                seed=built.seed, probe=knobs.probe, **built.common)
+                seed=built.seed, probe=knobs.probe, experiment=knobs.experiment, **built.common)
 
 
 SPEC = OptimizerSpec("gepa", "+GEPA", GEPAKnobs, _build,

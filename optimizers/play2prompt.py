@@ -209,8 +209,10 @@ class Play2Prompt(DocOptimizer):
         top_k: int = Play2PromptKnobs.top_k, beam_width: int = Play2PromptKnobs.beam_width,
         expansions: int = Play2PromptKnobs.expansions, iterations: int = Play2PromptKnobs.iterations,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
+        experiment: bool = False,
     ) -> None:
-        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe)
+        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
+                         experiment=experiment)
         check(Play2PromptKnobs(initial_samples, retries, top_k, beam_width, expansions, iterations))
         self.player, self.refiner, self.scorer = player or ToolPlayer(), refiner or DocRefiner(), scorer
         if explorer_lm is not None:
@@ -235,8 +237,7 @@ class Play2Prompt(DocOptimizer):
         ]
         step = resume.get("next_step", 0)
         if step == 0:
-            if self.probe:
-                self._learn_interfaces(student.toolbox, trainset)
+            self._shared_help(student.toolbox, trainset)
             exchanges = self._map(lambda state: self._play(student, scorer, state), states, "play2prompt: play")
             self._log(step, student, states, exchanges)
             step += 1

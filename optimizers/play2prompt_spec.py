@@ -28,6 +28,8 @@ class Play2PromptKnobs:
     iterations: int = knob(1, "beam rounds", minimum=1, sweep=(1, 3))
     probe: bool = False
     """The shared probe (:data:`otbench.optimizers.spec.PROBE_HELP`)."""
+    experiment: bool = False
+    """The shared experiment (:data:`otbench.optimizers.spec.EXPERIMENT_HELP`)."""
 
 
 def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
@@ -40,7 +42,7 @@ def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
     return Play2Prompt(explorer_lm=lms["exploration"], editor_lm=lms["editor"], scorer=scorer,
                        initial_samples=knobs.samples, retries=knobs.retries, top_k=knobs.top_k,
                        beam_width=knobs.beam_width, expansions=knobs.expansions, iterations=knobs.iterations,
-                       probe=knobs.probe, **built.common)
+                       probe=knobs.probe, experiment=knobs.experiment, **built.common)
 
 
 SPEC = OptimizerSpec("play2prompt", "+P2P", Play2PromptKnobs, _build,

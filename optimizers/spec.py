@@ -33,6 +33,13 @@ PROBE_HELP = ("before learning, call each tool whose parameters are not shown on
               "error names its required parameters, and the agent is shown the schema learned that way")
 """The shared probe, offered to every optimizer that declares ``offers_probe``: the same help for the same help."""
 
+EXPERIMENT_HELP = ("before learning, where a request takes one reply, call each tool no call has worked on with the "
+                   "requests' values in the kind its errors point to (at most 6 calls a tool, judged by the train "
+                   "tasks' metric offline): the docs then show the types those calls support and close with the call "
+                   "that worked; tool calls, no tokens")
+"""The shared experiment, offered beside the probe (ToolObserver's ``experiment`` improvement does the same from the
+agent's own failed attempts)."""
+
 
 @dataclass(frozen=True)
 class Built:
@@ -77,6 +84,10 @@ class OptimizerSpec:
             group.add_argument("--probe", dest="probe", action=argparse.BooleanOptionalAction, default=None,
                                help=f"{PROBE_HELP} (default off)")
             taken.add("probe")
+        if not budget_only and self.offers_probe and "experiment" not in taken:
+            group.add_argument("--experiment", dest="experiment", action=argparse.BooleanOptionalAction, default=None,
+                               help=f"{EXPERIMENT_HELP} (default off)")
+            taken.add("experiment")
         fresh = [name for name, _, _ in knob_rules.declared(self.knobs)
                  if knob_rules.dest(self.knobs, name) not in taken]
         knob_rules.add_arguments(group, self.knobs, only=fresh)
@@ -86,8 +97,9 @@ class OptimizerSpec:
         """Its knobs as ``values`` set them by option name (a command line's, a grid's; defaults for the rest),
         checked; refused on one line when they cannot be."""
         chosen = knob_rules.from_values(self.knobs, values)
-        if self.offers_probe and values.get("probe") is not None:
-            chosen = dataclasses.replace(chosen, probe=bool(values["probe"]))
+        for shared in ("probe", "experiment") if self.offers_probe else ():
+            if values.get(shared) is not None:
+                chosen = dataclasses.replace(chosen, **{shared: bool(values[shared])})
         return chosen
 
     def check(self, knobs: Any) -> None:
@@ -98,11 +110,14 @@ class OptimizerSpec:
 
     # -- the run's definition -------------------------------------------------------------------------------------
     def define(self, knobs: Any, mode: str) -> dict[str, Any]:
-        """The knobs as a run's definition keeps them: those that act in ``mode``, by option name, and the probe."""
+        """The knobs as a run's definition keeps them: those that act in ``mode``, by option name, the probe, and the
+        experiment where it is on (absent, it was off: runs defined before it existed keep their definition)."""
         part = {knob_rules.dest(self.knobs, name): getattr(knobs, name)
                 for name, declaration, _ in knob_rules.declared(self.knobs) if mode in declaration.modes}
         if self.offers_probe:
             part["probe"] = bool(knobs.probe)
+            if knobs.experiment:
+                part["experiment"] = True
         return part
 
     def knobs_of(self, part: Mapping[str, Any], mode: str) -> Any:
@@ -115,13 +130,16 @@ class OptimizerSpec:
         declared = {knob_rules.dest(self.knobs, name): default for name, _, default in knob_rules.declared(self.knobs)}
         params = {name: value for name, value in part.items() if name in declared
                   and (swept or value != declared[name])}
-        if part.get("probe"):
-            params["probe"] = True
+        for shared in ("probe", "experiment"):
+            if part.get(shared):
+                params[shared] = True
         return params
 
     def row_label(self, part: Mapping[str, Any], mode: str) -> str:
-        """The comparison row a run with this definition part is: ``+P2P``, ``+P2P (probe)`` with the probe."""
-        return self.label + (" (probe)" if part.get("probe") else "")
+        """The comparison row a run with this definition part is: ``+P2P``, ``+P2P (probe)`` with the probe,
+        ``+P2P (probe, experiment)`` with both."""
+        help_taken = [shared for shared in ("probe", "experiment") if part.get(shared)]
+        return self.label + (f" ({', '.join(help_taken)})" if help_taken else "")
 
     def from_earlier_format(self, optimizer: Mapping[str, Any]) -> dict[str, Any]:
         """A definition's optimizer part from the first format (knobs, and the probe beside them)."""

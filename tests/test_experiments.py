@@ -17,6 +17,8 @@ from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
+from otbench.optimizers import registry
+from otbench.optimizers.easytool import EasyTool, EasyToolWriter
 from otbench.optimizers.evidence import ToolEvidence
 from otbench.optimizers.experiments import CALLS_PER_TOOL, candidate_arguments, request_values, same_input
 from otbench.optimizers.toolobserver import ToolObserver
@@ -179,3 +181,24 @@ def test_the_same_input_goes_to_every_tool_that_takes_it():
              DocumentedTool("k", parameters=[ParameterSpec("a"), ParameterSpec("b")])]
     calls = same_input(tools, ToolCall("f", {"circle": 9.9}), ["g"])
     assert [(call.name, call.arguments) for call in calls] == [("g", {"circle": 9.9}), ("h", {"ball": 9.9})]
+
+
+# -- the same help for the other optimizers ----------------------------------------------------------------------------
+def test_the_shared_experiment_helps_easytool_before_it_writes_and_is_a_row_of_its_own():
+    env = _env()
+    ledger = TokenLedger()
+    program, _ = _program(env, ledger)
+    writer = EasyToolWriter()
+    writer.lm = scripted_lm(lambda m: json.dumps({"purpose": "Works on an order."} if "Condense" in prompt_text(m)
+                                                 else {"scenario": "an order", "example_arguments": {}}),
+                            ledger=ledger, phase="editor")
+    plain = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks("train"))
+    helped = EasyTool(env=env, writer=writer, experiment=True, progress=False).compile(program,
+                                                                                     trainset=env.tasks("train"))
+    assert "A call that worked" not in plain.toolbox.get("tools", "twice").description
+    assert helped.toolbox.get("tools", "twice").parameters[0].type == "number"
+    spec = registry.spec_of("easytool")
+    knobs = spec.knobs_from({"experiment": True})
+    assert spec.define(knobs, "offline") == {"probe": False, "experiment": True}
+    assert spec.define(spec.knobs_from({}), "offline") == {"probe": False}  # runs defined before it keep their key
+    assert spec.row_label(spec.define(knobs, "offline"), "offline") == "+ET (experiment)"
