@@ -10,13 +10,10 @@ does. Results are rounded to 4 decimals; a value that is not a number (or is a b
 
 from __future__ import annotations
 
-import random
-from typing import Any
-
 import dspy
 
 from otbench.core.trajectory import Trajectory
-from otbench.envs.toolkits.generation import Draft, Template, call, generate, one_call_answer
+from otbench.envs.toolkits.generation import Template, generate, number_draw, one_call_answer
 from otbench.envs.toolkits.scoring import answer_metric
 
 FINGERPRINT = "4b88462e75c18ed7"
@@ -90,77 +87,67 @@ TOOLS = (celsius_to_fahrenheit, fahrenheit_to_celsius, km_to_miles, miles_to_km,
          liters_to_gallons, gallons_to_liters, meters_to_feet, feet_to_meters)
 
 
-def _one(tool: str, low: float, high: float, *, decimals: int = 0) -> Any:
-    """A draw of one value in [low, high] (whole, or with ``decimals``) converted by ``tool``."""
-    def draw(rng: random.Random) -> Draft:
-        value: float = round(rng.uniform(low, high), decimals) if decimals else rng.randint(int(low), int(high))
-        if float(value).is_integer():  # written as 18, not 18.0
-            value = int(value)
-        return Draft({"v": value}, [call(tool, value=value)])
-    return draw
-
-
 TEMPLATES = (
     Template(("The thermostat reads {v} °C. What is that in Fahrenheit?",
               "Convert {v} degrees Celsius to Fahrenheit."),
              ("The weather app shows {v} degrees Celsius; what is that on a Fahrenheit scale?",
               "It is {v}°C in Lisbon today. How warm is that in °F?",
               "A lab sample must be kept at {v} degrees Celsius. Express that in Fahrenheit."),
-             _one("celsius_to_fahrenheit", -25, 45)),
+             number_draw("celsius_to_fahrenheit", "value", -25, 45)),
     Template(("The forecast says {v} °F. What is that in Celsius?",
               "Convert {v} degrees Fahrenheit to Celsius."),
              ("A US weather report gives {v}°F for tomorrow. What is that in degrees Celsius?",
               "My friend in Texas says it's {v} degrees Fahrenheit outside. How many °C is that?",
               "The hotel room's thermostat is set to {v} °F; give me the temperature in Celsius."),
-             _one("fahrenheit_to_celsius", 5, 110)),
+             number_draw("fahrenheit_to_celsius", "value", 5, 110)),
     Template(("How many miles is {v} km?",
               "Convert {v} kilometres to miles."),
              ("The trail is {v} kilometres long. How long is that in miles?",
               "My car's trip meter says {v} km. What would that be in miles?",
               "A race of {v} km: how many miles do the runners cover?"),
-             _one("km_to_miles", 1, 900, decimals=1)),
+             number_draw("km_to_miles", "value", 1, 900, decimals=1)),
     Template(("How many kilometres is {v} miles?",
               "Convert {v} miles to kilometres."),
              ("The road sign says the city is {v} miles away. How far is that in km?",
               "I ran {v} miles this week. How many kilometres is that?",
               "The flight covers {v} miles; express the distance in kilometres."),
-             _one("miles_to_km", 1, 900, decimals=1)),
+             number_draw("miles_to_km", "value", 1, 900, decimals=1)),
     Template(("How many pounds is {v} kg?",
               "Convert {v} kilograms to pounds."),
              ("My suitcase weighs {v} kilograms. What's that in pounds?",
               "The dumbbell is marked {v} kg. How heavy is it in lb?",
               "A parcel of {v} kilos: what does it weigh in pounds?"),
-             _one("kg_to_pounds", 1, 120, decimals=1)),
+             number_draw("kg_to_pounds", "value", 1, 120, decimals=1)),
     Template(("How many kilograms is {v} lb?",
               "Convert {v} pounds to kilograms."),
              ("My dog weighs {v} pounds. How many kilograms is that?",
               "The crate weighs {v} lb; how much is that in kg?",
               "The airline allows {v} pounds of luggage. What is the limit in kilograms?"),
-             _one("pounds_to_kg", 2, 200, decimals=1)),
+             number_draw("pounds_to_kg", "value", 2, 200, decimals=1)),
     Template(("How many US gallons is {v} litres?",
               "Convert {v} liters to gallons."),
              ("The fish tank holds {v} litres. How many US gallons is that?",
               "I filled up {v} liters of fuel. What is that in gallons?",
               "A rain barrel of {v} litres: its volume in US gallons, please."),
-             _one("liters_to_gallons", 5, 200, decimals=1)),
+             number_draw("liters_to_gallons", "value", 5, 200, decimals=1)),
     Template(("How many litres is {v} US gallons?",
               "Convert {v} gallons to liters."),
              ("The water heater holds {v} gallons. How many litres is that?",
               "We used {v} US gallons of paint. How much is that in liters?",
               "A {v}-gallon aquarium: what's its volume in litres?"),
-             _one("gallons_to_liters", 1, 120, decimals=1)),
+             number_draw("gallons_to_liters", "value", 1, 120, decimals=1)),
     Template(("How many feet is {v} m?",
               "Convert {v} metres to feet."),
              ("The building is {v} metres tall. What is its height in feet?",
               "My kite line is {v} meters long. How many feet is that?",
               "The ship is {v} m long; give me the length in feet."),
-             _one("meters_to_feet", 2, 400, decimals=1)),
+             number_draw("meters_to_feet", "value", 2, 400, decimals=1)),
     Template(("How many metres is {v} ft?",
               "Convert {v} feet to meters."),
              ("The cliff is {v} feet high. What is its height in metres?",
               "The sailboat is {v} ft long. How many meters is that?",
               "A hiking trail climbs {v} feet. How much is that in metres?"),
-             _one("feet_to_meters", 5, 3000)),
+             number_draw("feet_to_meters", "value", 5, 3000)),
 )
 
 def examples() -> dict[str, list[dspy.Example]]:

@@ -18,7 +18,7 @@ from typing import Any
 import dspy
 
 from otbench.core.trajectory import Trajectory
-from otbench.envs.toolkits.generation import Draft, Template, call, generate, one_call_answer
+from otbench.envs.toolkits.generation import Draft, Template, call, generate, number_draw, one_call_answer
 from otbench.envs.toolkits.scoring import answer_metric
 
 FINGERPRINT = "c384adc430f76668"
@@ -75,16 +75,6 @@ def _text(tool: str) -> Any:
     return draw
 
 
-def _number(tool: str, parameter: str, low: float, high: float, decimals: int) -> Any:
-    """A draw of one number in [low, high] (whole, or with ``decimals``), given to ``tool``."""
-    def draw(rng: random.Random) -> Draft:
-        value: float = round(rng.uniform(low, high), decimals) if decimals else rng.randint(int(low), int(high))
-        if float(value).is_integer():
-            value = int(value)
-        return Draft({"v": value}, [call(tool, **{parameter: value})])
-    return draw
-
-
 TEMPLATES = (
     Template(('How many words are in the phrase "{t}"?',
               'Count the words of "{t}".'),
@@ -109,19 +99,19 @@ TEMPLATES = (
              ("The bill is {v} euros; what is that in cents?",
               "Express a price of {v} in cents.",
               "My balance is {v} dollars. How many cents do I have?"),
-             _number("to_cents", "invoice", 1, 500, 2)),
+             number_draw("to_cents", "invoice", 1, 500, decimals=2)),
     Template(("What is the square root of {v}?",
               "Take the square root of {v}."),
              ("A square plot has an area of {v} square metres. How long is each side?",
               "Which number multiplied by itself gives {v}?",
               "Give me the square root of the number {v}."),
-             _number("square_root", "quantity", 2, 5000, 0)),
+             number_draw("square_root", "quantity", 2, 5000)),
     Template(("What is the cube root of {v}?",
               "Take the cube root of {v}."),
              ("A cube holds {v} cubic centimetres. How long is each edge?",
               "Which number cubed gives {v}?",
               "Give me the cube root of the number {v}."),
-             _number("cube_root", "quantity", 2, 5000, 0)),
+             number_draw("cube_root", "quantity", 2, 5000)),
 )
 
 

@@ -57,6 +57,18 @@ class Template:
         return self.train if split == "train" else self.test
 
 
+def number_draw(tool: str, parameter: str, low: float, high: float, *,
+                decimals: int = 0) -> Callable[[random.Random], Draft]:
+    """A draw of one number in [low, high] (whole, or with ``decimals``; a whole value written as 18, not 18.0) given
+    to ``tool`` as ``parameter``: the request's slot ``v`` and its one gold call."""
+    def draw(rng: random.Random) -> Draft:
+        value: float = round(rng.uniform(low, high), decimals) if decimals else rng.randint(int(low), int(high))
+        if float(value).is_integer():
+            value = int(value)
+        return Draft({"v": value}, [call(tool, **{parameter: value})])
+    return draw
+
+
 Answer = Callable[[Draft], dict[str, Any]]
 """The fields a draft's gold calls give an example when run: ``answer`` at least."""
 

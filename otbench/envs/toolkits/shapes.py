@@ -13,13 +13,11 @@ decimals. Every request needs one call.
 from __future__ import annotations
 
 import math
-import random
-from typing import Any
 
 import dspy
 
 from otbench.core.trajectory import Trajectory
-from otbench.envs.toolkits.generation import Draft, Template, call, generate, one_call_answer
+from otbench.envs.toolkits.generation import Template, generate, number_draw, one_call_answer
 from otbench.envs.toolkits.scoring import answer_metric
 
 FINGERPRINT = "1b139224d3feb816"
@@ -64,53 +62,43 @@ def cube_volume(piece):
 TOOLS = (circle_area, circle_circumference, sphere_volume, sphere_surface_area, square_area, cube_volume)
 
 
-def _one(tool: str, parameter: str, low: float, high: float) -> Any:
-    """A draw of one length in [low, high], with one decimal, measured by ``tool``."""
-    def draw(rng: random.Random) -> Draft:
-        value: float = round(rng.uniform(low, high), 1)
-        if value.is_integer():  # written as 3, not 3.0
-            value = int(value)
-        return Draft({"v": value}, [call(tool, **{parameter: value})])
-    return draw
-
-
 TEMPLATES = (
     Template(("A round table top has a radius of {v} m. What is its area in square metres?",
               "What is the area of a circle whose radius is {v}?"),
              ("A circular pond has a radius of {v} metres; how much surface does it cover?",
               "How many square metres does a round rug of radius {v} m cover?",
               "A pizza has a radius of {v} cm. What is the area of its top?"),
-             _one("circle_area", "circle", 0.5, 40)),
+             number_draw("circle_area", "circle", 0.5, 40, decimals=1)),
     Template(("A circular running track has a radius of {v} m. How long is one lap?",
               "What is the circumference of a circle of radius {v}?"),
              ("How much fencing goes once around a round garden of radius {v} metres?",
               "A wheel has a radius of {v} cm; how far does it roll in one turn?",
               "What length of ribbon wraps once around a round cake of radius {v} cm?"),
-             _one("circle_circumference", "circle", 0.5, 40)),
+             number_draw("circle_circumference", "circle", 0.5, 40, decimals=1)),
     Template(("A ball has a radius of {v} cm. What is its volume?",
               "What is the volume of a sphere of radius {v}?"),
              ("How much water fills a spherical tank of radius {v} metres?",
               "A globe has a radius of {v} cm; how much space does it take up inside?",
               "What volume of air is in a round balloon of radius {v} cm?"),
-             _one("sphere_volume", "ball", 0.5, 30)),
+             number_draw("sphere_volume", "ball", 0.5, 30, decimals=1)),
     Template(("A ball has a radius of {v} cm. What is the area of its surface?",
               "What is the surface area of a sphere of radius {v}?"),
              ("How much paint area does a spherical tank of radius {v} metres have on its outside?",
               "A globe has a radius of {v} cm; how much map fits on its surface?",
               "What area of leather covers a round ball of radius {v} cm?"),
-             _one("sphere_surface_area", "ball", 0.5, 30)),
+             number_draw("sphere_surface_area", "ball", 0.5, 30, decimals=1)),
     Template(("A square tile has sides of {v} cm. What is its area?",
               "What is the area of a square with side {v}?"),
              ("A square courtyard is {v} metres on each side; how much ground does it cover?",
               "How many square centimetres is a square photo {v} cm wide and {v} cm tall?",
               "A square field measures {v} m along each edge. What is its area?"),
-             _one("square_area", "piece", 1, 60)),
+             number_draw("square_area", "piece", 1, 60, decimals=1)),
     Template(("A cube has edges of {v} cm. What is its volume?",
               "What is the volume of a cube with side {v}?"),
              ("How much water does a cubic tank {v} metres on each edge hold?",
               "A dice is {v} cm along each edge; what is its volume?",
               "A cube-shaped box measures {v} cm on every side. How much does it hold?"),
-             _one("cube_volume", "piece", 1, 40)),
+             number_draw("cube_volume", "piece", 1, 40, decimals=1)),
 )
 
 
