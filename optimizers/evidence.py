@@ -137,9 +137,10 @@ class ToolEvidence:
         """A working call made (or repeated) for ``request``, and whether the attempt then answered it."""
         self.requests_tried += 1
         self.requests_answered += answered
-        if answered and len(self.answered) < _MAX_EXAMPLES:
-            self.answered.append(f"{json.dumps(request[:200], ensure_ascii=False)} -> {render_call(result.call)} "
-                                 f"returned {preview(result.output, 120)}")
+        line = (f"{json.dumps(request[:200], ensure_ascii=False)} -> {render_call(result.call)} "
+                f"returned {preview(result.output, 120)}")
+        if answered and len(self.answered) < _MAX_EXAMPLES and line not in self.answered:
+            self.answered.append(line)  # the same request answered by the same call again is no new example
 
     def outcome_lines(self) -> list[str]:
         """What the judged calls showed: how many requests this tool answered, and which. The requests it did not

@@ -202,3 +202,11 @@ def test_the_shared_experiment_helps_easytool_before_it_writes_and_is_a_row_of_i
     assert spec.define(knobs, "offline") == {"probe": False, "experiment": True}
     assert spec.define(spec.knobs_from({}), "offline") == {"probe": False}  # runs defined before it keep their key
     assert spec.row_label(spec.define(knobs, "offline"), "offline") == "+ET (experiment)"
+
+
+def test_a_request_answered_twice_by_the_same_call_is_one_example():
+    evidence = ToolEvidence()
+    result = CallResult(ToolCall("f", {"x": 2}), True, output=4)
+    evidence.add_outcome("Double 2", result, True)
+    evidence.add_outcome("Double 2", result, True)
+    assert evidence.example() == 'Example: "Double 2" -> f(x=2) returned 4.' and evidence.requests_answered == 2
