@@ -16,7 +16,15 @@ import sys
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import OneLineParser, add_tracking_arguments, port_number, refuse_unusable_address, run_main
+from otbench.cli import (
+    OneLineParser,
+    add_tracking_arguments,
+    port_number,
+    positive_float,
+    refuse_unusable_address,
+    run_main,
+)
+from otbench.envs.mcp.options import DEFAULT_TIMEOUT
 from otbench.errors import ConfigError, DataError, OtbenchError, SetupError
 
 if TYPE_CHECKING:  # the SDK and DSPy load once the options are read: --help answers at once
@@ -37,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the learned docs: a docs file, runs:/RUN_ID, prompts:/NAME@latest or a results-ledger key")
     parser.add_argument("--http", type=port_number, default=None, metavar="PORT",
                         help="serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio")
+    parser.add_argument("--mcp-timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help="a call the original server does not answer in this time fails, and the server is "
+                             f"started again for the next call (default {DEFAULT_TIMEOUT:g})")
     add_tracking_arguments(parser)
     return parser
 
@@ -79,9 +90,10 @@ def main(argv: list[str] | None = None, *, ready: Any = None) -> int:
 
     docs = read_docs(args.docs, tracking_uri=args.tracking_uri, mlruns=args.mlruns)
     if args.mcp_server:
-        return _serve_shipped(args.mcp_server, docs, args.http, ready)
+        return _serve_shipped(args.mcp_server, docs, args.http, args.mcp_timeout, ready)
     upstream = http(args.mcp_url) if args.mcp_url else stdio(args.mcp)
-    _serve(partial(proxy.serve, upstream, docs, port=args.http, ready=_announce(args.http, ready)), upstream)
+    _serve(partial(proxy.serve, upstream, docs, port=args.http, timeout=args.mcp_timeout,
+                   ready=_announce(args.http, ready)), upstream)
     return 0
 
 
@@ -109,7 +121,7 @@ def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def _serve_shipped(name: str, docs: Toolbox, port: int | None, ready: Any) -> int:
+def _serve_shipped(name: str, docs: Toolbox, port: int | None, timeout: float, ready: Any) -> int:
     """A shipped server, on a fresh copy of its fixture for as long as it is served."""
     import shutil
     import tempfile
@@ -128,7 +140,7 @@ def _serve_shipped(name: str, docs: Toolbox, port: int | None, ready: Any) -> in
         if shipped.fixture is not None:
             shipped.fixture(folder)
         upstream = within(launch, folder)
-        _serve(partial(proxy.serve, upstream, docs, port=port, ready=_announce(port, ready)), upstream)
+        _serve(partial(proxy.serve, upstream, docs, port=port, timeout=timeout, ready=_announce(port, ready)), upstream)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0

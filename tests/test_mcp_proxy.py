@@ -107,6 +107,24 @@ def test_a_server_that_dies_behind_the_proxy_fails_that_call_and_is_started_agai
     assert priced.content[0].text == "0.75" and not priced.is_error  # the next call, on the server started again
 
 
+def test_a_call_the_original_server_does_not_answer_times_out_and_the_server_is_started_again(tmp_path):
+    _, docs_file = _docs(tmp_path)
+    proxy = _stdio_proxy(docs_file, "--hang-on add")
+    proxy.args += ["--mcp-timeout", "2"]
+
+    async def session(client):
+        try:
+            await client.call_tool("add", {"a": 1, "b": 2})
+        except MCPError as error:
+            hung = (error.code, error.message)
+        return hung, await client.call_tool("price", {"item": "pear"})
+
+    hung, priced = anyio.run(_through, proxy, session)
+    assert hung == (-32001, "the original MCP server did not answer add() within 2 s; it is started again for the next "
+                            "call")
+    assert priced.content[0].text == "0.75" and not priced.is_error
+
+
 def _free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -11,7 +11,9 @@ A call is forwarded as it came (the tool's name, its arguments) and the server's
 came: the result, or the JSON-RPC error. The proxy never changes what a call does, and never makes one again.
 When the original server dies during a call, that call fails with a JSON-RPC error saying so (code -32000, the
 SDK's "connection closed") and the server is started again (a URL's session opened again) for the next call,
-as ``--env mcp`` does (:mod:`.connection`); a call to a server that hangs waits as long as the client waits.
+as ``--env mcp`` does (:mod:`.connection`). A call the server does not answer within the timeout (``--mcp-timeout``)
+fails the same way (code -32001, "request timeout"), and the hung server is stopped and started again for the next
+call: a server stuck on one call answers no other.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from mcp import Client
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from otbench.envs.mcp.connection import CLIENT, listed_tools, transport
-from otbench.envs.mcp.env import TOOL_NAMES
+from otbench.envs.mcp.env import DEFAULT_TIMEOUT, TOOL_NAMES
 from otbench.envs.mcp.launch import ServerLaunch
 from otbench.envs.mcp.replies import one_line
 from otbench.envs.mcp.shown import scrubbed
@@ -83,8 +85,8 @@ class Upstream:
     """The session with the original server, held open by one task of ``tasks`` (the SDK's session must be entered
     and left by one task), and opened again for the next call once the server died."""
 
-    def __init__(self, launch: ServerLaunch, tasks: TaskGroup) -> None:
-        self.launch, self._tasks = launch, tasks
+    def __init__(self, launch: ServerLaunch, tasks: TaskGroup, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.launch, self._tasks, self.timeout = launch, tasks, timeout
         self.restarts = 0
         self._started = False
         self._client: Client | None = None
@@ -136,18 +138,27 @@ class Upstream:
         next call (this one is not made again: it may have acted)."""
         client = self._client or await self._reopen()
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=params.name, arguments=params.arguments))
+        again = "started" if self.launch.owned else "reconnected"
         try:
-            # the session's own send: a result goes back as it came, without the client's output-schema checks
-            return await client.session.send_request(request, types.CallToolResult)
+            with anyio.fail_after(self.timeout):
+                # the session's own send: a result goes back as it came, without the client's output-schema checks
+                return await client.session.send_request(request, types.CallToolResult)
+        except TimeoutError:
+            self._drop(client)
+            raise MCPError(code=REQUEST_TIMEOUT, message=f"the original MCP server did not answer {params.name}() "
+                           f"within {self.timeout:g} s; it is {again} again for the next call") from None
         except MCPError as error:
             if error.code != CONNECTION_CLOSED:
                 raise
-            if self._client is client:
-                self._client = None
-                self._closed.set()
-            again = "started" if self.launch.owned else "reconnected"
+            self._drop(client)
             raise MCPError(code=CONNECTION_CLOSED, message=f"the original MCP server stopped during {params.name}() "
                            f"({one_line(error.message, 200)}); it is {again} again for the next call") from None
+
+    def _drop(self, client: Client) -> None:
+        """Close the session (a server this side started is stopped with it): the next call opens a new one."""
+        if self._client is client:
+            self._client = None
+            self._closed.set()
 
     def close(self) -> None:
         self._closed.set()
@@ -167,12 +178,12 @@ def proxy_server(upstream: Upstream, tools: list[types.Tool]) -> Server[Any]:
                   on_call_tool=call_tool)
 
 
-async def serve(upstream: ServerLaunch, docs: Toolbox, *, port: int | None = None,
+async def serve(upstream: ServerLaunch, docs: Toolbox, *, port: int | None = None, timeout: float = DEFAULT_TIMEOUT,
                 ready: Callable[[list[types.Tool]], None] | None = None) -> None:
-    """Serve the docs over stdio (or streamable HTTP on ``port`` of 127.0.0.1) until stopped; ``ready`` is told the
-    tools once the original server is connected and the docs apply to it."""
+    """Serve the docs over stdio (or streamable HTTP on ``port`` of 127.0.0.1) until stopped, each call given up after
+    ``timeout`` seconds; ``ready`` is told the tools once the original server is connected and the docs apply to it."""
     async with anyio.create_task_group() as tasks:
-        original = Upstream(upstream, tasks)
+        original = Upstream(upstream, tasks, timeout=timeout)
         try:
             tools = advertised_tools(await original.open(), docs)
             server = proxy_server(original, tools)
