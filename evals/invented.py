@@ -73,10 +73,13 @@ _RETURNS_NOTHING = re.compile(r"\b(?:does not|doesn't|do not|don't|will not|won'
 _TAKES_NOTHING = re.compile(r"\b(?:has|have|takes?|accepts?|requires?|needs?|with) no (?:parameters|arguments|inputs?)\b"
                             r"|\b(?:does not|doesn't) (?:take|accept|require|need) any (?:parameters|arguments|inputs?)\b")
 _CONDITION = re.compile(r"\b(?:if|when|unless|where|otherwise)\b")
-_RULE_TYPES = (("integer", r"an? (?:positive |non-negative )?(?:integer|whole number)"),
-               ("number", r"an? (?:positive |non-negative )?(?:number|float)|real number"),
-               ("string", r"an? (?:string|date|text)"), ("array", r"an? (?:list|array|point)"),
-               ("boolean", r"an? (?:boolean|bool)"), ("object", r"an? (?:dict|dictionary|object|mapping)"))
+_RULE_TYPES = (("integer", r"an? (?:valid )?(?:positive |non-negative )?(?:integer|whole number)"),
+               ("number", r"an? (?:valid )?(?:positive |non-negative )?(?:number|float)|real number"),
+               ("string", r"an? (?:valid )?(?:string|date|text)"), ("array", r"an? (?:valid )?(?:list|array|point)"),
+               ("boolean", r"an? (?:valid )?(?:boolean|bool)"),
+               ("object", r"an? (?:valid )?(?:dict|dictionary|object|mapping)"))
+# pydantic's rule for a field, as FastMCP servers and many APIs answer: "hours  Input should be a valid integer [type=..."
+_PYDANTIC_RULE = re.compile(r"(?:^|\s)(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s+Input should be (?P<rule>[^\[]+?) \[type=")
 
 
 def error_rules(error: str, parameters: Iterable[str] | None = None,
@@ -89,6 +92,10 @@ def error_rules(error: str, parameters: Iterable[str] | None = None,
     (:func:`runtime_rules`)."""
     known = None if parameters is None else set(parameters)
     found = runtime_rules(error, arguments or {}) if runtime else []
+    validated = [(match.group("name"), f"must be {match.group('rule').strip().rstrip('.')}")
+                 for match in _PYDANTIC_RULE.finditer(error) if known is None or match.group("name") in known]
+    if validated:  # pydantic said each field's rule: the value it quotes is the caller's, and says no more
+        return found + validated
     for line in error.splitlines():
         match = _RULE.search(line)
         if match and (match.group("name") in known if known is not None else bool(match.group("quote"))):

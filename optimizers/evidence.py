@@ -36,6 +36,10 @@ from otbench.optimizers.rivals import JudgedCall
 
 _MISSING = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?: (.+)$")
 _UNEXPECTED = re.compile(r"got an unexpected (?:keyword )?argument '([^']+)'")
+# pydantic's validation errors, as FastMCP servers and many APIs answer: "timezone\n  Field required [type=missing, ..."
+_PYDANTIC_MISSING = re.compile(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)\s+Field required \[type=missing")
+_PYDANTIC_EXTRA = re.compile(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)\s+(?:Unexpected keyword argument|Extra inputs are not "
+                             r"permitted) \[type=(?:unexpected_keyword_argument|extra_forbidden)")
 _QUOTED = re.compile(r"'([^']+)'")
 _MAX_EXAMPLES = 3  # calls shown per kind (worked, failed): enough to generalise from, a short prompt
 
@@ -49,10 +53,12 @@ def json_type(value: Any) -> str:
 
 
 def read_error(error: str) -> tuple[list[str], str | None]:
-    """The parameter names a call error reports as missing, and the name it rejected (if any)."""
+    """The parameter names a call error reports as missing, and the name it rejected (if any): Python's own words
+    for a function's call, or pydantic's for a validated one."""
     missing = _MISSING.search(error)
-    unexpected = _UNEXPECTED.search(error)
-    return (_QUOTED.findall(missing.group(1)) if missing else [], unexpected.group(1) if unexpected else None)
+    unexpected = _UNEXPECTED.search(error) or _PYDANTIC_EXTRA.search(error)
+    names = _QUOTED.findall(missing.group(1)) if missing else list(dict.fromkeys(_PYDANTIC_MISSING.findall(error)))
+    return names, unexpected.group(1) if unexpected else None
 
 
 def render_call(call: ToolCall) -> str:

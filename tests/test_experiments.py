@@ -11,7 +11,7 @@ from scripted_lm import prompt_text, scripted_lm
 from otbench import FunctionEnvironment
 from otbench.core.calls import CallResult, ToolCall
 from otbench.evals.harness import run_rollouts
-from otbench.evals.invented import rule_type, runtime_rules
+from otbench.evals.invented import error_rules, rule_type, runtime_rules
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
@@ -19,7 +19,7 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
 from otbench.optimizers import registry
 from otbench.optimizers.easytool import EasyTool, EasyToolWriter
-from otbench.optimizers.evidence import ToolEvidence
+from otbench.optimizers.evidence import ToolEvidence, read_error
 from otbench.optimizers.experiments import CALLS_PER_TOOL, candidate_arguments, request_values, same_input
 from otbench.optimizers.toolobserver import ToolObserver
 from otbench.optimizers.toolobserver_spec import IMPROVED, Improvements
@@ -210,3 +210,18 @@ def test_a_request_answered_twice_by_the_same_call_is_one_example():
     evidence.add_outcome("Double 2", result, True)
     evidence.add_outcome("Double 2", result, True)
     assert evidence.example() == 'Example: "Double 2" -> f(x=2) returned 4.' and evidence.requests_answered == 2
+
+
+def test_pydantic_validation_errors_name_the_required_refused_and_typed_fields():
+    """FastMCP servers (and many APIs) validate with pydantic: its errors are read like Python's own."""
+    missing = ("ToolError: Error executing tool function_1: 2 validation errors for function_1Arguments source_timezone "
+               "Field required [type=missing, input_value={}, input_type=dict] For further information visit "
+               "https://errors.pydantic.dev/2.14/v/missing time Field required [type=missing, input_value={}, "
+               "input_type=dict]")
+    assert read_error(missing) == (["source_timezone", "time"], None)
+    assert read_error("1 validation error for fArguments\nfoo\n  Unexpected keyword argument "
+                      "[type=unexpected_keyword_argument, input_value=1]") == ([], "foo")
+    typed = ("1 validation error for fArguments hours Input should be a valid integer, unable to parse string as an "
+             "integer [type=int_parsing, input_value='x', input_type=str]")
+    (name, rule), = error_rules(typed, {"hours"}, {"hours": "x"})
+    assert name == "hours" and rule.startswith("must be a valid integer") and rule_type(rule) == "integer"

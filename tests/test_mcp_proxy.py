@@ -120,8 +120,8 @@ def test_a_call_the_original_server_does_not_answer_times_out_and_the_server_is_
         return hung, await client.call_tool("price", {"item": "pear"})
 
     hung, priced = anyio.run(_through, proxy, session)
-    assert hung == (-32001, "the original MCP server did not answer add() within 2 s; it is started again for the next "
-                            "call")
+    said = "the original MCP server did not answer add() within 2 s; it is started again for the next call"
+    assert hung == (-32001, said)
     assert priced.content[0].text == "0.75" and not priced.is_error
 
 
