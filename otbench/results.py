@@ -164,7 +164,7 @@ def _list(results: Path | None, wanted: dict[str, str | None], *, as_json: bool)
 def _entry(key: str, results: Path | None) -> Any:
     from otbench.run import ledger
 
-    found = [entry for entry in ledger.entries(results) if entry.key.startswith(key)]
+    found = ledger.starting_with(key, results)
     if len(found) != 1:
         raise DataError(f"{len(found)} entries' keys begin with {key!r}: give more of the key"
                         if found else f"no entry's key begins with {key!r} (otbench results list shows them)")

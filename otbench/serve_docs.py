@@ -60,7 +60,7 @@ def read_docs(source: str, *, tracking_uri: str | None = None, mlruns: Any = Non
     from otbench.run.docs_io import RUN_DOCS_ARTIFACT, load_docs
 
     if len(source) >= LEDGER_KEY_MIN and all(char in "0123456789abcdef" for char in source):
-        found = [entry for entry in ledger.entries() if entry.key.startswith(source)]
+        found = ledger.starting_with(source)
         if len(found) > 1:
             raise ConfigError(f"--docs {source}: {len(found)} ledger entries start with it; give more of the key")
         if found:

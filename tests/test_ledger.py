@@ -10,14 +10,14 @@ from test_compare import _script_models, every_role_reply
 
 from otbench import evaluate, reproduce
 from otbench.cli import run_main
-from otbench.errors import DataError
+from otbench.errors import ConfigError, DataError
 from otbench.evals.outcomes import Outcomes
 from otbench.paths import results_dir
 from otbench.run import ledger, optimization, tracking
 from otbench.run import lookup as run_lookup
 from otbench.run.settings import RunSettings
 from otbench.study import comparing, grid
-from otbench.study.rendered import render, render_page
+from otbench.study.rendered import render, render_page, table
 
 
 def _fresh_store(tmp_path, monkeypatch, name):
@@ -184,3 +184,15 @@ def test_a_resumed_evaluation_counts_the_tokens_and_seconds_of_every_segment(tmp
     assert resumed.tokens_by_phase["all"]["calls"] >= whole.tokens_by_phase["all"]["calls"]
     assert resumed.tokens_by_phase["all"]["total_tokens"] >= whole.tokens_by_phase["all"]["total_tokens"]
     assert mlflow.get_run(resumed.run_id).data.metrics["seconds"] >= earlier
+
+
+def test_entries_side_by_side_render_as_one_comparison_of_their_rows():
+    """A study outside the grid is cited from its runs: ``runs/KEY.KEY`` renders them as a comparison."""
+    committed = ROOT / "results"
+    rendered = table("runs/dd08aee4.bff58e1c", committed)
+    rows = [line.split(" | ")[0].strip("| ") for line in rendered.splitlines()[2:4]]
+    assert rows == ["base", "gold"] and "+0.193 [0.127, 0.267] *" in rendered and "| dd08aee4 |" in rendered
+    with pytest.raises(ConfigError, match="one environment and setting"):
+        table("runs/dd08aee4.5ca5ac38", committed)  # names_params beside names_only
+    with pytest.raises(ConfigError, match="'0000000000' names no one finished ledger entry"):
+        table("runs/dd08aee4.0000000000", committed)

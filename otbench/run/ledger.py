@@ -129,6 +129,11 @@ def read(path: Path) -> Entry:
         raise DataError(f"{path}: not a results entry ({type(error).__name__}: {str(error)[:200]})") from None
 
 
+def starting_with(key: str, root: Path | None = None) -> list[Entry]:
+    """The entries whose key begins with ``key`` (a whole key, or the eight characters or more people quote)."""
+    return [entry for entry in entries(root) if entry.key.startswith(key)]
+
+
 def find(definition: RunDefinition, root: Path | None = None) -> Entry | None:
     """The entry of ``definition``, if the ledger has one."""
     path = entry_path(definition.key, root)

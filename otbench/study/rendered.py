@@ -10,11 +10,16 @@ else there. The tables (:data:`TABLES`):
   (Holm over the table), its tokens, hours and the model's measured speed; a row whose run is not in the ledger
   yet says so;
 - ``grid/SIZE/cost``: every cell of the grid, its state in the ledger, tokens, hours and the machine's speed,
-  with the grid's totals.
+  with the grid's totals;
+- ``runs/KEY.KEY...``: the ledger entries those keys begin with (eight characters or more each), side by side as a
+  comparison of one environment and setting: a row each by its method (``base``, ``gold``, ``+TO``...), with its
+  intervals, its paired differences to base and to ToolObserver's row, its tokens, hours and speed. What a page
+  cites of a study outside the grid is rendered from its runs this way.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -75,7 +80,9 @@ def table(name: str, results: Path | None = None) -> str:
         return _section_table(parts[1], f"{parts[2]}/{parts[3]}", results)
     if len(parts) == 3 and parts[0] == "grid" and parts[2] == "cost":
         return _cost_table(parts[1], results)
-    raise ConfigError(f"no results table {name!r}; tables: grid/SIZE/ENV/SETTING, grid/SIZE/cost")
+    if len(parts) == 2 and parts[0] == "runs":
+        return _runs_table(parts[1].split("."), results)
+    raise ConfigError(f"no results table {name!r}; tables: grid/SIZE/ENV/SETTING, grid/SIZE/cost, runs/KEY.KEY...")
 
 
 # -- a setting of the grid ---------------------------------------------------------------------------------------
@@ -88,17 +95,6 @@ def _grid(size: str, only: tuple[str, ...]) -> Any:
     return open_grid(ReproduceOptions(size=size, only=only, progress=False))
 
 
-def _row_runs(entry: ledger.Entry, cell: Any, env: Any) -> comparison.RowRuns:
-    """A row of a comparison from its ledger entry (the run it stands for, without MLflow)."""
-    from otbench.study.comparing import row_values
-
-    kept = entry.artifacts["outcomes.json"]
-    outcomes = Outcomes.from_json(kept["splits"][kept["result"]], cell.seed)
-    values = row_values(cell.plan.command, entry.metrics, entry.tokens_by_phase, env, f"entry {entry.key}")
-    run = SimpleNamespace(info=SimpleNamespace(run_id=entry.key),
-                          data=SimpleNamespace(tags={comparison.CODE_VERSION_TAGS[0]: entry.code.get("commit") or ""}))
-    return comparison.RowRuns(cell.plan.label, cell.plan.optimizer, (run,), (cell.seed,), (values,), (outcomes,))
-
 
 def _section_table(size: str, section: str, results: Path | None) -> str:
     with _grid(size, (section,)) as (sections, cells):
@@ -108,7 +104,8 @@ def _section_table(size: str, section: str, results: Path | None) -> str:
         finished = [cell for cell in cells if cell.key in kept]
         lines = []
         if finished:
-            built = comparison.build(env, [_row_runs(kept[cell.key], cell, env) for cell in finished])
+            built = comparison.build(env, [_entry_row(kept[cell.key], env, label=cell.plan.label, seed=cell.seed)
+                                          for cell in finished])
             printed = comparison.display_rows(built, env.primary_metric)
             theirs = f"{paper.MODEL}: gap share"
             for shown, cell in zip(printed, finished, strict=True):
@@ -126,6 +123,49 @@ def _section_table(size: str, section: str, results: Path | None) -> str:
         if not finished:
             lines = [f"No row of {section} is in the ledger yet: {', '.join(missing)} are to run."]
         return "\n".join(lines).strip() + "\n"
+
+
+# -- entries side by side ----------------------------------------------------------------------------------------
+def _runs_table(keys: list[str], results: Path | None) -> str:
+    entries = []
+    for key in keys:
+        found = ledger.starting_with(key, results) if len(key) >= 8 else []
+        if len(found) != 1 or found[0].status != "finished":
+            raise ConfigError(f"runs/{'.'.join(keys)}: {key!r} names no one finished ledger entry (eight characters "
+                              "or more of a finished entry's key: otbench results list)")
+        entries.append(found[0])
+    places = {(entry.definition.env, json.dumps(entry.definition.to_json()["environment"], sort_keys=True))
+              for entry in entries}
+    settings = {entry.definition.setting for entry in entries} - {"gold"}  # the true docs are a setting of their own
+    if len(places) != 1 or len(settings) > 1 or not entries[0].view:
+        raise ConfigError(f"runs/{'.'.join(keys)}: entries of one environment and setting compare (gold beside it), "
+                          f"not {sorted(settings)} of {len(places)} environments")
+    first = entries[0]
+    env = SimpleNamespace(metric_names=tuple(first.view["metrics"]), primary_metric=first.view["primary"],
+                          learning=next((e.definition.learning for e in entries if e.definition.learning), "offline"))
+    built = comparison.build(env, [_entry_row(entry, env) for entry in entries])
+    printed = comparison.display_rows(built, env.primary_metric)
+    for shown, entry in zip(printed, entries, strict=True):
+        shown |= _cost(entry) | {"entry": entry.key[:8]}
+    columns = ["row", *built.metrics, *comparison.REFERENCES, "tokens", "hours", "speed", "entry"]
+    lines = [comparison.markdown(printed, columns).rstrip(), "", comparison.legend(built, env.primary_metric)]
+    return "\n".join(lines + [f"> warning: {warning}" for warning in built.warnings]).strip() + "\n"
+
+
+def _entry_row(entry: ledger.Entry, env: Any, *, label: str | None = None, seed: int | None = None) -> comparison.RowRuns:
+    """A comparison row from an entry, without MLflow: labelled by its method and numbered by its sample's seed
+    unless given (a grid's cell names both)."""
+    from otbench.study.comparing import row_values
+
+    definition = entry.definition
+    seed = seed if seed is not None else definition.sample.seed or 0
+    kept = entry.artifacts["outcomes.json"]
+    outcomes = Outcomes.from_json(kept["splits"][kept["result"]], seed)
+    values = row_values(definition.command, entry.metrics, entry.tokens_by_phase, env, f"entry {entry.key}")
+    run = SimpleNamespace(info=SimpleNamespace(run_id=entry.key),
+                          data=SimpleNamespace(tags={comparison.CODE_VERSION_TAGS[0]: entry.code.get("commit") or ""}))
+    optimizer = definition.optimizer.name if definition.optimizer is not None else ""
+    return comparison.RowRuns(label or definition.method, optimizer, (run,), (seed,), (values,), (outcomes,))
 
 
 NON_INFERIORITY = {"browsecomp/domains": 0.05}
