@@ -59,6 +59,9 @@ class ExperimentCall:
     """The call and what it returned."""
     answered: bool | None = None
     """Whether the call, played as the attempt's reply, answered the request (None: not judged)."""
+    placed: bool = True
+    """Whether each value was in its own place (one parameter, or the agent's own mapping), not a guessed mapping of
+    the request's values to several parameters."""
 
 
 @dataclass
@@ -83,12 +86,12 @@ class Experiments:
                 if book.of(attempt.toolset, tool.name).working or not (failed or untried):
                     continue
                 found = self._search(env, attempt.toolset, tool, attempt.question, failed, book)
-                working = next((result for result in found if result.ok), None)
+                working = next(((result, placed) for result, placed in found if result.ok), None)
                 if working is not None:  # the same input on every tool that takes it shows how they differ
-                    found += [env.execute(attempt.toolset, call)
-                              for call in same_input(tools, working.call, others.get(tool.name, ()))]
-                for result in found:
-                    item = ExperimentCall(attempt.toolset, attempt.question, result)
+                    found += [(env.execute(attempt.toolset, call), working[1])
+                              for call in same_input(tools, working[0].call, others.get(tool.name, ()))]
+                for result, placed in found:
+                    item = ExperimentCall(attempt.toolset, attempt.question, result, placed=placed)
                     if judge and result.ok:
                         item = self._judged(env, toolbox, task, item)
                     _record(book, item)
@@ -96,18 +99,18 @@ class Experiments:
         return made
 
     def _search(self, env: Environment, toolset: str, tool: DocumentedTool, request: str, failed: list[CallResult],
-                book: EvidenceBook) -> list[CallResult]:
-        """Calls of ``tool`` with the request's values until one works or the tool's budget is spent."""
+                book: EvidenceBook) -> list[tuple[CallResult, bool]]:
+        """Calls of ``tool`` (each with whether its values were in place) until one works or the budget is spent."""
         key = tool_key(toolset, tool.name)
-        made: list[CallResult] = []
-        for arguments in candidate_arguments(tool, book.of(toolset, tool.name), request, failed):
+        made: list[tuple[CallResult, bool]] = []
+        for arguments, placed in candidate_arguments(tool, book.of(toolset, tool.name), request, failed):
             if self.spent.get(key, 0) >= CALLS_PER_TOOL:
                 break
             if any(step.call.arguments == arguments for step in failed):
                 continue  # the agent's own call: it failed already
             self.spent[key] = self.spent.get(key, 0) + 1
             result = env.execute(toolset, ToolCall(tool.name, arguments))
-            made.append(result)
+            made.append((result, placed))
             if result.ok:
                 break
         return made
@@ -127,13 +130,15 @@ class Experiments:
 
 
 def _record(book: EvidenceBook, item: ExperimentCall) -> None:
-    """A call as evidence of its tool: its result, its outcome where judged, and a line of its own where it worked."""
+    """A call as evidence of its tool: its result, its outcome where judged, and, where it worked with its values in
+    place (or answered its request), the example its doc closes with."""
     evidence = book.of(item.toolset, item.result.call.name)
     evidence.add(item.result)
     if item.answered is not None:
         evidence.add_outcome(item.request, item.result, item.answered)
     arguments = item.result.call.arguments if isinstance(item.result.call.arguments, dict) else {}
-    if item.result.ok and len(evidence.experiments) < _KEPT:
+    shown = item.placed or bool(item.answered)  # a guessed mapping is no example to copy, unless it answered
+    if item.result.ok and shown and len(evidence.experiments) < _KEPT:
         evidence.experiments.append([arguments, preview(item.result.output, 120)])
 
 
@@ -186,13 +191,21 @@ def request_values(request: str) -> list[Any]:
 
 
 def candidate_arguments(tool: DocumentedTool, evidence: Any, request: str,
-                        failed: Sequence[CallResult]) -> Iterator[dict[str, Any]]:
-    """Argument sets to try, best first: each required parameter (shown, learned or named by the tool's errors) given
-    the request's values of the kind the errors say the code used, the values the agent wrapped in its failed calls
-    that the request gives, then simple probes of that kind."""
+                        failed: Sequence[CallResult]) -> Iterator[tuple[dict[str, Any], bool]]:
+    """Argument sets to try, best first, each with whether every value is in its own place: first the agent's own
+    failed calls with each argument unwrapped to the one value it wrapped (``{"time": {"value": 12}}`` -> ``12``: the
+    agent's own mapping of values to parameters); then each required parameter (shown, learned or named by the tool's
+    errors) given the request's values of the kind the errors say the code used, and the values the agent wrapped
+    that the request gives, then simple probes of that kind. A tool of several parameters filled that way gets a
+    guessed mapping (not in place): such a call shows the form of a call, not which value goes where."""
     parameters = [p.name for p in tool.parameters or () if p.required] or list(evidence.required or [])
     if not parameters:
         return
+    for step in failed:
+        given = step.call.arguments if isinstance(step.call.arguments, dict) else {}
+        unwrapped = {name: _one_value(given[name]) for name in parameters if name in given}
+        if len(unwrapped) == len(parameters) and unwrapped != {name: given[name] for name in parameters}:
+            yield unwrapped, True
     said = Sources([request])
     offered = request_values(request)
     pools = []
@@ -203,7 +216,16 @@ def candidate_arguments(tool: DocumentedTool, evidence: Any, request: str,
         values = [value for value in [*offered, *wrapped] if _fits(value, kind)]
         pools.append(list(_unique([*values, *_PROBES[kind if kind in _PROBES else None]])))
     for index in range(max(len(pool) for pool in pools)):
-        yield {name: pool[(index + offset) % len(pool)] for offset, (name, pool) in enumerate(zip(parameters, pools))}
+        yield ({name: pool[(index + offset) % len(pool)] for offset, (name, pool) in enumerate(zip(parameters, pools))},
+               len(parameters) == 1)
+
+
+def _one_value(value: Any) -> Any:
+    """The one plain value an object or list wraps (``{"value": 12}`` -> 12), else the value as it is."""
+    if isinstance(value, (dict, list)):
+        leaves = list(leaf_values(value))
+        return leaves[0] if len(leaves) == 1 else value
+    return value
 
 
 def _fits(value: Any, kind: str | None) -> bool:

@@ -69,9 +69,19 @@ def test_candidates_take_the_requests_values_in_the_kind_the_errors_point_to_fir
                         error="TypeError: unsupported operand type(s) for ** or pow(): 'dict' and 'int'")
     evidence = ToolEvidence()
     evidence.add(failed)
-    tried = list(candidate_arguments(tool, evidence, 'A "round" pond has a radius of 9.9 metres', [failed]))
+    tried = [arguments for arguments, _ in candidate_arguments(tool, evidence, 'A "round" pond has a radius of 9.9 '
+                                                                                  'metres', [failed])]
     assert tried[0] == {"circle": 9.9} and {"circle": "round"} not in tried  # a text is not what the code used
     assert {"circle": 1} in tried
+
+
+def test_the_agents_own_mapping_of_values_comes_first_and_a_guessed_one_is_no_example():
+    tool = DocumentedTool("f", parameters=[ParameterSpec("speed"), ParameterSpec("acceleration"), ParameterSpec("time")])
+    failed = CallResult(ToolCall("f", {"speed": {"value": 0}, "acceleration": {"value": 9.8}, "time": {"value": 12}}),
+                        False, error="TypeError: 'speed' must be a number, got dict {'value': 0}")
+    tried = list(candidate_arguments(tool, ToolEvidence(), "From a standstill at 9.8 m/s2 for 12 s", [failed]))
+    assert tried[0] == ({"speed": 0, "acceleration": 9.8, "time": 12}, True)  # the agent's own mapping, unwrapped
+    assert all(not placed for _, placed in tried[1:])  # the request's values spread over the parameters: a guess
 
 
 # -- learning, end to end with scripted models -------------------------------------------------------------------------
