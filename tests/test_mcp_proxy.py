@@ -2,6 +2,7 @@
 original server, results and errors passed through untouched; the SDK's own client on the other end."""
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -91,38 +92,29 @@ def test_over_stdio_a_client_reads_the_learned_docs_and_calls_go_through_untouch
     assert through_proxy[1]["is_error"] and through_proxy[2] == (-32603, "the toy server refuses this call")
 
 
-def test_a_server_that_dies_behind_the_proxy_fails_that_call_and_is_started_again(tmp_path):
+AGAIN = "; it is started again for the next call"
+
+
+@pytest.mark.parametrize(("misbehaving", "code", "said"), [
+    ("--crash-on add", -32000, r"the original MCP server stopped during add\(\) \(.*\)" + AGAIN),
+    ("--hang-on add", -32001, r"the original MCP server did not answer add\(\) within 2 s" + AGAIN),
+])
+def test_a_call_the_original_server_dies_or_hangs_on_fails_and_the_server_is_started_again(tmp_path, misbehaving,
+                                                                                           code, said):
     _, docs_file = _docs(tmp_path)
-
-    async def session(client):
-        try:
-            await client.call_tool("add", {"a": 1, "b": 2})
-        except MCPError as error:
-            died = (error.code, error.message)
-        return died, await client.call_tool("price", {"item": "pear"})
-
-    died, priced = anyio.run(_through, _stdio_proxy(docs_file, "--crash-on add"), session)
-    assert died[0] == -32000 and died[1].startswith("the original MCP server stopped during add() (")
-    assert died[1].endswith("it is started again for the next call")
-    assert priced.content[0].text == "0.75" and not priced.is_error  # the next call, on the server started again
-
-
-def test_a_call_the_original_server_does_not_answer_times_out_and_the_server_is_started_again(tmp_path):
-    _, docs_file = _docs(tmp_path)
-    proxy = _stdio_proxy(docs_file, "--hang-on add")
+    proxy = _stdio_proxy(docs_file, misbehaving)
     proxy.args += ["--mcp-timeout", "2"]
 
     async def session(client):
         try:
             await client.call_tool("add", {"a": 1, "b": 2})
         except MCPError as error:
-            hung = (error.code, error.message)
-        return hung, await client.call_tool("price", {"item": "pear"})
+            failed = (error.code, error.message)
+        return failed, await client.call_tool("price", {"item": "pear"})
 
-    hung, priced = anyio.run(_through, proxy, session)
-    said = "the original MCP server did not answer add() within 2 s; it is started again for the next call"
-    assert hung == (-32001, said)
-    assert priced.content[0].text == "0.75" and not priced.is_error
+    failed, priced = anyio.run(_through, proxy, session)
+    assert failed[0] == code and re.fullmatch(said, failed[1]), failed
+    assert priced.content[0].text == "0.75" and not priced.is_error  # the next call, on the server started again
 
 
 def _free_port():
