@@ -204,7 +204,8 @@ def candidate_arguments(tool: DocumentedTool, evidence: Any, request: str,
     for step in failed:
         given = step.call.arguments if isinstance(step.call.arguments, dict) else {}
         unwrapped = {name: _one_value(given[name]) for name in parameters if name in given}
-        if len(unwrapped) == len(parameters) and unwrapped != {name: given[name] for name in parameters}:
+        said_texts = all(_quoted_from(request, value) for value in unwrapped.values() if isinstance(value, str))
+        if len(unwrapped) == len(parameters) and unwrapped != {name: given[name] for name in parameters} and said_texts:
             yield unwrapped, True
     said = Sources([request])
     offered = request_values(request)
@@ -212,12 +213,19 @@ def candidate_arguments(tool: DocumentedTool, evidence: Any, request: str,
     for name in parameters:
         kind = next((found for rule in evidence.rules.get(name, []) if (found := rule_type(rule))), None)
         wrapped = [value for step in failed if isinstance(step.call.arguments, dict)
-                   for value in leaf_values(step.call.arguments.get(name)) if said.gives(value)]
+                   for value in leaf_values(step.call.arguments.get(name))
+                   if (_quoted_from(request, value) if isinstance(value, str) else said.gives(value))]
         values = [value for value in [*offered, *wrapped] if _fits(value, kind)]
         pools.append(list(_unique([*values, *_PROBES[kind if kind in _PROBES else None]])))
     for index in range(max(len(pool) for pool in pools)):
         yield ({name: pool[(index + offset) % len(pool)] for offset, (name, pool) in enumerate(zip(parameters, pools))},
                len(parameters) == 1)
+
+
+def _quoted_from(request: str, text: str) -> bool:
+    """Whether a text is written in the request as it is (a text the agent made up, ``cube_root`` for "the cube root",
+    is no value the request gave)."""
+    return text.casefold() in request.casefold()
 
 
 def _one_value(value: Any) -> Any:

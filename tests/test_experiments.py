@@ -82,6 +82,9 @@ def test_the_agents_own_mapping_of_values_comes_first_and_a_guessed_one_is_no_ex
     tried = list(candidate_arguments(tool, ToolEvidence(), "From a standstill at 9.8 m/s2 for 12 s", [failed]))
     assert tried[0] == ({"speed": 0, "acceleration": 9.8, "time": 12}, True)  # the agent's own mapping, unwrapped
     assert all(not placed for _, placed in tried[1:])  # the request's values spread over the parameters: a guess
+    made_up = CallResult(ToolCall("f", {"speed": {"op": "cube_root"}, "acceleration": 1, "time": 2}), False, error="x")
+    assert not any(arguments.get("speed") == "cube_root"
+                   for arguments, _ in candidate_arguments(tool, ToolEvidence(), "Take the cube root of 8", [made_up]))
 
 
 # -- learning, end to end with scripted models -------------------------------------------------------------------------
