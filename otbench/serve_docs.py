@@ -24,7 +24,7 @@ from otbench.cli import (
     refuse_unusable_address,
     run_main,
 )
-from otbench.envs.mcp.options import DEFAULT_TIMEOUT
+from otbench.envs.mcp import DEFAULT_TIMEOUT
 from otbench.errors import ConfigError, DataError, OtbenchError, SetupError
 
 if TYPE_CHECKING:  # the SDK and DSPy load once the options are read: --help answers at once

@@ -24,3 +24,5 @@ SETTINGS = ("base", "names_only", "names_params", "gold")
 """``base``: the server's own names, descriptions and schemas; ``names_only``: opaque names alone;
 ``names_params``: opaque names and the input schemas without their descriptions; ``gold``: the server's
 names with true docs (``--gold-docs``)."""
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a tool call may take before it fails and the server is restarted (the environment's and the proxy's)."""

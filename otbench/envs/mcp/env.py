@@ -33,7 +33,7 @@ from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
 from otbench.core.faults import StateController, call_episode, episode
 from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent, task_key
-from otbench.envs.mcp import SETTINGS
+from otbench.envs.mcp import DEFAULT_TIMEOUT, SETTINGS
 from otbench.envs.mcp.connection import ServerConnection
 from otbench.envs.mcp.launch import ServerLaunch, http, stdio
 from otbench.envs.mcp.metrics import BUILT_IN, score
@@ -48,8 +48,6 @@ from otbench.modules.tool_docs import Toolbox
 SCORE = "score"
 TOOL_NAMES = "mcp_tools"
 """Meta key of the docs an MCP environment makes: each shown tool name's real one (``serve-docs`` reads it)."""
-DEFAULT_TIMEOUT = 30.0
-"""Seconds a tool call may take before it fails and the server is restarted."""
 FIXTURE = "{fixture}"
 
 Metric = Callable[[dspy.Example, Trajectory], Any]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from otbench.cli import positive_float
-from otbench.envs.mcp import SETTINGS
+from otbench.envs.mcp import DEFAULT_TIMEOUT, SETTINGS
 from otbench.envs.mcp.metrics import BUILT_IN
 from otbench.envs.mcp.servers import SERVERS
 from otbench.errors import ConfigError
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 LEARNING = "offline"
 """Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
 DEFAULT_SETTING = "base"
-DEFAULT_TIMEOUT = 30.0
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:

@@ -31,8 +31,9 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+from otbench.envs.mcp import DEFAULT_TIMEOUT
 from otbench.envs.mcp.connection import CLIENT, listed_tools, transport
-from otbench.envs.mcp.env import DEFAULT_TIMEOUT, TOOL_NAMES
+from otbench.envs.mcp.env import TOOL_NAMES
 from otbench.envs.mcp.launch import ServerLaunch
 from otbench.envs.mcp.replies import one_line
 from otbench.envs.mcp.shown import scrubbed
