@@ -305,21 +305,19 @@ class DocOptimizer(Teleprompter):
         if self.experiment:
             self._experiment_first(toolbox, tasks, book)
 
-    def _experiment_first(self, toolbox: Toolbox, tasks: list[Any], book: EvidenceBook) -> int:
+    def _experiment_first(self, toolbox: Toolbox, tasks: list[Any], book: EvidenceBook) -> None:
         """The shared experiment, for optimizers that do not watch the agent's attempts: where an attempt is one
         reply, each tool no call has worked on is called with each task's values (:mod:`otbench.optimizers.experiments`,
         at most its budget of calls a tool), judged by the task's metric offline; the docs then show the types the
-        calls and errors support and close with the call that worked. Costs tool calls, no tokens. Returns the calls
-        made."""
+        calls and errors support and close with the call that worked. Costs tool calls, no tokens."""
         if not getattr(self.env, "one_reply", False):
-            return 0
+            return
         pairs = [(task, self.env.rollout(FixedReply([]), toolbox, task)) for task in tasks]  # the request, no call
-        made = Experiments().run(self.env, toolbox, pairs, book, judge=self.env.learning == "offline", untried=True)
+        Experiments().run(self.env, toolbox, pairs, book, judge=self.env.learning == "offline", untried=True)
         for toolset in self._toolsets(tasks):
             book.teach(toolbox, toolset)
             book.state_rules(toolbox, toolset)
             state_experiments(toolbox, toolset, book)
-        return len(made)
 
     def _toolsets(self, tasks: list[Any]) -> list[str]:
         """The toolsets the tasks use, each once, in task order."""

@@ -184,18 +184,20 @@ class ToolEvidence:
         return ([ParameterSpec(name, self.type_of(name), True) for name in required]
                 + [ParameterSpec(name, self.type_of(name), False) for name in optional])
 
+    def stated_type(self, name: str) -> str | None:
+        """The type the tool's errors said a parameter must be (or the code used it as), None where they named none."""
+        return next((kind for rule in self.rules.get(name, []) if (kind := rule_type(rule))), None)
+
     def type_of(self, name: str) -> str:
         """A parameter's type: what the tool's errors said it must be, else what working calls gave it (an error's
         "must be a number" says more than a working call's integer)."""
-        stated = next((kind for rule in self.rules.get(name, []) if (kind := rule_type(rule))), None)
-        return stated or self.accepted.get(name, "any")
+        return self.stated_type(name) or self.accepted.get(name, "any")
 
     def shown_type(self, name: str) -> str:
         """The type for a parameter shown with none: :meth:`type_of`, but a whole number that worked gives
         ``number`` (it shows that a number works, not that a fraction fails) unless the errors said integer."""
-        stated = any(rule_type(rule) == "integer" for rule in self.rules.get(name, []))
         kind = self.type_of(name)
-        return "number" if kind == "integer" and not stated else kind
+        return "number" if kind == "integer" and self.stated_type(name) != "integer" else kind
 
     def facts(self) -> list[str]:
         """Short statements for the editor, each backed by a call the tool answered."""

@@ -5,10 +5,10 @@ multiplies), and then no call works, nothing is learned, and the next attempt re
 Evidence is cheap to make instead: the request says the values (the numbers and quoted texts in it,
 or the ones the agent wrapped in its failed call), and the tool's runtime errors say what type the code
 used (``is used as a number``, :func:`otbench.evals.invented.runtime_rules`). So for each tool whose
-every observed call failed, the learner makes up to :data:`CALLS_PER_TOOL` calls of its own: the
-request's values in the kind the errors point to first, then simple probes. The first call that works
-is evidence like any other, and the same arguments go to every tool sharing the interface, so what each
-returns for one input shows how they differ. Where outcomes may be judged (train tasks), each working call
+every observed call failed, the learner makes up to :data:`CALLS_PER_TOOL` calls of its own: the agent's
+own call with each argument unwrapped first, then the request's values in the kind the errors point to,
+then simple probes. The first call that works is evidence like any other, and its input goes to the other
+tools that take it (:func:`same_input`), so what each returns for one input shows how they differ. Where outcomes may be judged (train tasks), each working call
 is also played as the attempt's reply and the task's metric says whether it answered the request.
 
 Nothing is spent where a call already worked, nor on a tool the agent never called, and no tool is
@@ -25,13 +25,13 @@ from typing import Any
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory, preview
 from otbench.envs.base import Environment
-from otbench.evals.invented import rule_type
 from otbench.modules.tool_docs import DocumentedTool, Toolbox, tool_key
-from otbench.optimizers.evidence import EvidenceBook, render_call
+from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
 from otbench.optimizers.request_values import Sources, leaf_values
 from otbench.optimizers.rivals import FixedReply, rivals
 
 _KEPT = 3  # experiment lines kept per tool
+_WORKED = "A call that worked: "
 CALLS_PER_TOOL = 6
 """The most calls the learner makes of its own to one tool in a run, the other tools' calls with a working input
 aside."""
@@ -171,10 +171,10 @@ def state_experiments(toolbox: Toolbox, toolset: str, book: EvidenceBook) -> int
         values = sorted(map(str, arguments.values()))
         alike = [f"{name} returned {other_output}" for name, made in found.items() if name != tool.name
                  for other_arguments, other_output in made if sorted(map(str, other_arguments.values())) == values]
-        sentence = (f"A call that worked: {render_call(ToolCall(tool.name, arguments))} returned {output}"
+        sentence = (f"{_WORKED}{render_call(ToolCall(tool.name, arguments))} returned {output}"
                     + (f" (given the same, {'; '.join(alike)})" if alike else "") + ".")
         if sentence not in tool.description:
-            kept = tool.description.split("A call that worked: ")[0].strip()
+            kept = tool.description.split(_WORKED)[0].strip()
             tool.with_docs(description=" ".join(part for part in (kept, sentence) if part))
             changed += 1
     return changed
@@ -190,7 +190,7 @@ def request_values(request: str) -> list[Any]:
     return list(_unique(values))
 
 
-def candidate_arguments(tool: DocumentedTool, evidence: Any, request: str,
+def candidate_arguments(tool: DocumentedTool, evidence: ToolEvidence, request: str,
                         failed: Sequence[CallResult]) -> Iterator[tuple[dict[str, Any], bool]]:
     """Argument sets to try, best first, each with whether every value is in its own place: first the agent's own
     failed calls with each argument unwrapped to the one value it wrapped (``{"time": {"value": 12}}`` -> ``12``: the
@@ -211,7 +211,7 @@ def candidate_arguments(tool: DocumentedTool, evidence: Any, request: str,
     offered = request_values(request)
     pools = []
     for name in parameters:
-        kind = next((found for rule in evidence.rules.get(name, []) if (found := rule_type(rule))), None)
+        kind = evidence.stated_type(name)
         wrapped = [value for step in failed if isinstance(step.call.arguments, dict)
                    for value in leaf_values(step.call.arguments.get(name))
                    if (_quoted_from(request, value) if isinstance(value, str) else said.gives(value))]
