@@ -95,7 +95,6 @@ def _grid(size: str, only: tuple[str, ...]) -> Any:
     return open_grid(ReproduceOptions(size=size, only=only, progress=False))
 
 
-
 def _section_table(size: str, section: str, results: Path | None) -> str:
     with _grid(size, (section,)) as (sections, cells):
         env = sections[0][1]
