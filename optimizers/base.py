@@ -23,6 +23,7 @@ from otbench.evals.harness import run_rollouts
 from otbench.evals.invented import invented_claims
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox
+from otbench.optimizers.budget import TokenBudget
 from otbench.optimizers.evidence import EvidenceBook, probe_toolset
 from otbench.optimizers.experiments import Experiments, state_experiments
 from otbench.optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
@@ -31,6 +32,10 @@ from otbench.optimizers.rivals import FixedReply
 START_DOCS = "start_docs"
 """Checkpoint entry: the docs a compile started from, which a resumed compile judges its learned sentences against
 (the docs it resumes from are partly learned)."""
+
+BUDGET_SPENT = "budget_spent"
+"""Checkpoint entry: the tokens the compile had spent when the iteration finished, which a resumed compile counts on
+from (its budget is the whole run's, not each start's)."""
 
 OBSERVED_CALLS = "observed_calls"
 """Resume entry: the calls the interrupted run saw (``{"toolset": ..., **CallResult.to_dict()}`` each), which a
@@ -71,18 +76,21 @@ class _Recording:
     calls the optimizer saw since the iteration before and, in its checkpoint, the docs the compile started from:
     what judging the final docs needs after a resume."""
 
-    def __init__(self, tracker: IterationTracker, watched: _WatchedEnvironment, start_docs: dict[str, Any]) -> None:
+    def __init__(self, tracker: IterationTracker, watched: _WatchedEnvironment, start_docs: dict[str, Any],
+                 budget: TokenBudget) -> None:
         self.tracker = tracker
         self.watched = watched
         self.start_docs = start_docs
+        self.budget = budget
         self.passed_on = len(watched.calls)
         self.records: list[IterationRecord] = []
 
     def log_iteration(self, record: IterationRecord) -> None:
         observed = self.watched.calls_since(self.passed_on)
         self.passed_on += len(observed)
-        record = replace(record, observed=tuple(observed),
-                         checkpoint={**record.checkpoint, START_DOCS: self.start_docs})
+        spent = {BUDGET_SPENT: self.budget.spent()} if self.budget.limit is not None else {}
+        record = replace(record, observed=tuple(observed), metrics={**record.metrics, **self.budget.metrics()},
+                         checkpoint={**record.checkpoint, START_DOCS: self.start_docs, **spent})
         self.records.append(record)
         self.tracker.log_iteration(record)
 
@@ -174,14 +182,24 @@ class DocOptimizer(Teleprompter):
     LMs: an optimizer's own modules use the LM given to its constructor, else ``dspy.settings.lm``
     when they call (so ``with dspy.context(lm=...)`` around ``compile`` scopes them); the agent's calls
     use the student's agent's LM, with the same fallback.
+
+    ``token_budget`` (tokens, every phase) bounds what a compile spends learning (:mod:`otbench.optimizers.budget`):
+    each optimizer checks ``self.learning_budget.exhausted()`` before it starts a piece of learning work, and chooses what it
+    spends the budget on.
     """
 
     evaluates_start_docs = False
 
     def __init__(self, *, env: Environment, num_threads: int = 1, tracker: IterationTracker | None = None,
-                 progress: bool = True, probe: bool = False, experiment: bool = False) -> None:
+                 progress: bool = True, probe: bool = False, experiment: bool = False,
+                 token_budget: int | None = None) -> None:
         super().__init__()
+        if token_budget is not None and token_budget < 1:
+            raise ConfigError(f"token_budget must be a positive number of tokens, not {token_budget}; leave it None "
+                              "for no budget")
         self.env = env
+        self.token_budget = token_budget
+        self.learning_budget = TokenBudget(None, {})
         self.probe = probe
         self.experiment = experiment
         self.num_threads = num_threads
@@ -209,10 +227,11 @@ class DocOptimizer(Teleprompter):
         marks = TokenMarks(self._lms(program))
         self.final_trajectories, self.editor_rounds = [], {}
         resume = resume or {}
+        self.learning_budget = TokenBudget(self.token_budget, self._lms(program), spent_before=int(resume.get(BUDGET_SPENT, 0)))
         start = Toolbox.from_json(resume[START_DOCS]) if START_DOCS in resume else student.toolbox
         watched = _WatchedEnvironment(self.env, [(entry["toolset"], CallResult.from_dict(entry))
                                                  for entry in resume.get(OBSERVED_CALLS, ())])
-        recording = _Recording(self.tracker, watched, start.to_json())
+        recording = _Recording(self.tracker, watched, start.to_json(), self.learning_budget)
         self.tracker, outer = recording, self.tracker
         self.env, env = watched, self.env
         try:

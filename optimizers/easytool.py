@@ -115,9 +115,9 @@ class EasyTool(DocOptimizer):
 
     def __init__(self, *, env: Environment, writer: EasyToolWriter | None = None, editor_lm: dspy.LM | None = None,
                  num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
-                 probe: bool = False, experiment: bool = False) -> None:
+                 probe: bool = False, experiment: bool = False, token_budget: int | None = None) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
-                         experiment=experiment)
+                         experiment=experiment, token_budget=token_budget)
         self.writer = writer or EasyToolWriter()
         if editor_lm is not None:
             self.writer.lm = editor_lm
@@ -126,7 +126,9 @@ class EasyTool(DocOptimizer):
         return {**super()._lms(program), "editor": self.writer.lm or dspy.settings.lm}
 
     def _optimize(self, student: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
-        """Rewrite the docs of every tool the train tasks use, then score them on the train tasks.
+        """Rewrite the docs of every tool the train tasks use, in toolset order, then score them on the train tasks.
+        Under a learning budget the rewrites stop where it runs out: the method has no way to tell which tools
+        matter, having never run one.
 
         A ``resume`` checkpoint means the single step already finished: nothing is left to do.
         (An interrupted rewrite is simply rerun; the LM cache makes finished calls free.)
@@ -135,11 +137,16 @@ class EasyTool(DocOptimizer):
             return
         self._shared_help(student.toolbox, trainset)
         jobs = [(toolset, tool) for toolset in self._toolsets(trainset) for tool in student.toolbox.toolset(toolset)]
-        rewrites = parallel_map(lambda job: self.writer.rewrite(*job), jobs, num_threads=self.num_threads,
-                                description="easytool: rewrite", progress=self.progress)
+
+        def rewrite(job: tuple[str, DocumentedTool]) -> Rewrite | None:
+            return None if self.learning_budget.exhausted() else self.writer.rewrite(*job)
+
+        rewrites = [r for r in parallel_map(rewrite, jobs, num_threads=self.num_threads,
+                                            description="easytool: rewrite", progress=self.progress) if r is not None]
         changed = sum(apply_updates(student.toolbox, r.toolset, r.updates) for r in rewrites)
         trajectories = self._rollouts(student, trainset, "easytool: evaluate")
-        metrics = {**self.env.summarise(trajectories), "docs_changed": float(changed)}
+        metrics = {**self.env.summarise(trajectories), "docs_changed": float(changed),
+                   "tools_rewritten": float(len(rewrites))}
         checkpoint = {"next_step": 1, "docs": student.toolbox.to_json()}
         self.tracker.log_iteration(IterationRecord(0, metrics, student.toolbox.deepcopy(), trajectories, rewrites,
                                                    checkpoint))

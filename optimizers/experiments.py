@@ -28,16 +28,13 @@ from otbench.envs.base import Environment
 from otbench.modules.tool_docs import DocumentedTool, Toolbox, tool_key
 from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
 from otbench.optimizers.request_values import Sources, leaf_values
-from otbench.optimizers.rivals import FixedReply, rivals
+from otbench.optimizers.rivals import RIVALS_KEPT, FixedReply, rivals
 
 _KEPT = 3  # experiment lines kept per tool
 _WORKED = "A call that worked: "
 CALLS_PER_TOOL = 6
 """The most calls the learner makes of its own to one tool in a run, the other tools' calls with a working input
 aside."""
-SAME_INPUT_TOOLS = 12
-"""The most other tools a working input goes to (those of its interface first): a pool of a thousand tools is not
-called a thousand times for one input."""
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{2,200})'(?!\w)")
@@ -143,7 +140,8 @@ def _record(book: EvidenceBook, item: ExperimentCall) -> None:
 
 
 def same_input(tools: Sequence[DocumentedTool], call: ToolCall, interface: Sequence[str]) -> list[ToolCall]:
-    """``call``'s input for the other tools that take it, at most :data:`SAME_INPUT_TOOLS`: each tool of its
+    """``call``'s input for the other tools that take it, at most :data:`~otbench.optimizers.rivals.RIVALS_KEPT`
+    (a pool of a thousand tools is not called a thousand times for one input): each tool of its
     interface with the same arguments, and, for a call of one argument, each tool of one required parameter under
     that parameter's name (a measure of ``ball`` takes the number a measure of ``circle`` took): what each returns for
     one input tells them apart."""
@@ -155,7 +153,7 @@ def same_input(tools: Sequence[DocumentedTool], call: ToolCall, interface: Seque
             required = [p.name for p in tool.parameters or () if p.required]
             if tool.name != call.name and tool.name not in interface and len(required) == 1:
                 calls.append(ToolCall(tool.name, {required[0]: value}))
-    return calls[:SAME_INPUT_TOOLS]
+    return calls[:RIVALS_KEPT]
 
 
 def state_experiments(toolbox: Toolbox, toolset: str, book: EvidenceBook) -> int:

@@ -122,10 +122,10 @@ class GEPA(DocOptimizer):
         self, *, env: Environment, reflection_lm: dspy.LM | None = None, scorer: Agent | None = None,
         budget: int = GEPAKnobs.budget, minibatch: int = GEPAKnobs.minibatch, seed: int = 0, num_threads: int = 1,
         tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
-        experiment: bool = False,
+        experiment: bool = False, token_budget: int | None = None,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
-                         experiment=experiment)
+                         experiment=experiment, token_budget=token_budget)
         check(GEPAKnobs(budget, minibatch))
         self.reflection_lm, self.scorer = reflection_lm, scorer
         self.budget, self.minibatch, self.seed = budget, minibatch, seed
@@ -175,7 +175,7 @@ class GEPA(DocOptimizer):
             adapter=adapter,
             reflection_lm=self._reflect, reflection_prompt_template=REFLECTION_PROMPT,
             reflection_minibatch_size=min(self.minibatch, len(tasks)), max_metric_calls=self.budget * len(tasks),
-            logger=_Silent(), display_progress_bar=False, seed=self.seed, raise_on_exception=True,
+            stop_callbacks=lambda _state: self.learning_budget.exhausted(), logger=_Silent(), display_progress_bar=False, seed=self.seed, raise_on_exception=True,
         )
         best = result.best_candidate
         if not isinstance(best, dict):  # a dict seed gives dict candidates

@@ -27,6 +27,8 @@ class GEPAKnobs:
     """The shared probe (:data:`otbench.optimizers.spec.PROBE_HELP`)."""
     experiment: bool = False
     """The shared experiment (:data:`otbench.optimizers.spec.EXPERIMENT_HELP`)."""
+    learn_tokens: int | None = None
+    """The shared learning budget in tokens (:mod:`otbench.optimizers.budget`); None, no budget."""
 
 
 def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:

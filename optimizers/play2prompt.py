@@ -43,6 +43,7 @@ from otbench.modules.tool_docs import DocumentedTool
 from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 from otbench.optimizers.knobs import check
 from otbench.optimizers.play2prompt_spec import Play2PromptKnobs
+from otbench.optimizers.rivals import rivals
 
 PLAYER_ROLE = """\
 You explore a tool by calling it, to learn what it does and how to call it correctly."""
@@ -70,6 +71,10 @@ and meaning, what it returns). Base it on the examples of calls that worked and 
 the assistant fail. It must differ from the descriptions already tried."""
 
 _SHOWN_ATTEMPTS = 6  # earlier attempts shown when proposing a call: enough to learn from, bounded prompt
+SCORED_TOOLS = 20
+"""The most tools the scoring agent is offered with a candidate doc: the tool and those it is likeliest confused
+with (same required parameters first, then the toolset's order). A pool of a thousand tools in one prompt would
+exceed the agent's context; an agent in the pool sees at most 20 tools at once too."""
 
 _ARGUMENTS_SCHEMA = {
     "type": "object",
@@ -209,10 +214,10 @@ class Play2Prompt(DocOptimizer):
         top_k: int = Play2PromptKnobs.top_k, beam_width: int = Play2PromptKnobs.beam_width,
         expansions: int = Play2PromptKnobs.expansions, iterations: int = Play2PromptKnobs.iterations,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
-        experiment: bool = False,
+        experiment: bool = False, token_budget: int | None = None,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
-                         experiment=experiment)
+                         experiment=experiment, token_budget=token_budget)
         check(Play2PromptKnobs(initial_samples, retries, top_k, beam_width, expansions, iterations))
         self.player, self.refiner, self.scorer = player or ToolPlayer(), refiner or DocRefiner(), scorer
         if explorer_lm is not None:
@@ -258,7 +263,10 @@ class Play2Prompt(DocOptimizer):
 
     # -- stage 1: tool play ------------------------------------------------------------------------
     def _play(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:
-        """Find and keep the best examples, then score the current doc on them: the beam's start."""
+        """Find and keep the best examples, then score the current doc on them: the beam's start. Under a learning
+        budget, tools are played in toolset order until it runs out; a tool not played keeps its docs."""
+        if self.learning_budget.exhausted():
+            return []
         tool = _tool(student, state)
         exchanges: list[EditorExchange] = []
         found: list[Example] = []
@@ -300,7 +308,7 @@ class Play2Prompt(DocOptimizer):
     # -- stage 2: beam search over docs --------------------------------------------------------------
     def _expand(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:
         """One beam round for one tool: ``expansions`` rewrites per member, keep the best ``beam_width``."""
-        if not state.examples:
+        if not state.examples or self.learning_budget.exhausted():
             return []
         exchanges: list[EditorExchange] = []
         candidates = list(state.beam)
@@ -323,7 +331,7 @@ class Play2Prompt(DocOptimizer):
         The agent's failures are kept with the doc: they are what its rewrites must fix.
         """
         tools = [_tool(student, state, description) if t.name == state.tool else t
-                 for t in student.toolbox.toolset(state.toolset)]
+                 for t in offered_beside(student.toolbox.toolset(state.toolset), state.tool)]
         wins, failures = 0, []
         for example in state.examples:
             reply = scorer(question=example.query, tools=tools)
@@ -362,6 +370,17 @@ def _tool(student: ToolAgentProgram, state: ToolState, description: str | None =
     candidate = copy.deepcopy(tool)
     candidate.with_docs(description=description)
     return candidate
+
+
+def offered_beside(tools: list[DocumentedTool], name: str) -> list[DocumentedTool]:
+    """The tools the scoring agent is offered with tool ``name``, in toolset order: all of them up to
+    :data:`SCORED_TOOLS`, else ``name``, its rivals (the same required parameters) and the first others."""
+    if len(tools) <= SCORED_TOOLS:
+        return tools
+    others = rivals(tools).get(name, ())
+    ranked = [name, *others, *(tool.name for tool in tools if tool.name != name and tool.name not in others)]
+    kept = set(ranked[:SCORED_TOOLS])
+    return [tool for tool in tools if tool.name in kept]
 
 
 def _beam_metrics(states: list[ToolState]) -> dict[str, float]:

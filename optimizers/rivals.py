@@ -36,15 +36,35 @@ def interface(tool: DocumentedTool) -> tuple[str, ...] | None:
     return required or None
 
 
+RIVALS_KEPT = 12
+"""The most rivals a tool has: those nearest it in the toolset's order, alternately after and before it. A pool of
+a thousand tools has 481 unit converters taking one ``value``: each call is repeated on a dozen of them, not on all
+(every optimizer reads a toolset in the environment's order, where an app's tools stand together)."""
+
+
 def rivals(tools: Sequence[DocumentedTool]) -> dict[str, tuple[str, ...]]:
-    """Each tool's rivals among ``tools`` (same known interface), by name; tools without rivals left out."""
+    """Each tool's rivals among ``tools`` (same known interface), by name, at most :data:`RIVALS_KEPT` each, nearest
+    first; tools without rivals left out."""
     groups: dict[tuple[str, ...], list[str]] = {}
     for tool in tools:
         key = interface(tool)
         if key is not None:
             groups.setdefault(key, []).append(tool.name)
-    return {name: tuple(other for other in members if other != name)
-            for members in groups.values() if len(members) > 1 for name in members}
+    return {name: _nearest(members, place) for members in groups.values() if len(members) > 1
+            for place, name in enumerate(members)}
+
+
+def _nearest(members: list[str], place: int) -> tuple[str, ...]:
+    """The members nearest ``members[place]``, alternately after and before it, at most :data:`RIVALS_KEPT`; all of
+    them, in order, when they are no more."""
+    if len(members) <= RIVALS_KEPT + 1:
+        return tuple(other for index, other in enumerate(members) if index != place)
+    near: list[str] = []
+    for distance in range(1, len(members)):
+        for index in (place + distance, place - distance):
+            if 0 <= index < len(members) and len(near) < RIVALS_KEPT:
+                near.append(members[index])
+    return tuple(near)
 
 
 @dataclass(frozen=True)

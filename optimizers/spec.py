@@ -20,7 +20,7 @@ import dataclasses
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from otbench.errors import ConfigError
 from otbench.optimizers import knobs as knob_rules
@@ -40,6 +40,11 @@ EXPERIMENT_HELP = ("before learning, where a request takes one reply, call each 
 """The shared experiment, offered beside the probe (ToolObserver's ``experiment`` improvement does the same from the
 agent's own failed attempts)."""
 
+LEARN_TOKENS_HELP = ("learning budget in tokens, the same for every optimizer: stop starting learning work (an "
+                     "iteration, a tool, an editor call) once the compile has spent this many, paid and cache-served, "
+                     "in every phase; each optimizer chooses what to spend them on")
+"""The shared ``--learn-tokens`` option's help (:mod:`otbench.optimizers.budget`)."""
+
 
 @dataclass(frozen=True)
 class Built:
@@ -53,6 +58,8 @@ class Built:
     common: Mapping[str, Any]
     """Keyword arguments every teleprompter takes: ``env``, ``tracker``, ``num_threads``, ``progress``."""
 
+
+KnobsT = TypeVar("KnobsT")
 
 Build = Callable[[Any, Mapping[str, Any], Built], "DocOptimizer"]
 """``build(knobs, LMs by phase, what every teleprompter is built with)``."""
@@ -78,8 +85,13 @@ class OptimizerSpec:
 
     # -- command line ---------------------------------------------------------------------------------------------
     def add_arguments(self, group: argparse._ArgumentGroup, taken: set[str], *, budget_only: bool = False) -> None:
-        """Its flags in ``group``: the budget knobs, and (unless ``budget_only``, as compare's) the shared
-        ``--[no-]probe``; a flag another optimizer already added (``taken``: their dests) is not added twice."""
+        """Its flags in ``group``: the budget knobs with the shared ``--learn-tokens``, and (unless ``budget_only``,
+        as compare's) the shared ``--[no-]probe``; a flag another optimizer already added (``taken``: their dests) is
+        not added twice."""
+        if "learn_tokens" not in taken:
+            group.add_argument("--learn-tokens", dest="learn_tokens", type=_token_count, default=None, metavar="N",
+                               help=f"{LEARN_TOKENS_HELP} (default: no budget)")
+            taken.add("learn_tokens")
         if not budget_only and self.offers_probe and "probe" not in taken:
             group.add_argument("--probe", dest="probe", action=argparse.BooleanOptionalAction, default=None,
                                help=f"{PROBE_HELP} (default off)")
@@ -100,7 +112,7 @@ class OptimizerSpec:
         for shared in ("probe", "experiment") if self.offers_probe else ():
             if values.get(shared) is not None:
                 chosen = dataclasses.replace(chosen, **{shared: bool(values[shared])})
-        return chosen
+        return with_learn_tokens(chosen, values.get("learn_tokens"))
 
     def check(self, knobs: Any) -> None:
         """Refuse knobs of another optimizer's type, or out of their bounds."""
@@ -118,6 +130,8 @@ class OptimizerSpec:
             part["probe"] = bool(knobs.probe)
             if knobs.experiment:
                 part["experiment"] = True
+        if getattr(knobs, "learn_tokens", None) is not None:  # absent, there was none: runs defined before it keep their definition
+            part["learn_tokens"] = int(knobs.learn_tokens)
         return part
 
     def knobs_of(self, part: Mapping[str, Any], mode: str) -> Any:
@@ -133,13 +147,15 @@ class OptimizerSpec:
         for shared in ("probe", "experiment"):
             if part.get(shared):
                 params[shared] = True
+        if part.get("learn_tokens") is not None:
+            params["learn_tokens"] = part["learn_tokens"]
         return params
 
     def row_label(self, part: Mapping[str, Any], mode: str) -> str:
         """The comparison row a run with this definition part is: ``+P2P``, ``+P2P (probe)`` with the probe,
         ``+P2P (probe, experiment)`` with both."""
         help_taken = [shared for shared in ("probe", "experiment") if part.get(shared)]
-        return self.label + (f" ({', '.join(help_taken)})" if help_taken else "")
+        return self.label + (f" ({', '.join(help_taken)})" if help_taken else "") + budget_label(part)
 
     def from_earlier_format(self, optimizer: Mapping[str, Any]) -> dict[str, Any]:
         """A definition's optimizer part from the first format (knobs, and the probe beside them)."""
@@ -180,8 +196,43 @@ class OptimizerSpec:
         return knob_rules.markdown_table(self.knobs, self.label)
 
     def build(self, knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
-        """The teleprompter, with its knobs and its LMs charged to the right phases."""
-        return self.build_with(knobs, lms, built)
+        """The teleprompter, with its knobs, its LMs charged to the right phases and the shared learning budget."""
+        tokens = getattr(knobs, "learn_tokens", None)
+        common = {**built.common, "token_budget": tokens} if tokens is not None else built.common
+        return self.build_with(knobs, lms, dataclasses.replace(built, common=common))
+
+
+def with_learn_tokens(knobs: KnobsT, value: Any) -> KnobsT:
+    """``knobs`` with the shared learning budget ``value`` (None: left as it is), checked."""
+    if value is None:
+        return knobs
+    if "learn_tokens" not in getattr(knobs, "__dataclass_fields__", {}):
+        raise ConfigError(f"{type(knobs).__name__} has no learn_tokens field: this optimizer takes no --learn-tokens")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"--learn-tokens must be a whole number of tokens >= 1, not {value!r}")
+    return dataclasses.replace(knobs, learn_tokens=value)  # type: ignore[type-var]  # a knobs dataclass
+
+
+def budget_label(part: Mapping[str, Any]) -> str:
+    """What a row label adds for the shared learning budget: `` [60k tokens]``, nothing without one."""
+    tokens = part.get("learn_tokens")
+    if tokens is None:
+        return ""
+    shown = f"{tokens / 1000:g}k" if tokens % 1000 == 0 else str(tokens)
+    return f" [{shown} tokens]"
+
+
+def _token_count(text: str) -> int:
+    """``--learn-tokens``'s value: a whole number of tokens, ``60000`` or ``60k``."""
+    scaled = text.strip().lower()
+    factor = 1000 if scaled.endswith("k") else 1
+    try:
+        value = int(scaled.removesuffix("k")) * factor
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of tokens such as 60000 or 60k, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of tokens >= 1, got {text!r}")
+    return value
 
 
 def load(module: str) -> OptimizerSpec:

@@ -70,8 +70,10 @@ class ToolObserver(DocOptimizer):
         mode: str | None = None, max_iterations: int | None = ToolObserverKnobs.iterations,
         batch_size: int = ToolObserverKnobs.batch_size, oracle_feedback: bool = False, improvements: Improvements | None = None,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
+        token_budget: int | None = None,
     ) -> None:
-        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress)
+        super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress,
+                         token_budget=token_budget)
         mode = mode or env.learning
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
@@ -227,7 +229,8 @@ class ToolObserver(DocOptimizer):
                 tried_here = experiments.run(self.env, student.toolbox, [(by_id[t.task_id], t) for t in ran], book,
                                              judge=self._judges)
             metrics = dict(self.env.summarise([latest[i] for i in by_id]))
-            editable = [latest[i] for i in by_id if i not in converged] if step < self.max_iterations else []
+            learning = step < self.max_iterations and not self.learning_budget.exhausted()
+            editable = [latest[i] for i in by_id if i not in converged] if learning else []
             if knobs.settle:
                 converged.update(t.task_id for t in editable if self._settled(t, student.toolbox, replays))
                 editable = [t for t in editable if t.task_id not in converged]
@@ -333,6 +336,8 @@ class ToolObserver(DocOptimizer):
         if knobs.spread_calls and not self._judges:  # judged repeats already give every rival the agent's calls
             explorer = SpreadCalls(student.agent)
         for step in range(resume.get("next_step", 0), self.max_iterations):
+            if self.learning_budget.exhausted():
+                break  # the learning budget is spent: the docs stand as the last iteration left them
             trajectories = self._rollouts(student, tasks, f"iteration {step + 1}: explore", agent=explorer)
             metrics = dict(self.env.summarise(trajectories))
             docs_explored = student.toolbox.deepcopy()
@@ -461,8 +466,11 @@ class ToolObserver(DocOptimizer):
             described[key] = "\n".join(facts)
             jobs.append((tool, facts, valued and tool.name in shared and not alone))
 
-        def describe(job: tuple[DocumentedTool, list[str], bool]) -> EditorExchange:
+        def describe(job: tuple[DocumentedTool, list[str], bool]) -> EditorExchange | None:
             tool, facts, among_similar = job
+            if self.learning_budget.exhausted():
+                described.pop(tool_key(toolset, tool.name), None)  # not written: its evidence is still new
+                return None
             if among_similar:
                 asked = self.editor.describe(tool, facts, None, task=COMPARE_TASK, show_current=False)
             else:
@@ -474,8 +482,9 @@ class ToolObserver(DocOptimizer):
                 asked = _with_example(asked, tool.name, seen.of(toolset, tool.name))
             return asked
 
-        return parallel_map(describe, jobs, num_threads=self.num_threads, description=f"{label}: editor",
-                            progress=self.progress)
+        asked = parallel_map(describe, jobs, num_threads=self.num_threads, description=f"{label}: editor",
+                             progress=self.progress)
+        return [exchange for exchange in asked if exchange is not None]
 
 
 def _answers_like_its_rivals(name: str, shared: Mapping[str, tuple[str, ...]], seen: EvidenceBook,
