@@ -156,6 +156,12 @@ def apply_exchange(toolbox: Toolbox, toolset: str, exchange: Any) -> int:
     return changed
 
 
+def tools_changed(start: Toolbox, final: Toolbox, toolsets: Sequence[str]) -> int:
+    """How many tools of ``toolsets`` have other docs in ``final`` than in ``start``."""
+    return sum(tool.to_dict() != (before.to_dict() if (before := start.get(toolset, tool.name)) else None)
+               for toolset in toolsets for tool in final.toolset(toolset))
+
+
 def checkpoint_trajectory(trajectory: Trajectory) -> dict[str, Any]:
     """The part of a trajectory a resumed run needs: which task, its metrics and outcome."""
     return {"task_id": trajectory.task_id, "toolset": trajectory.toolset, "metrics": trajectory.metrics,
@@ -254,6 +260,7 @@ class DocOptimizer(Teleprompter):
             val_candidates=candidates,
             chosen_docs=chosen,
             invented=invented,
+            tools_learned=tools_changed(start, program.toolbox, self._toolsets(list(trainset))),
         )
         return program
 

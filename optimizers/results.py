@@ -65,6 +65,9 @@ class DocOptimizationResult:
     """With a valset: every distinct candidate's scores on it, by label (``start``, ``step N``, ``final``)."""
     chosen_docs: str = "final"
     invented: InventedClaims = field(default_factory=lambda: InventedClaims(0, 0))
+    tools_learned: int = 0
+    """Tools of the toolsets learned on whose docs the compile changed (description, parameter meanings or schema):
+    with the tokens spent, what learning a tool cost, the figure that grows with a pool's size."""
 
 
 class TokenMarks:

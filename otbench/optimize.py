@@ -256,7 +256,7 @@ def _print(result: OptimizeResult) -> None:
     if server:
         print(server)
     print(f"mean editor iterations: {result.mean_editor_iterations}   seconds: {result.seconds}   "
-          f"outside LLM calls: {result.share_of_time_outside_llm:.1%}")
+          f"outside LLM calls: {result.share_of_time_outside_llm:.1%}   tools learned: {result.tools_learned}")
     shown = result.contamination
     print(f"doc contamination: {shown['doc_contamination']:.1%} of learned sentences, "
           f"{shown['doc_contaminated_tools']:.1%} of tools ({sum(shown['injected_by_kind'].values())} faults injected "

@@ -2,11 +2,10 @@
 offers bounded, work stopped where the tokens run out, the budget in a run's definition only when set."""
 
 import argparse
-import json
 
 import pytest
 from recorder import Recorder
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import scripted_lm
 from test_easytool import writer_reply
 from test_gepa import truthful_reflection
 from test_play2prompt import player_reply, refiner_reply
@@ -161,5 +160,11 @@ def test_a_budget_below_one_token_is_refused():
         EasyTool(env=ToyEnvironment(1), token_budget=0)
 
 
-def test_scripted_writer_replies_stay_json():  # the fixtures this module borrows answer what they are asked
-    assert json.loads(writer_reply([{"role": "user", "content": "Condense " + prompt_text([])}]))["purpose"]
+def test_a_compile_counts_the_tools_whose_docs_it_changed():
+    env = ToyEnvironment(3)
+    ledger = TokenLedger()
+    writer = EasyToolWriter()
+    writer.lm = scripted_lm(writer_reply, ledger=ledger, phase="editor")
+    learned = EasyTool(env=env, writer=writer, progress=False, token_budget=1).compile(
+        ToolAgentProgram(env.toolbox(), _agent(ledger)), trainset=env.tasks())
+    assert learned.detailed_results.tools_learned == 1

@@ -81,6 +81,8 @@ class OptimizeResult:
     validation: dict[str, Any] | None = None
     """With ``--val-limit``: the docs chosen (``start``, ``step N`` or ``final``), on how many tasks, and their
     metrics there."""
+    tools_learned: int = 0
+    """Tools whose docs the run changed (:attr:`otbench.optimizers.results.DocOptimizationResult.tools_learned`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -455,9 +457,10 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
         share_of_time_outside_llm=round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
         docs=str(out / "final_docs.json"), prompts=prompts, contamination=contaminated,
         invented={**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)},
-        intervals=intervals, validation=validation)
+        intervals=intervals, validation=validation, tools_learned=results.tools_learned)
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
-                       {"mean_editor_iterations": result.mean_editor_iterations, "seconds": seconds})
+                       {"mean_editor_iterations": result.mean_editor_iterations, "seconds": seconds,
+                        "tools_learned": float(results.tools_learned)})
     tracking.log_table(summary_rows(result), "summary_table.json")
     mlflow.log_dict(result.to_dict(), "summary.json")
     return result
