@@ -430,8 +430,8 @@ class ToolObserver(DocOptimizer):
             return repeated
         steps = [step for _, trajectory in pairs for step in trajectory.steps]
         repeats: list[Any] = []
-        for group in _interface_groups(toolbox.toolset(toolset)):
-            repeats += book.replay(partial(self.env.execute, toolset), (s for s in steps if s.call.name in group), group)
+        for tool, others in rivals(toolbox.toolset(toolset)).items():
+            repeats += book.replay(partial(self.env.execute, toolset), steps, {tool, *others}, of=tool)
         seen.add(toolset, repeats, names)
         return len(repeats)
 
@@ -509,16 +509,6 @@ def _known_to_work(evidence: ToolEvidence) -> bool:
 def _required_names(tools: list[DocumentedTool]) -> dict[str, list[str]]:
     """Each tool's required parameter names, as shown or learned (a tool with no known schema is left out)."""
     return {tool.name: [p.name for p in tool.parameters if p.required] for tool in tools if tool.parameters is not None}
-
-
-def _interface_groups(tools: list[DocumentedTool]) -> list[set[str]]:
-    """The sets of tools sharing an interface (each with at least two tools)."""
-    groups: list[set[str]] = []
-    for name, others in rivals(tools).items():
-        group = {name, *others}
-        if group not in groups:
-            groups.append(group)
-    return groups
 
 
 @dataclass(frozen=True)

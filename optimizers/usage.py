@@ -184,17 +184,20 @@ class UsageBook:
                 self.tools.setdefault(step.call.name, ToolUsage()).add(step)
 
     def replay(self, execute: Callable[[ToolCall], CallResult], steps: Iterable[CallResult],
-               names: set[str]) -> list[CallResult]:
+               names: set[str], *, of: str | None = None) -> list[CallResult]:
         """Repeat each call in ``steps`` that worked on a tool in ``names`` once on every other tool of the set,
         with the same arguments (``execute`` makes one call outside any task), count the repeats and return
         them. Tools of one offline set take the same arguments, so every tool's outcome is counted in the very
         positions or queries the others met, not only in the few the agent happened to send it. A call that
         failed is not repeated (it would fail the same way), nor one already made or repeated: a repeat is
-        outside any task, so it answers the same every time, and counting it twice would shrink the margins."""
+        outside any task, so it answers the same every time, and counting it twice would shrink the margins.
+        With ``of``, only that tool's calls are repeated (on the others of ``names``, its rivals)."""
         made = {(step.call.name, _arguments_key(step.call)): step.call
                 for step in steps if step.ok and step.call.name in names}
         repeats: list[CallResult] = []
-        for (_, arguments), call in made.items():
+        for (name, arguments), call in made.items():
+            if of is not None and name != of:
+                continue
             for other in sorted(names):
                 usage = self.tools.setdefault(other, ToolUsage())
                 if (other, arguments) not in made and arguments not in usage.replayed:

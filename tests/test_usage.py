@@ -126,3 +126,13 @@ def test_the_editors_descriptions_are_cut_to_what_the_counts_allow_then_open_wit
                        "engine_2": f"Worst of the tools in the {opening}."}
     dropped_only = Improvements(drop_contradicted=True)  # nothing left and nothing cited: not proposed
     assert _checked_against_counts(proposed, book, dropped_only).updates == {}
+
+
+def test_with_of_only_that_tools_calls_are_repeated_and_a_call_made_on_a_rival_is_not_repeated_there():
+    def execute(call):
+        return CallResult(call, True, output="move", situation="opening", value=-1.0)
+
+    made = [_move("engine_1", "opening", 0.5), _move("engine_2", "opening", 0.0)]
+    names = {"engine_1", "engine_2", "engine_3"}
+    repeats = _book(made, names).replay(execute, made, names, of="engine_1")
+    assert [r.call.name for r in repeats] == ["engine_3"]
