@@ -465,6 +465,9 @@ class ToolObserver(DocOptimizer):
                 continue  # nothing new since its doc was written
             described[key] = "\n".join(facts)
             jobs.append((tool, facts, valued and tool.name in shared and not alone))
+        # under a learning budget the editor may not reach every tool: those the evidence says most about go first
+        jobs.sort(key=lambda job: (-seen.of(toolset, job[0].name).requests_answered,
+                                   -seen.of(toolset, job[0].name).working))
 
         def describe(job: tuple[DocumentedTool, list[str], bool]) -> EditorExchange | None:
             tool, facts, among_similar = job
