@@ -6,8 +6,11 @@ intervals, under both indexes: ``docs`` (a tool is found by its docs) and ``usag
 requests it answered, as Tool2Vec does): the ablation of ``--pool-index``. ``usage - docs`` is the paired
 difference in recall@5 on the same requests, with its test.
 
+Each learned docs file (``--docs``, ``LABEL=PATH`` or a path) is scored beside them, with its paired difference
+from the docs it was learned from (``--setting``) and its share of gold's recall@5, under the ``docs`` index.
+
     python benchmarks/pool_retrieval.py                              # pools of 30, 300, 1000 and all
-    python benchmarks/pool_retrieval.py --sizes 30 --docs learned.json --setting names_only --json
+    python benchmarks/pool_retrieval.py --sizes 30 --docs +TO=learned.json +ET=et.json --setting names_only --json
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -30,10 +34,17 @@ def _cell(value: dict[str, float]) -> str:
     return f"{value['value']:.3f} [{value['low']:.2f}, {value['high']:.2f}]"
 
 
-def run(sizes: list[str], learned: Path | None, learned_setting: str, limit: int | None) -> list[dict[str, object]]:
+def _learned(given: str) -> tuple[str, Path]:
+    """``LABEL=PATH`` or a path (labelled by its folder: an optimize run's ``RUN_ID/final_docs.json``)."""
+    label, _, path = given.rpartition("=")
+    found = Path(path)
+    return (label or f"learned ({found.parent.name or found.stem})"), found
+
+
+def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int | None) -> list[dict[str, object]]:
     from otbench.envs.base import sample_tasks
     from otbench.envs.pool import retrieval
-    from otbench.envs.pool.env import PoolEnvironment
+    from otbench.envs.pool.env import TOOLSET, PoolEnvironment
     from otbench.envs.pool.index import EmbeddingStore, MiniLmEncoder, ToolIndex, default_store_path
     from otbench.modules.tool_docs import Toolbox
 
@@ -41,14 +52,17 @@ def run(sizes: list[str], learned: Path | None, learned_setting: str, limit: int
     index = ToolIndex(EmbeddingStore(encoder, default_store_path(encoder)))
     rows: list[dict[str, object]] = []
     sources: list[tuple[str, str, Toolbox | None]] = [(name, name, None) for name in SOURCES]
-    if learned is not None:
-        sources.append((f"learned ({learned.name})", learned_setting, Toolbox.from_json(json.loads(learned.read_text()))))
+    for given in learned:
+        label, path = _learned(given)
+        sources.append((label, learned_setting, Toolbox.from_json(json.loads(path.read_text()))))
     for size in sizes:
+        by_docs: dict[str, list[retrieval.Scored]] = {}
         for label, setting, docs in sources:
             with PoolEnvironment(setting=setting, pool_size=size, index=index) as env:
                 tests = sample_tasks(env.tasks("test"), limit, 0)
                 usage = retrieval.train_usage(env.tasks("train"), env.to_shown)
                 toolbox = env.toolbox()
+                start = toolbox.deepcopy()
                 if docs is not None:
                     toolbox.adopt_docs(docs)
                 entries = env.doc_entries(toolbox)
@@ -65,18 +79,32 @@ def run(sizes: list[str], learned: Path | None, learned_setting: str, limit: int
                                  ["recall_at_5"] if groups["single"] else None,
                                  "workflow_recall_at_5": retrieval.as_row(retrieval.summary(groups["workflow"]))
                                  ["recall_at_5"] if groups["workflow"] else None})
-                gain = retrieval.paired(scored["usage"], scored["docs"], "recall_at_5")
-                rows[-1]["usage_minus_docs_recall_at_5"] = {"value": round(gain.value, 4), "low": round(gain.low, 4),
-                                                            "high": round(gain.high, 4), "p": gain.p_value,
-                                                            "test": gain.test}
+                rows[-1]["usage_minus_docs_recall_at_5"] = _difference(scored["usage"], scored["docs"])
+                by_docs[label] = scored["docs"]
+                if docs is not None:
+                    learned_row = next(row for row in rows[-2:] if row["index"] == "docs")
+                    learned_row["tools_learned"] = sum(
+                        tool.to_dict() != start.get(TOOLSET, tool.name).to_dict() for tool in toolbox.toolset(TOOLSET))
+                    learned_row["minus_start_recall_at_5"] = _difference(scored["docs"], by_docs[learned_setting])
+                    learned_row["minus_gold_recall_at_5"] = _difference(scored["docs"], by_docs["gold"])
     return rows
+
+
+def _difference(row: list[Any], reference: list[Any]) -> dict[str, Any]:
+    """``row`` minus ``reference`` in recall@5, request by request, with its interval and test."""
+    from otbench.envs.pool import retrieval
+
+    gain = retrieval.paired(row, reference, "recall_at_5")
+    return {"value": round(gain.value, 4), "low": round(gain.low, 4), "high": round(gain.high, 4), "p": gain.p_value,
+            "test": gain.test}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["30", "300", "1000", "all"], help="pool sizes")
-    parser.add_argument("--docs", type=Path, default=None, help="a learned docs file (otbench export) to score too")
-    parser.add_argument("--setting", default="names_only", help="the setting the --docs file was learned in")
+    parser.add_argument("--docs", nargs="*", default=[], metavar="[LABEL=]PATH",
+                        help="learned docs files (an optimize run's final_docs.json) to score too")
+    parser.add_argument("--setting", default="names_only", help="the setting the --docs files were learned in")
     parser.add_argument("--limit", type=int, default=None, help="a seeded sample of N test requests per pool")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
@@ -85,16 +113,22 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows:
             print(json.dumps(row))
         return 0
-    print("pool  docs  index  n  recall@1  recall@5  recall@10  nDCG@10  single r@5  workflow r@5  usage-docs r@5")
+    print("pool  docs  index  n  recall@1  recall@5  recall@10  nDCG@10  single r@5  workflow r@5  usage-docs r@5"
+          "  learned-start r@5  learned-gold r@5  tools learned")
     for row in rows:
-        gain = row.get("usage_minus_docs_recall_at_5")
-        gain_text = f"{gain['value']:+.3f} [{gain['low']:+.2f}, {gain['high']:+.2f}] p={gain['p']:.2g}" \
-            if isinstance(gain, dict) else ""
+        gains = [_gain_text(row.get(name)) for name in ("usage_minus_docs_recall_at_5", "minus_start_recall_at_5",
+                                                        "minus_gold_recall_at_5")]
         cells = [_cell(row[name]) for name in ("recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10")]  # type: ignore[arg-type]
         kinds = [_cell(row[name]) if row[name] else "-" for name in ("single_recall_at_5", "workflow_recall_at_5")]  # type: ignore[arg-type]
         print("  ".join([str(row["pool"]), str(row["docs"]), str(row["index"]), str(row["n"]), *cells, *kinds,
-                         gain_text]))
+                         *gains, str(row.get("tools_learned", ""))]))
     return 0
+
+
+def _gain_text(gain: object) -> str:
+    if not isinstance(gain, dict):
+        return ""
+    return f"{gain['value']:+.3f} [{gain['low']:+.2f}, {gain['high']:+.2f}] p={gain['p']:.2g}"
 
 
 if __name__ == "__main__":
