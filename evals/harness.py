@@ -17,14 +17,18 @@ from otbench.run import tracing
 def run_rollouts(
     env: Environment, agent: Agent, toolbox: Toolbox, tasks: list[Any], *, num_threads: int = 1,
     description: str = "rollouts", progress: bool = True, on_finished: Callable[[Trajectory], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[Trajectory]:
     """Trajectories in task order; raises :class:`~otbench.core.parallel.MapInterrupted` with the finished ones.
     Each trajectory carries what its task cost (``usage``: tokens, paid and cache-served, and seconds).
-    ``on_finished`` sees each trajectory as it finishes (in the caller's thread).
+    ``on_finished`` sees each trajectory as it finishes (in the caller's thread). With ``stop``, a task not yet
+    started when it returns True is not run: the trajectories are those of the tasks run (a budget spent).
 
     Each rollout is one MLflow trace of the run being traced (:mod:`otbench.run.tracing`), if any.
     """
-    def traced_rollout(task: Any) -> Trajectory:
+    def traced_rollout(task: Any) -> Trajectory | None:
+        if stop is not None and stop():
+            return None
         started = time.perf_counter()
         with tracing.rollout() as span, task_usage() as usage:
             trajectory = env.rollout(agent, toolbox, task)
@@ -33,5 +37,10 @@ def run_rollouts(
                             "seconds": round(time.perf_counter() - started, 3)}
         return trajectory
 
-    return parallel_map(traced_rollout, tasks, num_threads=num_threads, description=description, progress=progress,
-                        on_result=on_finished)
+    def finished(trajectory: Trajectory | None) -> None:
+        if trajectory is not None and on_finished is not None:
+            on_finished(trajectory)
+
+    ran = parallel_map(traced_rollout, tasks, num_threads=num_threads, description=description, progress=progress,
+                       on_result=finished)
+    return [trajectory for trajectory in ran if trajectory is not None]

@@ -304,10 +304,13 @@ class DocOptimizer(Teleprompter):
         return label, trajectories, scores
 
     def _rollouts(self, student: ToolAgentProgram, tasks: list[Any], description: str, *,
-                  agent: Any | None = None) -> list[Trajectory]:
-        """The student's attempts at ``tasks`` with its docs; ``agent`` stands in for its agent (an explorer)."""
+                  agent: Any | None = None, budgeted: bool = False) -> list[Trajectory]:
+        """The student's attempts at ``tasks`` with its docs; ``agent`` stands in for its agent (an explorer). With
+        ``budgeted`` (attempts made to learn from), a task not started when the learning budget runs out is not run:
+        the attempts are those of the tasks run, in task order."""
         return run_rollouts(self.env, agent or student.agent, student.toolbox, tasks, num_threads=self.num_threads,
-                            description=description, progress=self.progress)
+                            description=description, progress=self.progress,
+                            stop=self.learning_budget.exhausted if budgeted else None)
 
     def _learn_interfaces(self, toolbox: Toolbox, tasks: list[Any], book: EvidenceBook | None = None, *,
                           teach: bool = True) -> EvidenceBook:

@@ -338,7 +338,12 @@ class ToolObserver(DocOptimizer):
         for step in range(resume.get("next_step", 0), self.max_iterations):
             if self.learning_budget.exhausted():
                 break  # the learning budget is spent: the docs stand as the last iteration left them
-            trajectories = self._rollouts(student, tasks, f"iteration {step + 1}: explore", agent=explorer)
+            trajectories = self._rollouts(student, tasks, f"iteration {step + 1}: explore", agent=explorer,
+                                          budgeted=True)
+            if not trajectories:
+                break
+            ran_ids = {trajectory.task_id for trajectory in trajectories}
+            tasks_run = [task for task in tasks if task_key(task) in ran_ids]
             metrics = dict(self.env.summarise(trajectories))
             docs_explored = student.toolbox.deepcopy()
             exchanges: list[EditorExchange] = []
@@ -353,7 +358,7 @@ class ToolObserver(DocOptimizer):
             # the docs at hand are judged by the agent's own attempts: not while its calls are spread
             settled = knobs.settle and explorer is student.agent and all(t.success for t in trajectories)
             by_toolset: dict[str, list[tuple[Any, Trajectory]]] = defaultdict(list)
-            for task, trajectory in zip(tasks, trajectories, strict=True):
+            for task, trajectory in zip(tasks_run, trajectories, strict=True):
                 by_toolset[trajectory.toolset].append((task, trajectory))
             for toolset, pairs in ([] if settled else by_toolset.items()):
                 members = [trajectory for _, trajectory in pairs]
