@@ -190,8 +190,8 @@ class DocOptimizer(Teleprompter):
     use the student's agent's LM, with the same fallback.
 
     ``token_budget`` (tokens, every phase) bounds what a compile spends learning (:mod:`otbench.optimizers.budget`):
-    each optimizer checks ``self.learning_budget.exhausted()`` before it starts a piece of learning work, and chooses what it
-    spends the budget on.
+    each optimizer checks ``self.learning_budget.exhausted()`` before it starts a piece of learning work, and
+    chooses what it spends the budget on.
     """
 
     evaluates_start_docs = False
@@ -233,7 +233,8 @@ class DocOptimizer(Teleprompter):
         marks = TokenMarks(self._lms(program))
         self.final_trajectories, self.editor_rounds = [], {}
         resume = resume or {}
-        self.learning_budget = TokenBudget(self.token_budget, self._lms(program), spent_before=int(resume.get(BUDGET_SPENT, 0)))
+        self.learning_budget = TokenBudget(self.token_budget, self._lms(program),
+                                           spent_before=int(resume.get(BUDGET_SPENT, 0)))
         start = Toolbox.from_json(resume[START_DOCS]) if START_DOCS in resume else student.toolbox
         watched = _WatchedEnvironment(self.env, [(entry["toolset"], CallResult.from_dict(entry))
                                                  for entry in resume.get(OBSERVED_CALLS, ())])
