@@ -130,7 +130,7 @@ class OptimizerSpec:
             part["probe"] = bool(knobs.probe)
             if knobs.experiment:
                 part["experiment"] = True
-        if getattr(knobs, "learn_tokens", None) is not None:  # absent, there was none: runs defined before it keep their definition
+        if getattr(knobs, "learn_tokens", None) is not None:  # absent, none: earlier runs keep their definition
             part["learn_tokens"] = int(knobs.learn_tokens)
         return part
 
