@@ -122,8 +122,9 @@ class OptimizerSpec:
 
     # -- the run's definition -------------------------------------------------------------------------------------
     def define(self, knobs: Any, mode: str) -> dict[str, Any]:
-        """The knobs as a run's definition keeps them: those that act in ``mode``, by option name, the probe, and the
-        experiment where it is on (absent, it was off: runs defined before it existed keep their definition)."""
+        """The knobs as a run's definition keeps them: those that act in ``mode``, by option name, the probe, the
+        experiment where it is on and the learning budget where one is set (absent, it was off: runs defined before
+        either existed keep their definition)."""
         part = {knob_rules.dest(self.knobs, name): getattr(knobs, name)
                 for name, declaration, _ in knob_rules.declared(self.knobs) if mode in declaration.modes}
         if self.offers_probe:
