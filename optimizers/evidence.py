@@ -181,8 +181,8 @@ class ToolEvidence:
             return None
         required = list(self.required or [])
         optional = [name for name in self.accepted if name not in required and name not in self.rejected]
-        return ([ParameterSpec(name, self.type_of(name), True) for name in required]
-                + [ParameterSpec(name, self.type_of(name), False) for name in optional])
+        return ([ParameterSpec(name, self.shown_type(name), True) for name in required]
+                + [ParameterSpec(name, self.shown_type(name), False) for name in optional])
 
     def stated_type(self, name: str) -> str | None:
         """The type the tool's errors said a parameter must be (or the code used it as), None where they named none."""
@@ -194,8 +194,9 @@ class ToolEvidence:
         return self.stated_type(name) or self.accepted.get(name, "any")
 
     def shown_type(self, name: str) -> str:
-        """The type for a parameter shown with none: :meth:`type_of`, but a whole number that worked gives
-        ``number`` (it shows that a number works, not that a fraction fails) unless the errors said integer."""
+        """The type shown for a parameter whose type the setting hides or the code never declared: :meth:`type_of`,
+        but a whole number that worked gives ``number`` (it shows that a number works, not that a fraction fails)
+        unless the errors said integer."""
         kind = self.type_of(name)
         return "number" if kind == "integer" and self.stated_type(name) != "integer" else kind
 
