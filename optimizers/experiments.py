@@ -8,8 +8,9 @@ used (``is used as a number``, :func:`otbench.evals.invented.runtime_rules`). So
 every observed call failed, the learner makes up to :data:`CALLS_PER_TOOL` calls of its own: the agent's
 own call with each argument unwrapped first, then the request's values in the kind the errors point to,
 then simple probes. The first call that works is evidence like any other, and its input goes to the other
-tools that take it (:func:`same_input`), so what each returns for one input shows how they differ. Where outcomes may be judged (train tasks), each working call
-is also played as the attempt's reply and the task's metric says whether it answered the request.
+tools that take it (:func:`same_input`), so what each returns for one input shows how they differ. Where outcomes
+may be judged (train tasks), each working call is also played as the attempt's reply and the task's metric says
+whether it answered the request.
 
 Nothing is spent where a call already worked, nor on a tool the agent never called, and no tool is
 experimented on past its budget in a run (a checkpoint keeps what was spent).

@@ -175,7 +175,8 @@ class GEPA(DocOptimizer):
             adapter=adapter,
             reflection_lm=self._reflect, reflection_prompt_template=REFLECTION_PROMPT,
             reflection_minibatch_size=min(self.minibatch, len(tasks)), max_metric_calls=self.budget * len(tasks),
-            stop_callbacks=lambda _state: self.learning_budget.exhausted(), logger=_Silent(), display_progress_bar=False, seed=self.seed, raise_on_exception=True,
+            stop_callbacks=lambda _state: self.learning_budget.exhausted(),
+            logger=_Silent(), display_progress_bar=False, seed=self.seed, raise_on_exception=True,
         )
         best = result.best_candidate
         if not isinstance(best, dict):  # a dict seed gives dict candidates
