@@ -47,6 +47,7 @@ def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int |
     from otbench.envs.pool.env import TOOLSET, PoolEnvironment
     from otbench.envs.pool.index import EmbeddingStore, MiniLmEncoder, ToolIndex, default_store_path
     from otbench.modules.tool_docs import Toolbox
+    from otbench.optimizers.base import tools_changed
 
     encoder = MiniLmEncoder()
     index = ToolIndex(EmbeddingStore(encoder, default_store_path(encoder)))
@@ -83,8 +84,7 @@ def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int |
                 by_docs[label] = scored["docs"]
                 if docs is not None:
                     learned_row = next(row for row in rows[-2:] if row["index"] == "docs")
-                    learned_row["tools_learned"] = sum(
-                        tool.to_dict() != start.get(TOOLSET, tool.name).to_dict() for tool in toolbox.toolset(TOOLSET))
+                    learned_row["tools_learned"] = tools_changed(start, toolbox, [TOOLSET])
                     learned_row["minus_start_recall_at_5"] = _difference(scored["docs"], by_docs[learned_setting])
                     learned_row["minus_gold_recall_at_5"] = _difference(scored["docs"], by_docs["gold"])
     return rows

@@ -88,8 +88,9 @@ class _Recording:
     def log_iteration(self, record: IterationRecord) -> None:
         observed = self.watched.calls_since(self.passed_on)
         self.passed_on += len(observed)
-        spent = {BUDGET_SPENT: self.budget.spent()} if self.budget.limit is not None else {}
-        record = replace(record, observed=tuple(observed), metrics={**record.metrics, **self.budget.metrics()},
+        budget = self.budget.metrics()
+        spent = {BUDGET_SPENT: int(budget["budget_spent"])} if budget else {}
+        record = replace(record, observed=tuple(observed), metrics={**record.metrics, **budget},
                          checkpoint={**record.checkpoint, START_DOCS: self.start_docs, **spent})
         self.records.append(record)
         self.tracker.log_iteration(record)
@@ -230,11 +231,11 @@ class DocOptimizer(Teleprompter):
             raise ConfigError(f"{self.env.name} learns docs per task (online): a valset's tasks have tools of "
                              "their own, so no docs learned here apply to them")
         program: ToolAgentProgram = student.deepcopy()
-        marks = TokenMarks(self._lms(program))
+        lms = self._lms(program)
+        marks = TokenMarks(lms)
         self.final_trajectories, self.editor_rounds = [], {}
         resume = resume or {}
-        self.learning_budget = TokenBudget(self.token_budget, self._lms(program),
-                                           spent_before=int(resume.get(BUDGET_SPENT, 0)))
+        self.learning_budget = TokenBudget(self.token_budget, lms, spent_before=int(resume.get(BUDGET_SPENT, 0)))
         start = Toolbox.from_json(resume[START_DOCS]) if START_DOCS in resume else student.toolbox
         watched = _WatchedEnvironment(self.env, [(entry["toolset"], CallResult.from_dict(entry))
                                                  for entry in resume.get(OBSERVED_CALLS, ())])

@@ -51,15 +51,18 @@ class TokenBudget:
 
     def exhausted(self) -> bool:
         """Whether no new learning work may start; once true it stays true (work is not resumed half way)."""
-        if self.limit is None:
-            return False
+        return self.limit is not None and self._reached(self.spent())
+
+    def _reached(self, spent: int) -> bool:
+        assert self.limit is not None
         with self._lock:
-            self._stopped = self._stopped or self.spent() >= self.limit
+            self._stopped = self._stopped or spent >= self.limit
             return self._stopped
 
     def metrics(self) -> dict[str, float]:
-        """What an iteration logs of the budget (nothing without one)."""
+        """What an iteration logs of the budget, from one reading of the tokens spent (nothing without one)."""
         if self.limit is None:
             return {}
-        return {"budget_tokens": float(self.limit), "budget_spent": float(self.spent()),
-                "budget_exhausted": float(self.exhausted())}
+        spent = self.spent()
+        return {"budget_tokens": float(self.limit), "budget_spent": float(spent),
+                "budget_exhausted": float(self._reached(spent))}
