@@ -17,13 +17,14 @@ from otbench.envs.pool import catalogue, docs, metrics, retrieval, tasks
 from otbench.envs.pool.env import ANSWER_TOOL, SEARCH_TOOL, TOOLSET, PoolEnvironment, setting_name
 from otbench.envs.pool.index import EmbeddingStore, Snapshot, ToolIndex, with_usage
 from otbench.envs.registry import add_environment_arguments, options_from_values, resolve
-from otbench.errors import ConfigError
+from otbench.errors import ConfigError, DataError
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import AgentReply, FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.optimizers.toolobserver import ToolObserver
 from otbench.optimizers.toolobserver_spec import PAPER
+from otbench.run.docs_io import apply_docs, keep_memory
 
 
 class HashingEncoder:
@@ -217,6 +218,24 @@ def test_the_usage_index_remembers_train_requests_answered_right_and_never_test_
             env.rollout(env.oracle_agent([task]), env.toolbox(), task)
         tool = env.to_shown[task.calls[0].tool]
         assert env.usage == {tool: [task.text]}
+
+
+def test_the_usage_memory_is_saved_with_the_docs_and_restored_only_for_the_usage_index(tmp_path):
+    with _env(index_kind="usage") as learned:
+        task = next(task for task in learned.tasks("train") if len(task.calls) == 1)
+        learned.rollout(learned.oracle_agent([task]), learned.toolbox(), task)
+        docs = learned.toolbox()
+        keep_memory(docs, learned)
+        path = docs.write(tmp_path / "final_docs.json")
+        remembered = learned.usage
+    with _env(index_kind="usage") as later:
+        assert apply_docs(later.toolbox(), str(path), restore=later.restore_memory) == 30
+        assert later.usage == remembered
+    with _env() as docs_index:
+        apply_docs(docs_index.toolbox(), str(path), restore=docs_index.restore_memory)
+        assert docs_index.usage == {} and docs_index.memory() == {}
+    with _env(index_kind="usage") as later, pytest.raises(DataError, match="usage memory"):
+        later.restore_memory({"env": "pool", "usage": {"tool_0001": "not a list"}})
 
 
 def test_options_choose_the_pool_and_refuse_bad_values():

@@ -15,7 +15,7 @@ the optimizers never import an environment's own modules:
   can be scored by rolling it out with an agent that gives that reply, which optimizers use to judge
   what a different call would have done.
 
-Three members are optional (read with ``getattr``; an environment without them behaves as noted):
+These members are optional (read with ``getattr``; an environment without them behaves as noted):
 
 - ``tie_break_metric``: a finer metric of ``summarise`` that tells docs apart where the primary one ties, as it
   does when a small agent answers almost nothing whatever its docs (BrowseComp: the share of the pages needed that
@@ -23,7 +23,10 @@ Three members are optional (read with ``getattr``; an environment without them b
 - ``breakdown(trajectories)``: tables of the environment's own (name -> rows) that commands log and print
   beside the metrics (none);
 - ``docs_from(learned)``: docs learned in another environment, as docs of this one's tools (Wild takes a
-  BFCL run's docs function by function); None when they are this environment's own (they apply as they are).
+  BFCL run's docs function by function); None when they are this environment's own (they apply as they are);
+- ``memory()`` and ``restore_memory(memory)``: what the environment learned beside the docs while an optimizer
+  ran (the pool's usage index: the train requests each tool answered), a JSON object saved in the docs file, so
+  that docs evaluated or exported later find tools as they did when learned (none: the docs are all it learns).
 """
 
 from __future__ import annotations

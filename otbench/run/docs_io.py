@@ -19,6 +19,16 @@ from otbench.run.prompts import PREFIX, read_prompt
 RUN_DOCS_ARTIFACT = "docs/final_docs.json"
 STORED = ("runs:/", PREFIX)
 """How docs kept in an MLflow store are named (a run's final docs, a registered prompt); anything else is a file."""
+ENV_MEMORY = "env_memory"
+"""The docs' meta key of what the environment learned beside them (its ``memory()``), saved with the docs."""
+
+
+def keep_memory(toolbox: Toolbox, env: Any) -> None:
+    """Save in ``toolbox``'s meta what ``env`` learned beside the docs, if it learns anything (its ``memory()``)."""
+    memory = getattr(env, "memory", None)
+    learned = memory() if memory is not None else None
+    if learned:
+        toolbox.meta[ENV_MEMORY] = learned
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -80,16 +90,23 @@ def _toolbox(spec: str, data: dict[str, Any]) -> Toolbox:
         raise DataError(f"--docs {spec}: {error}") from None
 
 
-def apply_docs(toolbox: Toolbox, spec: str, *, translate: Callable[[Toolbox], Toolbox | None] | None = None) -> int:
+def apply_docs(toolbox: Toolbox, spec: str, *, translate: Callable[[Toolbox], Toolbox | None] | None = None,
+               restore: Callable[[dict[str, Any]], None] | None = None) -> int:
     """Copy the learned descriptions in ``spec`` onto ``toolbox``; returns the number of tools matched.
 
     ``translate`` (an environment's ``docs_from``) turns docs learned in another environment into docs of this
-    one's tools (None: they are this environment's own and apply as they are).
+    one's tools (None: they are this environment's own and apply as they are). ``restore`` (an environment's
+    ``restore_memory``) is given what the environment learned beside the docs, where the docs file saved it.
     """
     data = _read_spec(spec)
     if data.get("format") == DOCS_FORMAT:
         learned = _toolbox(spec, data)
         matched = toolbox.adopt_docs((translate(learned) if translate else None) or learned)
+        memory = learned.meta.get(ENV_MEMORY)
+        if restore is not None and memory is not None:
+            if not isinstance(memory, dict):
+                raise DataError(f"--docs {spec}: its {ENV_MEMORY!r} must be an object")
+            restore(memory)
     else:  # DSPy state: {"tools['toolset::name']": {"signature": ...}}
         matched = 0
         for key, tool in toolbox.tools.items():

@@ -115,7 +115,8 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
         definition = definition.sized(split_sizes(env))
         tasks = sample_tasks(env.tasks(), definition.sample.limit, definition.sample.drawn_with)
         toolbox = env.toolbox("gold" if definition.docs == "gold" else None)
-        docs_matched = (apply_docs(toolbox, definition.docs, translate=getattr(env, "docs_from", None))
+        docs_matched = (apply_docs(toolbox, definition.docs, translate=getattr(env, "docs_from", None),
+                                   restore=getattr(env, "restore_memory", None))
                         if definition.docs not in (None, "gold") else 0)
         if not store_first:
             tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)

@@ -403,7 +403,7 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
     import mlflow
 
     from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS
-    from otbench.run.docs_io import RUN_DOCS_ARTIFACT
+    from otbench.run.docs_io import RUN_DOCS_ARTIFACT, keep_memory
     from otbench.run.prompts import register_docs
 
     optimizer = optimizer_of(definition)
@@ -423,6 +423,7 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
         after = {key: values[-1].value for key, values in history.items() if values and key in env.metric_names}
     out = settings.out / run_id
     out.mkdir(parents=True, exist_ok=True)
+    keep_memory(program.toolbox, env)
     program.toolbox.write(out / "final_docs.json")
     program.toolbox.save(str(out / "final_state.json"))
     mlflow.log_artifact(str(out / "final_docs.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())

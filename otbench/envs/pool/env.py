@@ -17,7 +17,8 @@ With the ``usage`` index (``--pool-index usage``) the environment also remembers
 it answered (a train attempt scored right, a call of the tool that returned without error) and every later search
 finds a tool by those requests as well as by its docs (:mod:`.index`); test requests are never remembered, so no
 test answer leaks into the index. The memory lives as long as the environment: an optimize run learns on the train
-split and scores the test split with the same one.
+split and scores the test split with the same one, and saves it in the docs file it writes, so that the docs
+evaluated later (``--docs runs:/ID --pool-index usage``) find tools as they did when learned.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from otbench.envs.pool.functions import REGISTRY
 from otbench.envs.pool.index import INDEXES, EmbeddingStore, MiniLmEncoder, Snapshot, ToolIndex, default_store_path
 from otbench.envs.pool.settings import DEFAULT_INDEX, DEFAULT_POOL_SIZE, MAX_STEPS, POOL_SIZES, SETTINGS
 from otbench.envs.pool.tasks import SPLITS, PoolTask, pool_tasks
-from otbench.errors import ConfigError
+from otbench.errors import ConfigError, DataError
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 
@@ -274,6 +275,29 @@ class PoolEnvironment:
                     requests = self.usage.setdefault(name, [])
                     if task.text not in requests and len(requests) < USAGE_KEPT:
                         requests.append(task.text)
+
+    def memory(self) -> dict[str, Any]:
+        """The usage index's memory, saved with the docs learned beside it (empty with the ``docs`` index)."""
+        with self._usage_lock:
+            usage = {name: list(requests) for name, requests in self.usage.items()}
+        return {"env": self.name, "usage": usage} if usage else {}
+
+    def restore_memory(self, memory: dict[str, Any]) -> None:
+        """Take back the usage index's memory saved with docs (read by the ``usage`` index only; tools not in this
+        pool size are skipped, as a pool of 300 holds only part of what the pool of 1,000 learned)."""
+        usage = memory.get("usage")
+        if memory.get("env") != self.name or self.index_kind != "usage" or usage is None:
+            return
+        if not isinstance(usage, dict) or not all(
+                isinstance(requests, list) and all(isinstance(text, str) for text in requests)
+                for requests in usage.values()):
+            raise DataError("the docs' saved usage memory must map tool names to lists of requests")
+        with self._usage_lock:
+            for name, requests in usage.items():
+                if name in self.to_real:
+                    kept = self.usage.setdefault(name, [])
+                    kept.extend(text for text in requests if text not in kept)
+                    del kept[USAGE_KEPT:]
 
     def oracle_calls(self, task: PoolTask) -> list[ToolCall]:
         searches = [ToolCall(SEARCH_TOOL, {"query": self.to_shown[real], "k": 1}) for real in task.needs]
