@@ -11,6 +11,7 @@ from the docs it was learned from (``--setting``) and its share of gold's recall
 
     python benchmarks/pool_retrieval.py                              # pools of 30, 300, 1000 and all
     python benchmarks/pool_retrieval.py --sizes 30 --docs +TO=learned.json +ET=et.json --setting names_only --json
+    python benchmarks/pool_retrieval.py --sizes 30 --docs +TO=learned.json --won   # the searches each tool won
 """
 
 from __future__ import annotations
@@ -85,9 +86,43 @@ def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int |
                 if docs is not None:
                     learned_row = next(row for row in rows[-2:] if row["index"] == "docs")
                     learned_row["tools_learned"] = tools_changed(start, toolbox, [TOOLSET])
+                    learned_row["won"] = _won(env, index, tests, start, toolbox)
                     learned_row["minus_start_recall_at_5"] = _difference(scored["docs"], by_docs[learned_setting])
                     learned_row["minus_gold_recall_at_5"] = _difference(scored["docs"], by_docs["gold"])
     return rows
+
+
+def _won(env: Any, index: Any, tests: list[Any], start: Any, learned: Any) -> list[dict[str, Any]]:
+    """The searches the learned docs won (into the top 5 from outside it), each with the tool's real name and app,
+    its learned description and the tools it passed, by their real names."""
+    from dataclasses import asdict
+
+    from otbench.envs.pool import retrieval
+    from otbench.envs.pool.env import TOOLSET
+
+    queries = [task.text for task in tests]
+    before, after = (retrieval.rankings(retrieval.snapshot_of(index, env.doc_entries(docs)), index, queries)
+                     for docs in (start, learned))
+    apps = {spec.name: spec.app for spec in env.specs}
+    described = {tool.name: tool.description for tool in learned.toolset(TOOLSET)}
+    return [{**asdict(won), "real": env.to_real[won.tool], "app": apps[env.to_real[won.tool]],
+             "description": described.get(won.tool, ""), "passed": [env.to_real[name] for name in won.passed]}
+            for won in retrieval.won_searches(tests, before, after, env.to_shown)]
+
+
+def _print_won(row: dict[str, Any]) -> None:
+    """The searches one learned docs file won, by app and tool, each tool's learned description quoted once."""
+    from itertools import groupby
+
+    print(f"\nsearches won by {row['docs']} (pool {row['pool']}): the needed tool's rank, start docs -> learned docs")
+    ordered = sorted(row["won"], key=lambda won: (won["app"], won["real"], won["after"]))
+    for _, group in groupby(ordered, key=lambda won: won["real"]):
+        searches = list(group)
+        first = searches[0]
+        print(f"  {first['app']} / {first['tool']} (really {first['real']}): {first['description']!r}")
+        for won in searches:
+            passed = f"; passed {', '.join(won['passed'][:4])}" if won["passed"] else ""
+            print(f"    {won['before'] or '>10'} -> {won['after']}{passed}: {won['request']}")
 
 
 def _difference(row: list[Any], reference: list[Any]) -> dict[str, Any]:
@@ -106,12 +141,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="learned docs files (an optimize run's final_docs.json) to score too")
     parser.add_argument("--setting", default="names_only", help="the setting the --docs files were learned in")
     parser.add_argument("--limit", type=int, default=None, help="a seeded sample of N test requests per pool")
+    parser.add_argument("--won", action="store_true",
+                        help="list the searches each learned docs file won (needed tool into the top 5), by tool")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
     rows = run(args.sizes, args.docs, args.setting, args.limit)
     if args.json:
         for row in rows:
-            print(json.dumps(row))
+            print(json.dumps(row if args.won else {key: value for key, value in row.items() if key != "won"}))
         return 0
     print("pool  docs  index  n  recall@1  recall@5  recall@10  nDCG@10  single r@5  workflow r@5  usage-docs r@5"
           "  learned-start r@5  learned-gold r@5  tools learned")
@@ -122,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         kinds = [_cell(row[name]) if row[name] else "-" for name in ("single_recall_at_5", "workflow_recall_at_5")]  # type: ignore[arg-type]
         print("  ".join([str(row["pool"]), str(row["docs"]), str(row["index"]), str(row["n"]), *cells, *kinds,
                          *gains, str(row.get("tools_learned", ""))]))
+    for row in rows:
+        if args.won and "won" in row:
+            _print_won(row)
     return 0
 
 

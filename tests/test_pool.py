@@ -254,6 +254,18 @@ def test_options_choose_the_pool_and_refuse_bad_values():
 
 
 # -- retrieval with no agent -------------------------------------------------------------------------------------
+def test_won_searches_are_needed_tools_brought_into_the_top_k_with_the_tools_they_passed():
+    with _env() as env:
+        task = next(task for task in env.tasks("test") if len(task.needs) == 1)
+        tool = env.to_shown[task.needs[0]]
+        others = [name for name in env.to_real if name != tool]
+        before, after = [*others[:6], tool], [others[0], tool, *others[1:6]]
+        won = retrieval.won_searches([task], [before], [after], env.to_shown, k=5)
+        assert won == [retrieval.WonSearch(tool, task.text, 7, 2, tuple(others[1:6]))]
+        assert retrieval.won_searches([task], [after], [after], env.to_shown) == []
+        assert retrieval.won_searches([task], [others[:10]], [after], env.to_shown)[0].before is None
+
+
 def test_request_retrieval_scores_docs_sources_and_the_usage_index_only_from_train_requests():
     index = ToolIndex(EmbeddingStore(HashingEncoder()))
     scores = {}

@@ -56,6 +56,38 @@ def score_requests(snapshot: Snapshot, index: ToolIndex, tasks: Sequence[PoolTas
             for task, ranking in zip(tasks, ranked, strict=True)]
 
 
+@dataclass(frozen=True)
+class WonSearch:
+    """A request whose needed tool learned docs brought into the top k, where the docs they started from left it
+    out: what learning a tool's docs bought, one search at a time."""
+
+    tool: str
+    """The tool needed, by its shown name."""
+    request: str
+    """The request, which is the query."""
+    before: int | None
+    """Its rank with the start docs (None: below the ranking's depth)."""
+    after: int
+    """Its rank with the learned docs."""
+    passed: tuple[str, ...]
+    """Tools ranked above it before and below it now: the neighbours it beat."""
+
+
+def won_searches(tasks: Sequence[PoolTask], before: Sequence[Sequence[str]], after: Sequence[Sequence[str]],
+                 to_shown: dict[str, str], k: int = 5) -> list[WonSearch]:
+    """The searches learned docs won: each needed tool in the top ``k`` of ``after`` and not of ``before`` (the
+    rankings of each task's request with the start and the learned docs)."""
+    won = []
+    for task, start, learned in zip(tasks, before, after, strict=True):
+        for tool in (to_shown[real] for real in task.needs):
+            if tool in learned[:k] and tool not in start[:k]:
+                rank = learned.index(tool)
+                was = start.index(tool) if tool in start else len(start)
+                passed = tuple(other for other in start[:was] if other not in learned[:rank])
+                won.append(WonSearch(tool, task.text, was + 1 if tool in start else None, rank + 1, passed))
+    return won
+
+
 def train_usage(tasks: Iterable[PoolTask], to_shown: dict[str, str], kept: int = 16) -> dict[str, list[str]]:
     """Shown tool name -> the first ``kept`` train requests whose gold calls use it."""
     usage: dict[str, list[str]] = {}
