@@ -264,7 +264,8 @@ class Play2Prompt(DocOptimizer):
     # -- stage 1: tool play ------------------------------------------------------------------------
     def _play(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:
         """Find and keep the best examples, then score the current doc on them: the beam's start. Under a learning
-        budget, tools are played in toolset order until it runs out; a tool not played keeps its docs."""
+        budget, tools are played in toolset order until it runs out, checked before every call of the player: a tool
+        whose play it cut keeps its docs (no beam would start from it), so no more is spent on it."""
         if self.learning_budget.exhausted():
             return []
         tool = _tool(student, state)
@@ -274,6 +275,8 @@ class Play2Prompt(DocOptimizer):
         for _ in range(self.initial_samples):
             success = None
             for _ in range(1 + self.retries):
+                if self.learning_budget.exhausted():
+                    return exchanges
                 exchange, call = self.player.propose(tool, attempts[-_SHOWN_ATTEMPTS:], found)
                 exchanges.append(exchange)
                 if call is None:
@@ -285,6 +288,8 @@ class Play2Prompt(DocOptimizer):
                     break
             if success is None:
                 continue
+            if self.learning_budget.exhausted():
+                return exchanges
             reverse, query = self.player.reverse(tool, success)
             exchanges.append(reverse)
             if query:
@@ -315,6 +320,8 @@ class Play2Prompt(DocOptimizer):
         for description, _ in state.beam:
             base = _tool(student, state, description)
             for _ in range(self.expansions):
+                if self.learning_budget.exhausted():
+                    break
                 exchange, written = self.refiner.refine(base, state.examples, state.failures[description], state.tried)
                 exchanges.append(exchange)
                 if written and written not in state.tried:

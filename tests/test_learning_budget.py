@@ -61,7 +61,7 @@ def test_easytool_rewrites_in_toolset_order_until_the_budget_runs_out():
     assert learned.toolbox.get("t0", "function_1").description and not learned.toolbox.get("t0", "function_2").description
 
 
-def test_play2prompt_plays_no_tool_once_the_budget_is_spent():
+def test_play2prompt_plays_no_further_once_the_budget_is_spent():
     env = ToyEnvironment(1)
     ledger = TokenLedger()
     player, refiner, scorer = ToolPlayer(), DocRefiner(), FunctionCallingAgent()
@@ -72,6 +72,7 @@ def test_play2prompt_plays_no_tool_once_the_budget_is_spent():
                           token_budget=1).compile(ToolAgentProgram(env.toolbox(), _agent(ledger)),
                                                   trainset=env.tasks())
     assert learned.toolbox.get("t0", "function_2").description == ""  # never played: the first tool spent it
+    assert ledger.phase("exploration").calls == 1  # the first tool's play stops after the call that spent it
     assert ledger.phase("editor").calls == 0  # no beam round starts on a spent budget
 
 
