@@ -3,7 +3,8 @@
 - ``add [RUN_ID ...] [--all]``: keep runs of the local store (or ``--tracking-uri``) in the ledger, finished or
   interrupted (as far as they got, with what a resume needs); ``--all``: every evaluate and optimize run there;
 - ``list``: the entries, filtered (``--env``, ``--setting``, ``--command``, ``--status``);
-- ``show KEY``: one entry (a key's first characters are enough);
+- ``show KEY [--artifact PATH]``: one entry (a key's first characters are enough), or one artefact it keeps
+  (``docs/final_docs.json``: the learned docs, a file for ``--docs``);
 - ``load [KEY ...]``: make entries ordinary MLflow runs of the local store (or a tracking server), so the MLflow UI
   compares them and ``compare`` and ``reproduce`` reuse them (they also load what they need by themselves);
 - ``verify``: the ledger's format, keys that match their definitions, statuses, code versions;
@@ -49,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="one JSON object an entry")
     show = verbs.add_parser("show", help="one entry")
     show.add_argument("key", help="an entry's key, or its first characters")
+    show.add_argument("--artifact", default=None, metavar="PATH",
+                      help="print only this kept artefact, e.g. docs/final_docs.json (a docs file for --docs)")
     load = verbs.add_parser("load", help="make entries MLflow runs of the store")
     load.add_argument("keys", nargs="*", metavar="KEY", help="the entries to load (default: all)")
     add_tracking_arguments(load)
@@ -70,7 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         return _list(results, {name: getattr(args, name) for name in ("env", "setting", "command", "status")},
                      as_json=args.json)
     if args.verb == "show":
-        print(json.dumps(_entry(args.key, results).to_json(), indent=1, sort_keys=True))
+        entry = _entry(args.key, results)
+        if args.artifact is None:
+            print(json.dumps(entry.to_json(), indent=1, sort_keys=True))
+        elif args.artifact in entry.artifacts:
+            print(json.dumps(entry.artifacts[args.artifact], indent=1))
+        else:
+            raise DataError(f"entry {entry.key[:8]} keeps no {args.artifact!r}; it keeps: "
+                            f"{', '.join(sorted(entry.artifacts)) or 'none'}")
         return 0
     if args.verb == "load":
         return _load(args.keys, vars(args), results)

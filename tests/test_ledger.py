@@ -37,6 +37,13 @@ def test_an_evaluation_is_kept_verified_and_loads_as_the_run_it_was(tmp_path, mo
     assert set(kept[0].artifacts) >= {"outcomes.json", "tokens.json"} and ledger.verify() == []
     text = (results_dir() / "runs" / f"{kept[0].key}.json").read_text()
     assert len(text) < 300_000 and json.loads(text)["schema"] == ledger.SCHEMA
+    capsys.readouterr()
+    for artifact, code in (("tokens.json", 0), ("no_such.json", 2)):
+        with pytest.raises(SystemExit) as stop:
+            run_main(__import__("otbench.results").results.main, ["show", kept[0].key[:8], "--artifact", artifact])
+        assert stop.value.code == code
+    shown = capsys.readouterr()
+    assert json.loads(shown.out) == kept[0].artifacts["tokens.json"] and "keeps no 'no_such.json'" in shown.err
 
     from otbench.run.outcomes import read
 
