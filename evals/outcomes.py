@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -87,6 +87,11 @@ class Outcomes:
 
     def of_sample(self, sample: int) -> Outcomes:
         return Outcomes(tuple(task for task in self.tasks if task.sample == sample))
+
+    def as_sample(self, sample: int) -> Outcomes:
+        """Every task as one of ``sample``: one run's tasks, whatever seed its records name (a run on a whole split
+        recorded the seed it was given, though any seed draws those tasks, and pairs with any other such run)."""
+        return Outcomes(tuple(replace(task, sample=sample) for task in self.tasks))
 
 
 def _is_number(value: Any) -> bool:

@@ -199,6 +199,8 @@ def test_entries_side_by_side_render_as_one_comparison_of_their_rows():
     rendered = table("runs/dd08aee4.bff58e1c", committed)
     rows = [line.split(" | ")[0].strip("| ") for line in rendered.splitlines()[2:4]]
     assert rows == ["base", "gold"] and "+0.193 [0.127, 0.267] *" in rendered and "| dd08aee4 |" in rendered
+    # both on the whole test split: base's tasks recorded the seed 1 it was given, gold's 0, and they still pair
+    assert "+0.807 [0.747, 0.867] *" in table("runs/5ca5ac38.bff58e1c", committed)
     with pytest.raises(ConfigError, match="one environment and setting"):
         table("runs/dd08aee4.5ca5ac38", committed)  # names_params beside names_only
     with pytest.raises(ConfigError, match="'0000000000' names no one finished ledger entry"):

@@ -33,6 +33,7 @@ from typing import Any
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import EnvironmentOptions, learning_of, make_environment, resolve
 from otbench.errors import ConfigError, DataError, OtbenchError
+from otbench.evals.outcomes import Outcomes
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
 from otbench.optimizers.registry import OPTIMIZERS, reference_label, spec_of
 from otbench.run import definition as defining
@@ -472,7 +473,14 @@ def row_runs(options: CompareOptions, env: Any, plans: Mapping[int, list[RowPlan
     return [comparison.RowRuns(
         plan.label, plan.optimizer, tuple(runs[(plan.label, seed)] for seed in options.samples), options.samples,
         tuple(values[plan.label]),
-        tuple(comparison.read_outcomes(runs[(plan.label, seed)]) for seed in options.samples)) for plan in first]
+        tuple(_as_sample(comparison.read_outcomes(runs[(plan.label, seed)]), seed) for seed in options.samples))
+        for plan in first]
+
+
+def _as_sample(outcomes: Outcomes | None, seed: int) -> Outcomes | None:
+    """A run's outcomes as tasks of the sample it serves in the comparison (a reused whole-split run may have recorded
+    another seed)."""
+    return outcomes.as_sample(seed) if outcomes is not None else None
 
 
 @dataclass(frozen=True)

@@ -153,13 +153,13 @@ def _runs_table(keys: list[str], results: Path | None) -> str:
 
 def _entry_row(entry: ledger.Entry, env: Any, *, label: str | None = None, seed: int | None = None) -> comparison.RowRuns:
     """A comparison row from an entry, without MLflow: labelled by its method and numbered by its sample's seed
-    unless given (a grid's cell names both)."""
+    unless given (a grid's cell names both), every task as one of that sample (:meth:`Outcomes.as_sample`)."""
     from otbench.study.comparing import row_values
 
     definition = entry.definition
     seed = seed if seed is not None else definition.sample.seed or 0
     kept = entry.artifacts["outcomes.json"]
-    outcomes = Outcomes.from_json(kept["splits"][kept["result"]], seed)
+    outcomes = Outcomes.from_json(kept["splits"][kept["result"]], seed).as_sample(seed)
     values = row_values(definition.command, entry.metrics, entry.tokens_by_phase, env, f"entry {entry.key}")
     run = SimpleNamespace(info=SimpleNamespace(run_id=entry.key),
                           data=SimpleNamespace(tags={comparison.CODE_VERSION_TAGS[0]: entry.code.get("commit") or ""}))
