@@ -33,7 +33,6 @@ from typing import Any
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import EnvironmentOptions, learning_of, make_environment, resolve
 from otbench.errors import ConfigError, DataError, OtbenchError
-from otbench.evals.outcomes import Outcomes
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
 from otbench.optimizers.registry import OPTIMIZERS, reference_label, spec_of
 from otbench.run import definition as defining
@@ -473,14 +472,7 @@ def row_runs(options: CompareOptions, env: Any, plans: Mapping[int, list[RowPlan
     return [comparison.RowRuns(
         plan.label, plan.optimizer, tuple(runs[(plan.label, seed)] for seed in options.samples), options.samples,
         tuple(values[plan.label]),
-        tuple(_as_sample(comparison.read_outcomes(runs[(plan.label, seed)]), seed) for seed in options.samples))
-        for plan in first]
-
-
-def _as_sample(outcomes: Outcomes | None, seed: int) -> Outcomes | None:
-    """A run's outcomes as tasks of the sample it serves in the comparison (a reused whole-split run may have recorded
-    another seed)."""
-    return outcomes.as_sample(seed) if outcomes is not None else None
+        tuple(comparison.read_outcomes(runs[(plan.label, seed)], seed) for seed in options.samples)) for plan in first]
 
 
 @dataclass(frozen=True)
@@ -558,7 +550,7 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
         reference = reference_label()
         found = {plan.label: find_run(plan) for plan in plans if plan.label in ("base", reference)}
         observed = {label: run for label, run in found.items() if run is not None}
-        read = {label: comparison.read_outcomes(run) for label, run in observed.items()}
+        read = {label: comparison.read_outcomes(run, options.samples[0]) for label, run in observed.items()}
         outcomes = {label: kept for label, kept in read.items() if kept is not None}
         base_outcomes = outcomes.get("base")
         # before any run, a mean of per-task scores is planned as pass/fail unless a spread says it is continuous;

@@ -69,10 +69,11 @@ class Table:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_outcomes(run: Any) -> Outcomes | None:
-    """The outcomes a row takes from one of its runs (its result split), None when the run kept none."""
+def read_outcomes(run: Any, sample: int) -> Outcomes | None:
+    """The outcomes a row takes from one of its runs (its result split), as tasks of the ``sample`` the run serves
+    (:meth:`Outcomes.as_sample`: a reused whole-split run may have recorded another seed); None when it kept none."""
     kept = run_outcomes.read(run)
-    return kept.row if kept is not None and kept.result in kept.splits else None
+    return kept.row.as_sample(sample) if kept is not None and kept.result in kept.splits else None
 
 
 def build(env: Any, rows: Sequence[RowRuns]) -> Table:
