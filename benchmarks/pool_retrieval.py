@@ -42,7 +42,8 @@ def _learned(given: str) -> tuple[str, Path]:
     return (label or f"learned ({found.parent.name or found.stem})"), found
 
 
-def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int | None) -> list[dict[str, object]]:
+def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int | None,
+        won: bool = False) -> list[dict[str, object]]:
     from otbench.envs.base import sample_tasks
     from otbench.envs.pool import retrieval
     from otbench.envs.pool.env import TOOLSET, PoolEnvironment
@@ -86,7 +87,8 @@ def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int |
                 if docs is not None:
                     learned_row = next(row for row in rows[-2:] if row["index"] == "docs")
                     learned_row["tools_learned"] = tools_changed(start, toolbox, [TOOLSET])
-                    learned_row["won"] = _won(env, index, tests, start, toolbox)
+                    if won:
+                        learned_row["won"] = _won(env, index, tests, start, toolbox)
                     learned_row["minus_start_recall_at_5"] = _difference(scored["docs"], by_docs[learned_setting])
                     learned_row["minus_gold_recall_at_5"] = _difference(scored["docs"], by_docs["gold"])
     return rows
@@ -145,10 +147,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="list the searches each learned docs file won (needed tool into the top 5), by tool")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
-    rows = run(args.sizes, args.docs, args.setting, args.limit)
+    rows = run(args.sizes, args.docs, args.setting, args.limit, won=args.won)
     if args.json:
         for row in rows:
-            print(json.dumps(row if args.won else {key: value for key, value in row.items() if key != "won"}))
+            print(json.dumps(row))
         return 0
     print("pool  docs  index  n  recall@1  recall@5  recall@10  nDCG@10  single r@5  workflow r@5  usage-docs r@5"
           "  learned-start r@5  learned-gold r@5  tools learned")
@@ -160,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         print("  ".join([str(row["pool"]), str(row["docs"]), str(row["index"]), str(row["n"]), *cells, *kinds,
                          *gains, str(row.get("tools_learned", ""))]))
     for row in rows:
-        if args.won and "won" in row:
+        if "won" in row:
             _print_won(row)
     return 0
 
