@@ -161,6 +161,32 @@ def test_export_reads_the_docs_registered_as_a_prompt(capsys):
     assert code == 2 and "no such prompt" in err
 
 
+def test_a_toolset_over_the_registry_limit_is_registered_in_parts_and_read_whole(monkeypatch):
+    """A pool's thousand tools do not fit in one MLflow prompt: the name still reads as the whole toolset."""
+    import mlflow
+
+    from otbench.run import prompts, tracking
+    from otbench.run.docs_io import load_docs
+
+    tools = []
+    for number in range(40):
+        tool = DocumentedTool(f"tool_{number:04d}")
+        tool.with_docs(description=f"Tool number {number}, described at some length. " * 3)
+        tools.append(tool)
+    box = Toolbox({"pool": tools}, meta={OPTIMIZED_TOOLSETS: ["pool"], "env_memory": {"tool_0001": ["a request"]}})
+    monkeypatch.setattr(prompts, "MAX_PROMPT_CHARS", 3_000)
+    tracking.configure()
+    (uri,) = prompts.register_docs(box, ["pool"], env="pool", setting="names_only", tags={"run_id": "r"}).values()
+    read = prompts.read_prompt(uri)
+    assert prompts.PARTS not in read["meta"]
+    assert read["meta"]["env_memory"] == {"tool_0001": ["a request"]}
+    assert [tool["name"] for tool in read["toolsets"]["pool"]] == [tool.name for tool in tools]
+    assert load_docs("prompts:/otbench.pool.names_only.pool@latest").toolset("pool")[39].description.startswith(
+        "Tool number 39")
+    parts = json.loads(mlflow.genai.load_prompt(uri).template)["meta"][prompts.PARTS]
+    assert len(parts) > 1 and all(len(mlflow.genai.load_prompt(part).template) <= 3_000 for part in parts)
+
+
 def test_export_gold_gives_the_true_docs_evaluate_uses_with_docs_gold(capsys):
     from otbench.envs.registry import EnvironmentOptions, make_environment
 

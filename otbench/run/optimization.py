@@ -428,11 +428,6 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
     program.toolbox.save(str(out / "final_state.json"))
     mlflow.log_artifact(str(out / "final_docs.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
     mlflow.log_artifact(str(out / "final_state.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
-    prompts: dict[str, str] = {}
-    if register:
-        prompts = register_docs(program.toolbox, program.toolbox.meta[OPTIMIZED_TOOLSETS], env=env.name,
-                                setting=env.setting, tags={"run_id": run_id, "optimizer": optimizer.name})
-        mlflow.log_dict(prompts, "docs/prompts.json")
     contaminated = _log_contamination(env, program)
     validation = _log_validation(env, program)
     invented = results.invented
@@ -448,6 +443,11 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
     intervals = {split: run_outcomes.intervals(part, rules) for split, part in kept.splits.items()}
     tracking.log_result({k: v for k, v in (test or after).items() if k in env.metric_names},
                         tracking.cost_tokens(tokens), intervals.get(kept.result))
+    prompts: dict[str, str] = {}
+    if register:
+        prompts = register_docs(program.toolbox, program.toolbox.meta[OPTIMIZED_TOOLSETS], env=env.name,
+                                setting=env.setting, tags={"run_id": run_id, "optimizer": optimizer.name})
+        mlflow.log_dict(prompts, "docs/prompts.json")
     llm_seconds = sum(row["seconds"] for phase, row in tokens.items() if phase != "all")
     result = OptimizeResult(
         run_id=run_id, optimizer=optimizer.name, env=env.name, setting=env.setting, mode=optimizer.mode,

@@ -4,6 +4,10 @@ A downstream agent then asks for the docs by name, ``prompts:/otbench.bfcl.names
 from the same MLflow store or server, without knowing which run learned them. A version's text
 is the toolset's docs as an otbench docs file (what ``Toolbox.read`` reads); its tags say which
 run, optimizer and setting produced it.
+
+MLflow keeps at most :data:`MAX_PROMPT_CHARS` characters a prompt, less than a pool of a thousand tools' docs. Such a
+toolset's prompt holds the docs' meta and the URIs of the prompts that hold its tools (``NAME.part1``, ...), in
+order, under the meta key :data:`PARTS`; :func:`read_prompt` joins them, so the name reads as one docs file.
 """
 
 from __future__ import annotations
@@ -12,10 +16,18 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from otbench.errors import DataError
+
 if TYPE_CHECKING:
     from otbench.modules.tool_docs import Toolbox
 
 PREFIX = "prompts:/"
+MAX_PROMPT_CHARS = 100_000
+"""The longest prompt text MLflow's registry keeps."""
+PARTS = "prompt_parts"
+"""The meta key, in a toolset's prompt, of the prompts holding its tools when they do not fit in one."""
+_ENVELOPE_CHARS = 1_000
+"""Room left in a part for what wraps its tools (format, meta, the toolset's name)."""
 
 
 def prompt_name(env: str, setting: str, toolset: str) -> str:
@@ -26,25 +38,75 @@ def prompt_name(env: str, setting: str, toolset: str) -> str:
 def register_docs(toolbox: Toolbox, toolsets: list[str], *, env: str, setting: str,
                   tags: dict[str, str]) -> dict[str, str]:
     """A new version of each toolset's prompt holding its docs; returns ``{toolset: prompt URI}``."""
-    import mlflow
-
     from otbench.modules.tool_docs import Toolbox
 
     uris = {}
     for toolset in toolsets:
-        docs = Toolbox({toolset: toolbox.toolset(toolset)}, meta={**toolbox.meta, "toolset": toolset})
-        version = mlflow.genai.register_prompt(
-            name=prompt_name(env, setting, toolset), template=json.dumps(docs.to_json(), ensure_ascii=False),
-            commit_message=f"docs of {toolset} learned by {tags.get('optimizer', 'an optimizer')}", tags=tags)
-        uris[toolset] = version.uri
+        docs = Toolbox({toolset: toolbox.toolset(toolset)}, meta={**toolbox.meta, "toolset": toolset}).to_json()
+        name = prompt_name(env, setting, toolset)
+        message = f"docs of {toolset} learned by {tags.get('optimizer', 'an optimizer')}"
+        text = json.dumps(docs, ensure_ascii=False)
+        if len(text) > MAX_PROMPT_CHARS:
+            parts = [{**docs, "meta": {"toolset": toolset}, "toolsets": {toolset: tools}}
+                     for tools in _packed(docs["toolsets"][toolset], toolset)]
+            part_uris = [_register(f"{name}.part{number}", json.dumps(part, ensure_ascii=False), message, tags)
+                         for number, part in enumerate(parts, start=1)]
+            text = json.dumps({**docs, "meta": {**docs["meta"], PARTS: part_uris}, "toolsets": {toolset: []}},
+                              ensure_ascii=False)
+        uris[toolset] = _register(name, text, message, tags)
     return uris
 
 
-def read_prompt(uri: str) -> dict[str, Any]:
-    """The docs file a prompt version holds (``prompts:/NAME/VERSION`` or ``prompts:/NAME@ALIAS``)."""
+def _register(name: str, text: str, message: str, tags: dict[str, str]) -> str:
     import mlflow
 
-    from otbench.errors import DataError
+    if len(text) > MAX_PROMPT_CHARS:
+        raise DataError(f"prompt {name}: {len(text):,} characters, over the registry's {MAX_PROMPT_CHARS:,} (one "
+                        "tool's docs, or the docs' meta, is that long)")
+    return str(mlflow.genai.register_prompt(name=name, template=text, commit_message=message, tags=tags).uri)
+
+
+def _packed(tools: list[dict[str, Any]], toolset: str) -> list[list[dict[str, Any]]]:
+    """The toolset's tools in order, in as few runs as keep each part's text within the registry's limit."""
+    room = MAX_PROMPT_CHARS - _ENVELOPE_CHARS - len(toolset)
+    parts: list[list[dict[str, Any]]] = [[]]
+    used = 0
+    for tool in tools:
+        size = len(json.dumps(tool, ensure_ascii=False)) + 2
+        if parts[-1] and used + size > room:
+            parts.append([])
+            used = 0
+        parts[-1].append(tool)
+        used += size
+    return parts
+
+
+def read_prompt(uri: str) -> dict[str, Any]:
+    """The docs file a prompt version holds (``prompts:/NAME/VERSION`` or ``prompts:/NAME@ALIAS``), its parts
+    joined where the toolset's docs were registered in several."""
+    data = _prompt_docs(uri)
+    meta = data.get("meta")
+    parts = meta.pop(PARTS, None) if isinstance(meta, dict) else None
+    if parts is None:
+        return data
+    toolsets = data.get("toolsets")
+    if not isinstance(parts, list) or not isinstance(toolsets, dict) or len(toolsets) != 1:
+        raise DataError(f"{uri}: its {PARTS} are not a list of prompts of one toolset")
+    (toolset,) = toolsets
+    toolsets[toolset] = [tool for part in parts for tool in _part_tools(str(part), toolset)]
+    return data
+
+
+def _part_tools(uri: str, toolset: str) -> list[Any]:
+    tools = _prompt_docs(uri).get("toolsets")
+    found = tools.get(toolset) if isinstance(tools, dict) else None
+    if not isinstance(found, list):
+        raise DataError(f"{uri}: holds no tools of {toolset}")
+    return found
+
+
+def _prompt_docs(uri: str) -> dict[str, Any]:
+    import mlflow
 
     try:
         template = mlflow.genai.load_prompt(uri).template
