@@ -8,9 +8,11 @@ feedback, and writes a new description. GEPA keeps the candidates that do best o
 tasks (a Pareto front, one entry per task) and returns the best.
 
 Online environments (a toolset per task) run GEPA once per task, on that task, within the same
-budget of agent attempts; offline ones run it once over the train tasks. Attempts made while
-searching are charged to the exploration phase (``scorer``), reflections to the editor phase,
-and the final scoring of the train tasks to the agent phase, as for the other optimizers.
+budget of agent attempts; offline ones run it once over the train tasks. Online, each task's search
+is a logged step of its own, so an interrupted run keeps every finished search and resumes after the
+last one; the final scoring is the step after them. Attempts made while searching are charged to the
+exploration phase (``scorer``), reflections to the editor phase, and the final scoring of the train
+tasks to the agent phase, as for the other optimizers.
 """
 
 from __future__ import annotations
@@ -29,12 +31,26 @@ from otbench.modules.editor import EditorExchange
 from otbench.modules.lm_output import first_text
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox, tool_key
-from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
+from otbench.optimizers.base import (
+    DocOptimizer,
+    IterationRecord,
+    IterationTracker,
+    apply_updates,
+    checkpoint_trajectory,
+    restore_trajectory,
+)
 from otbench.optimizers.gepa_spec import GEPAKnobs
 from otbench.optimizers.knobs import check
 
 if TYPE_CHECKING:
     from gepa.core.adapter import EvaluationBatch
+
+SEARCHED = "searched"
+"""Checkpoint entry of a search's step: how many tasks' searches have finished (online), which a resume skips."""
+CHANGED = "toolsets_changed"
+"""Checkpoint entry of a search's step: the toolsets whose docs the finished searches changed."""
+BEST_ATTEMPTS = "best_attempts"
+"""Checkpoint entry of a search's step: the searched tasks' outcomes with the docs GEPA chose for each."""
 
 REFLECTION_PROMPT = """\
 An AI assistant calls a tool that is documented as follows:
@@ -139,32 +155,56 @@ class GEPA(DocOptimizer):
     def _optimize(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
         """One GEPA search per task (online) or over all train tasks (offline), then the train tasks are scored.
 
-        A ``resume`` checkpoint means the single logged step already finished: nothing is left to do.
+        With several searches (online), each finished one is logged as a step (:meth:`_log_search`); a ``resume``
+        checkpoint of one continues with the next task's search (its docs are already the program's). One without
+        :data:`SEARCHED` is the final scoring's: nothing is left to do.
         """
-        if resume:
+        if resume and SEARCHED not in resume:
             return
-        self._shared_help(program.toolbox, trainset)
-        self._exchanges = []
+        searched = int(resume.get(SEARCHED, 0))
+        if not searched:
+            self._shared_help(program.toolbox, trainset)
         groups = [[task] for task in trainset] if self.env.learning == "online" else [trainset]
-        before = program.toolbox.to_json()
+        best_attempts = [restore_trajectory(data) for data in resume.get(BEST_ATTEMPTS, ())]
+        changed = set(resume.get(CHANGED, ()))
         # one bar over every search: each spends about its budget of attempts (the last iteration may run over)
-        with tqdm(total=self.budget * len(trainset), desc="gepa: search", unit="attempt", disable=not self.progress,
-                  dynamic_ncols=True) as spent:
-            for tasks in groups:
-                best = self._search(program, tasks, spent)
+        with tqdm(total=self.budget * len(trainset), initial=self.budget * searched, desc="gepa: search",
+                  unit="attempt", disable=not self.progress, dynamic_ncols=True) as spent:
+            for step, tasks in enumerate(groups[searched:], start=searched):
+                self._exchanges = []
+                seed, best, attempt = self._search(program, tasks, spent)
+                changed |= {key.split("::", 1)[0] for key in best if best[key] != seed[key]}
                 for key, description in best.items():
                     toolset, name = key.split("::", 1)
                     apply_updates(program.toolbox, toolset, {name: description})
+                if len(groups) > 1:
+                    best_attempts += attempt
+                    self._log_search(program, step, best_attempts, attempt, changed)
         trajectories = self._rollouts(program, trainset, "gepa: evaluate")
-        changed = sum(old != new for old, new in zip(before["toolsets"].values(),
-                                                     program.toolbox.to_json()["toolsets"].values(), strict=True))
-        metrics = {**self.env.summarise(trajectories), "toolsets_changed": float(changed)}
-        self.tracker.log_iteration(IterationRecord(0, metrics, program.toolbox.deepcopy(), trajectories,
-                                                   self._exchanges, {"next_step": 1,
-                                                                     "docs": program.toolbox.to_json()}))
+        metrics = {**self.env.summarise(trajectories), "toolsets_changed": float(len(changed))}
+        final_step = len(groups) if len(groups) > 1 else 0
+        exchanges = self._exchanges if len(groups) == 1 else []  # online, each search's step logged its own
+        self.tracker.log_iteration(IterationRecord(final_step, metrics, program.toolbox.deepcopy(), trajectories,
+                                                   exchanges, {"next_step": final_step + 1,
+                                                               "docs": program.toolbox.to_json()}))
         self.final_trajectories = trajectories
 
-    def _search(self, program: ToolAgentProgram, tasks: list[Any], spent: tqdm[Any]) -> dict[str, str]:
+    def _log_search(self, program: ToolAgentProgram, step: int, best_attempts: list[Trajectory],
+                    attempt: list[Trajectory], changed: set[str]) -> None:
+        """One task's finished search as a step: the environment's metrics over the searched tasks' attempts with the
+        docs GEPA chose for each (how the search is going), this search's best attempt and reflections, and what a
+        resume continues from."""
+        metrics = {**self.env.summarise(best_attempts), "tasks_searched": float(step + 1),
+                   "toolsets_changed": float(len(changed))}
+        checkpoint = {SEARCHED: step + 1, "docs": program.toolbox.to_json(), CHANGED: sorted(changed),
+                      BEST_ATTEMPTS: [checkpoint_trajectory(t) for t in best_attempts]}
+        self.tracker.log_iteration(IterationRecord(step, metrics, program.toolbox.deepcopy(), attempt,
+                                                   self._exchanges, checkpoint))
+
+    def _search(self, program: ToolAgentProgram, tasks: list[Any],
+                spent: tqdm[Any]) -> tuple[dict[str, str], dict[str, str], list[Trajectory]]:
+        """GEPA over ``tasks``: the descriptions it started from, the best it found, and the best's attempts at the
+        tasks (as the search scored them)."""
         import gepa
 
         seed = {tool_key(toolset, tool.name): tool.description
@@ -177,11 +217,15 @@ class GEPA(DocOptimizer):
             reflection_minibatch_size=min(self.minibatch, len(tasks)), max_metric_calls=self.budget * len(tasks),
             stop_callbacks=lambda _state: self.learning_budget.exhausted(),
             logger=_Silent(), display_progress_bar=False, seed=self.seed, raise_on_exception=True,
+            track_best_outputs=True,
         )
         best = result.best_candidate
         if not isinstance(best, dict):  # a dict seed gives dict candidates
             raise TypeError(f"GEPA returned a {type(best).__name__} candidate for a dict seed")
-        return best
+        outputs = result.best_outputs_valset or {}
+        attempts = [next((out for idx, out in outputs[i] if idx == result.best_idx), outputs[i][0][1])
+                    for i in sorted(outputs)]
+        return seed, best, attempts
 
     def _attempts(self, agent: Agent, docs: Toolbox, tasks: Sequence[Any]) -> list[Trajectory]:
         """A candidate's attempts at tasks (no progress bar: GEPA asks for many small batches)."""

@@ -35,16 +35,47 @@ def test_gepa_learns_the_docs_the_metric_rewards(shared):
     program, scorer, reflection, ledger = _setup(env, prompts)
     learned = GEPA(env=env, reflection_lm=reflection, scorer=scorer, tracker=recorder, progress=False).compile(
         program, trainset=env.tasks())
-    assert [r.metrics["E"] for r in recorder.records] == [1.0]  # one logged step: the train tasks with the final docs
+    # online, a step per task's search, then the train tasks scored with the final docs; offline one step
+    assert [r.step for r in recorder.records] == ([0] if shared else [0, 1, 2, 3])
+    assert recorder.records[-1].metrics["E"] == 1.0
     toolsets = {env.toolset_of(task) for task in env.tasks()}
     assert all(learned.toolbox.get(toolset, "function_1").description == "Adds a and b." for toolset in toolsets)
     assert program.toolbox.get(min(toolsets), "function_1").description == ""  # the student is untouched
     # one tool's evidence per reflection: the requests, the calls the agent made, the metric's score and feedback
     assert "## Tool\nfunction_1" in prompts[0] and "the assistant did not call function_1" in prompts[0]
     assert "E = 0.00. expected" in prompts[0]
-    assert [e.job for e in recorder.records[0].exchanges] == ["reflect"] * len(prompts)
+    assert [e.job for r in recorder.records for e in r.exchanges] == ["reflect"] * len(prompts)
     assert ledger.phase("exploration").calls > 0 and ledger.phase("editor").calls == len(prompts)
     assert ledger.phase("agent").calls == 3  # only the final scoring of the train tasks
+
+
+def test_each_search_is_a_step_an_interrupted_run_resumes_after():
+    env, prompts, interrupted = ToyEnvironment(3), [], Recorder(stop_after=0)
+    program, scorer, reflection, _ = _setup(env, prompts)
+    with pytest.raises(KeyboardInterrupt):
+        GEPA(env=env, reflection_lm=reflection, scorer=scorer, tracker=interrupted, progress=False).compile(
+            program, trainset=env.tasks())
+    first = interrupted.records[0]
+    assert first.checkpoint["searched"] == 1 and first.metrics["tasks_searched"] == 1.0
+    assert first.metrics["E"] == 1.0 and [t.task_id for t in first.trajectories] == ["t0"]  # the best docs' attempt
+    checkpoint, resumed_prompts, resumed = first.checkpoint, [], Recorder()
+    fresh, scorer2, reflection2, ledger = _setup(env, resumed_prompts)
+    fresh.toolbox.adopt_docs(type(fresh.toolbox).from_json(checkpoint["docs"]))
+    learned = GEPA(env=env, reflection_lm=reflection2, scorer=scorer2, tracker=resumed, progress=False).compile(
+        fresh, trainset=env.tasks(), resume=checkpoint)
+    assert [r.step for r in resumed.records] == [1, 2, 3]  # the first task is not searched again
+    assert len(resumed_prompts) == len(prompts) * 2  # each search reflected as often as the first one did
+    assert resumed.records[-1].metrics["toolsets_changed"] == 3.0
+    assert all(learned.toolbox.get(task.id, "function_1").description == "Adds a and b." for task in env.tasks())
+    assert ledger.phase("agent").calls == 3
+
+
+def test_a_resumed_run_whose_final_scoring_was_logged_does_nothing():
+    env = ToyEnvironment(2)
+    program, scorer, reflection, ledger = _setup(env, [])
+    GEPA(env=env, reflection_lm=reflection, scorer=scorer, progress=False).compile(
+        program, trainset=env.tasks(), resume={"next_step": 3, "docs": program.toolbox.to_json()})
+    assert all(ledger.phase(phase).calls == 0 for phase in ("agent", "exploration", "editor"))
 
 
 def test_the_budget_bounds_the_attempts_spent_searching():
