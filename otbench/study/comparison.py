@@ -235,8 +235,9 @@ def _warnings(table: Table, rows: Sequence[RowRuns], primary: str, rule: MetricR
             rate = value_of(pooled, rule)
             detail = (f"; at base's rate {rate:.3f} its {n} tasks per row detect only a rise of "
                       f"{stats.detectable_difference(n, rate):.3f} (80% power, alpha {stats.ALPHA})")
-        warnings.append(f"no difference in this table holds (alpha {stats.ALPHA}, Holm over {len(tested)} tests)"
-                        f"{detail}: read its rows as indistinguishable (compare --plan sizes a table that can tell)")
+        tests = f"{len(tested)} test{'' if len(tested) == 1 else 's'}"
+        warnings.append(f"no difference in this table holds (alpha {stats.ALPHA}, Holm over {tests}){detail}: read its "
+                        "rows as indistinguishable (compare --plan sizes a table that can tell)")
     return warnings
 
 
