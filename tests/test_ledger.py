@@ -205,3 +205,20 @@ def test_entries_side_by_side_render_as_one_comparison_of_their_rows():
         table("runs/dd08aee4.5ca5ac38", committed)  # names_params beside names_only
     with pytest.raises(ConfigError, match="'0000000000' names no one finished ledger entry"):
         table("runs/dd08aee4.0000000000", committed)
+
+
+def test_an_interrupted_entry_costs_what_it_had_spent():
+    """The grid's cost table counts an interrupted cell as far as it got: an optimize run by its last checkpoint, an
+    evaluation by its finished tasks (whose wall time is not known: they ran side by side)."""
+    from dataclasses import replace
+
+    from otbench.study.rendered import _cost
+
+    finished = ledger.starting_with("0f32e2bb", ROOT / "results")[0]
+    phases = {"all": {"total_tokens": 900, "cached_tokens": 100}}
+    optimizing = replace(finished, status="interrupted", tokens_by_phase={}, seconds=None,
+                         resume={"checkpoint.json": {"tokens": phases, "elapsed_seconds": 1800.0}})
+    assert (_cost(optimizing)["tokens"], _cost(optimizing)["hours"]) == ("1,000", "0.50")
+    evaluating = replace(optimizing, resume={"partial_trajectories.jsonl": [{"usage": {"tokens": 40.0}},
+                                                                           {"usage": {"tokens": 2.0}}]})
+    assert (_cost(evaluating)["tokens"], _cost(evaluating)["hours"]) == ("42", "-")

@@ -191,14 +191,27 @@ def _non_inferiority(section: str, built: comparison.Table) -> list[str]:
 
 def _cost(entry: ledger.Entry) -> dict[str, Any]:
     """An entry's tokens (paid and cache-served), hours and the model's speed where it ran."""
-    from otbench.run.tracking import cost_tokens
-
     speed = entry.model_speed
     shown = (f"{speed['prompt_tokens_per_second']:.0f} / {speed['generation_tokens_per_second']:.0f}"
              if {"prompt_tokens_per_second", "generation_tokens_per_second"} <= set(speed) else "-")
-    tokens = cost_tokens(entry.tokens_by_phase) if entry.tokens_by_phase else 0
-    hours = f"{entry.seconds / 3600:.2f}" if entry.seconds is not None else "-"
+    tokens, seconds = _spent(entry)
+    hours = f"{seconds / 3600:.2f}" if seconds is not None else "-"
     return {"tokens": f"{tokens:,}", "hours": hours, "speed": shown}
+
+
+def _spent(entry: ledger.Entry) -> tuple[int, float | None]:
+    """An entry's tokens and wall seconds; an interrupted one's as far as it got: an optimize run's by its last
+    checkpoint, an evaluation's over its finished tasks (which ran side by side, so their wall time is not known)."""
+    from otbench.run.evaluation import PARTIAL
+    from otbench.run.tracking import cost_tokens
+
+    if entry.tokens_by_phase:
+        return cost_tokens(entry.tokens_by_phase), entry.seconds
+    checkpoint = entry.resume.get("checkpoint.json", {})
+    if checkpoint.get("tokens"):
+        return cost_tokens(checkpoint["tokens"]), checkpoint.get("elapsed_seconds")
+    finished = entry.resume.get(PARTIAL, [])
+    return int(sum(task.get("usage", {}).get("tokens", 0) for task in finished)), entry.seconds
 
 
 # -- the cost of every cell ----------------------------------------------------------------------------------------
