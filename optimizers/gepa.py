@@ -121,10 +121,15 @@ class _DocsAdapter:
 
 def _with_candidate(toolbox: Toolbox, candidate: Mapping[str, str]) -> Toolbox:
     docs = toolbox.deepcopy()
+    _apply_candidate(docs, candidate)
+    return docs
+
+
+def _apply_candidate(toolbox: Toolbox, candidate: Mapping[str, str]) -> None:
+    """Set a candidate's descriptions (keyed by :func:`tool_key`) on ``toolbox``."""
     for key, description in candidate.items():
         toolset, name = key.split("::", 1)
-        apply_updates(docs, toolset, {name: description})
-    return docs
+        apply_updates(toolbox, toolset, {name: description})
 
 
 class GEPA(DocOptimizer):
@@ -165,6 +170,7 @@ class GEPA(DocOptimizer):
         if not searched:
             self._shared_help(program.toolbox, trainset)
         groups = [[task] for task in trainset] if self.env.learning == "online" else [trainset]
+        stepwise = len(groups) > 1  # each search a step of its own
         best_attempts = [restore_trajectory(data) for data in resume.get(BEST_ATTEMPTS, ())]
         changed = set(resume.get(CHANGED, ()))
         # one bar over every search: each spends about its budget of attempts (the last iteration may run over)
@@ -174,16 +180,14 @@ class GEPA(DocOptimizer):
                 self._exchanges = []
                 seed, best, attempt = self._search(program, tasks, spent)
                 changed |= {key.split("::", 1)[0] for key in best if best[key] != seed[key]}
-                for key, description in best.items():
-                    toolset, name = key.split("::", 1)
-                    apply_updates(program.toolbox, toolset, {name: description})
-                if len(groups) > 1:
+                _apply_candidate(program.toolbox, best)
+                if stepwise:
                     best_attempts += attempt
                     self._log_search(program, step, best_attempts, attempt, changed)
         trajectories = self._rollouts(program, trainset, "gepa: evaluate")
         metrics = {**self.env.summarise(trajectories), "toolsets_changed": float(len(changed))}
-        final_step = len(groups) if len(groups) > 1 else 0
-        exchanges = self._exchanges if len(groups) == 1 else []  # online, each search's step logged its own
+        final_step = len(groups) if stepwise else 0
+        exchanges = [] if stepwise else self._exchanges  # stepwise, each search's step logged its own
         self.tracker.log_iteration(IterationRecord(final_step, metrics, program.toolbox.deepcopy(), trajectories,
                                                    exchanges, {"next_step": final_step + 1,
                                                                "docs": program.toolbox.to_json()}))
