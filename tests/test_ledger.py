@@ -209,7 +209,7 @@ def test_entries_side_by_side_render_as_one_comparison_of_their_rows():
 
 def test_an_interrupted_entry_costs_what_it_had_spent():
     """The grid's cost table counts an interrupted cell as far as it got: an optimize run by its last checkpoint, an
-    evaluation by its finished tasks (whose wall time is not known: they ran side by side)."""
+    evaluation by its finished tasks (and the seconds it logged, here none)."""
     from dataclasses import replace
 
     from otbench.study.rendered import _cost

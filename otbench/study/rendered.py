@@ -201,7 +201,7 @@ def _cost(entry: ledger.Entry) -> dict[str, Any]:
 
 def _spent(entry: ledger.Entry) -> tuple[int, float | None]:
     """An entry's tokens and wall seconds; an interrupted one's as far as it got: an optimize run's by its last
-    checkpoint, an evaluation's over its finished tasks (which ran side by side, so their wall time is not known)."""
+    checkpoint, an evaluation's tokens over its finished tasks beside the seconds it logged when it last kept them."""
     from otbench.run.evaluation import PARTIAL
     from otbench.run.tracking import cost_tokens
 
