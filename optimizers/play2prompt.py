@@ -13,6 +13,11 @@ Per tool, two stages:
    and the agent's failures, scored the same way, and the ``beam_width`` best survive, for
    ``iterations`` rounds. The best doc wins.
 
+Steps: play logs one step per toolset, when the last of its tools has been played (tools play side by
+side, so toolsets finish in any order), then one step per beam round, then the scoring of the train
+tasks. An interrupted run keeps every toolset played to the end and plays only the others when
+resumed: play over a hundred toolsets is hours on a small machine.
+
 Every tool is explored separately whether a task needs it or not: that is where its token cost
 comes from, and why the paper compares it with ToolObserver. Play, the judge and the agent's
 scoring runs are charged to the exploration phase; the rewrites to the editor phase.
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -69,6 +75,16 @@ REFINE_TASK = """\
 Write a better description of the tool (1-3 sentences: what it does, each input with name, type \
 and meaning, what it returns). Base it on the examples of calls that worked and fix what made \
 the assistant fail. It must differ from the descriptions already tried."""
+
+PLAYED = "played"
+"""Checkpoint entry: the toolsets played to the end, in the order they finished, which a resume does not play again
+(their tools' states are the checkpoint's ``states``)."""
+NEXT_STAGE = "next_stage"
+"""Checkpoint entry: the stage a resume starts with: 0, play (the toolsets not in :data:`PLAYED`); 1 to
+``iterations``, that beam round; ``iterations + 1``, the scoring of the train tasks; beyond, nothing is left."""
+PLAY_STEPS = "play_steps"
+"""Checkpoint entry after play: how many steps play took (one a toolset), which the beam rounds' step numbers
+follow."""
 
 _SHOWN_ATTEMPTS = 6  # earlier attempts shown when proposing a call: enough to learn from, bounded prompt
 SCORED_TOOLS = 20
@@ -234,34 +250,66 @@ class Play2Prompt(DocOptimizer):
                 **({"scorer": scorer_lm} if scorer_lm is not None else {})}
 
     def _optimize(self, student: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
-        """Explore every tool of the train tasks' toolsets, refine its doc, then score the train tasks."""
+        """Explore every tool of the train tasks' toolsets, refine its doc, then score the train tasks; a ``resume``
+        checkpoint continues where it was written (:data:`NEXT_STAGE`)."""
+        if "next_step" in resume:  # written when play was one step (step 0): the step number was the round's
+            resume = {**resume, NEXT_STAGE: resume["next_step"], PLAY_STEPS: 1, PLAYED: self._toolsets(trainset)}
         scorer = self.scorer or student.agent
-        states = [ToolState.from_dict(s) for s in resume["states"]] if "states" in resume else [
-            ToolState(toolset, tool.name) for toolset in self._toolsets(trainset)
-            for tool in student.toolbox.toolset(toolset)
-        ]
-        step = resume.get("next_step", 0)
-        if step == 0:
-            self._shared_help(student.toolbox, trainset)
-            exchanges = self._map(lambda state: self._play(student, scorer, state), states, "play2prompt: play")
-            self._log(step, student, states, exchanges)
-            step += 1
-        while step <= self.iterations:
+        kept = {(data["toolset"], data["tool"]): ToolState.from_dict(data) for data in resume.get("states", ())}
+        states = [kept.get((toolset, tool.name)) or ToolState(toolset, tool.name)
+                  for toolset in self._toolsets(trainset) for tool in student.toolbox.toolset(toolset)]
+        stage = int(resume.get(NEXT_STAGE, 0))
+        if stage == 0:
+            play_steps = self._play_all(student, scorer, states, trainset, list(resume.get(PLAYED, ())))
+            stage = 1
+        else:
+            play_steps = int(resume[PLAY_STEPS])
+        while stage <= self.iterations:
             exchanges = self._map(lambda state: self._expand(student, scorer, state), states,
-                                  f"play2prompt: beam {step}")
+                                  f"play2prompt: beam {stage}")
             for state in states:
                 if state.beam:
                     apply_updates(student.toolbox, state.toolset, {state.tool: state.beam[0][0]})
-            self._log(step, student, states, exchanges)
-            step += 1
-        if step == self.iterations + 1:
+            self._log(play_steps - 1 + stage, _beam_metrics(states), student, states, exchanges,
+                      {NEXT_STAGE: stage + 1, PLAY_STEPS: play_steps})
+            stage += 1
+        if stage == self.iterations + 1:
             trajectories = self._rollouts(student, trainset, "play2prompt: evaluate")
             metrics = {**self.env.summarise(trajectories), **_beam_metrics(states)}
-            self.tracker.log_iteration(IterationRecord(step, metrics, student.toolbox.deepcopy(), trajectories, [],
-                                                       self._checkpoint(step + 1, student, states)))
+            step = play_steps + self.iterations
+            self.tracker.log_iteration(IterationRecord(
+                step, metrics, student.toolbox.deepcopy(), trajectories, [],
+                self._checkpoint(student, states, {NEXT_STAGE: stage + 1, PLAY_STEPS: play_steps})))
             self.final_trajectories = trajectories
 
-    # -- stage 1: tool play ------------------------------------------------------------------------
+    def _play_all(self, student: ToolAgentProgram, scorer: Agent, states: list[ToolState], trainset: list[Any],
+                  played: list[str]) -> int:
+        """Play every tool of the toolsets not ``played`` yet, side by side; each toolset is logged as a step when
+        its last tool has been played, so an interruption loses at most the toolsets being played. Returns how many
+        steps play took."""
+        if not played:
+            self._shared_help(student.toolbox, trainset)
+        todo = [state for state in states if state.toolset not in played]
+        unplayed = Counter(state.toolset for state in todo)
+        exchanges: dict[str, list[EditorExchange]] = {toolset: [] for toolset in unplayed}
+
+        def finished(result: tuple[ToolState, list[EditorExchange]]) -> None:
+            state, made = result
+            exchanges[state.toolset] += made
+            unplayed[state.toolset] -= 1
+            if unplayed[state.toolset]:
+                return
+            played.append(state.toolset)
+            done = set(played)
+            kept = [s for s in states if s.toolset in done]
+            self._log(len(played) - 1, {**_beam_metrics(kept), "toolsets_played": float(len(played))}, student,
+                      kept, exchanges.pop(state.toolset), {NEXT_STAGE: 0, PLAYED: list(played)})
+
+        parallel_map(lambda state: (state, self._play(student, scorer, state)), todo, num_threads=self.num_threads,
+                     description="play2prompt: play", progress=self.progress, on_result=finished)
+        return len(played)
+
+    # -- tool play (stage 0) ------------------------------------------------------------------------
     def _play(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:
         """Find and keep the best examples, then score the current doc on them: the beam's start. Under a learning
         budget, tools are played in toolset order until it runs out, checked before every call of the player: a tool
@@ -310,7 +358,7 @@ class Play2Prompt(DocOptimizer):
             exchanges.append(judged)
         return sorted(found, key=lambda e: -(e.score or 0.0))[: self.top_k]
 
-    # -- stage 2: beam search over docs --------------------------------------------------------------
+    # -- beam search over docs (stages 1 to iterations) --------------------------------------------
     def _expand(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:
         """One beam round for one tool: ``expansions`` rewrites per member, keep the best ``beam_width``."""
         if not state.examples or self.learning_budget.exhausted():
@@ -358,13 +406,15 @@ class Play2Prompt(DocOptimizer):
                                 progress=self.progress)
         return [exchange for exchanges in per_tool for exchange in exchanges]
 
-    def _checkpoint(self, next_step: int, student: ToolAgentProgram, states: list[ToolState]) -> dict[str, Any]:
-        return {"next_step": next_step, "docs": student.toolbox.to_json(), "states": [s.to_dict() for s in states]}
+    def _checkpoint(self, student: ToolAgentProgram, states: list[ToolState],
+                    progress: dict[str, Any]) -> dict[str, Any]:
+        return {**progress, "docs": student.toolbox.to_json(), "states": [s.to_dict() for s in states]}
 
-    def _log(self, step: int, student: ToolAgentProgram, states: list[ToolState],
-             exchanges: list[EditorExchange]) -> None:
-        self.tracker.log_iteration(IterationRecord(step, _beam_metrics(states), student.toolbox.deepcopy(), [],
-                                                   exchanges, self._checkpoint(step + 1, student, states)))
+    def _log(self, step: int, metrics: dict[str, float], student: ToolAgentProgram, states: list[ToolState],
+             exchanges: list[EditorExchange], progress: dict[str, Any]) -> None:
+        """A play or beam step: its metrics and exchanges, and a checkpoint of ``states`` with ``progress``."""
+        self.tracker.log_iteration(IterationRecord(step, metrics, student.toolbox.deepcopy(), [], exchanges,
+                                                   self._checkpoint(student, states, progress)))
 
 
 def _tool(student: ToolAgentProgram, state: ToolState, description: str | None = None) -> DocumentedTool:

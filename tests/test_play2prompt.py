@@ -5,6 +5,7 @@ from recorder import Recorder
 from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
+from otbench.core.parallel import MapInterrupted
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
@@ -115,22 +116,62 @@ def test_the_beam_keeps_the_doc_the_agent_succeeds_with():
     assert ledger.phase("exploration").calls > 0 and ledger.phase("editor").calls == 2
 
 
+def _resumed(env, checkpoint, **knobs):
+    """A fresh program and optimizer resuming ``checkpoint`` as the optimize command does (its docs first)."""
+    fresh, player, refiner, scorer, _ledger = _setup(env)
+    fresh.toolbox.adopt_docs(type(fresh.toolbox).from_json(checkpoint["docs"]))
+    resumed = Recorder()
+    fresh = _optimizer(env, player, refiner, scorer, tracker=resumed, **knobs).compile(
+        fresh, trainset=env.tasks(), resume=checkpoint)
+    return fresh, player, resumed
+
+
+def _proposed_for(player):
+    """The prompts in which the player was asked to propose a call."""
+    return [prompt_text(r["messages"]) for r in player.lm.history if "Propose one call" in prompt_text(r["messages"])]
+
+
 def test_an_interrupted_run_resumes_after_play_without_playing_again():
     env = ToyEnvironment(1)
     program, player, refiner, scorer, _ = _setup(env)
     interrupted = Recorder(stop_after=0)
-    with pytest.raises(KeyboardInterrupt):
-        program = _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=interrupted).compile(
+    with pytest.raises(MapInterrupted):  # the stop lands while play's map is running
+        _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=interrupted).compile(
             program, trainset=env.tasks())
-    checkpoint = interrupted.records[-1].checkpoint
-    fresh, player2, refiner2, scorer2, _ledger = _setup(env)
-    fresh.toolbox.adopt_docs(type(fresh.toolbox).from_json(checkpoint["docs"]))
-    resumed = Recorder()
-    fresh = _optimizer(env, player2, refiner2, scorer2, initial_samples=1, tracker=resumed).compile(
-        fresh, trainset=env.tasks(), resume=checkpoint)
-    assert not any(prompt_text(r["messages"]).find("Propose one call") >= 0 for r in player2.lm.history)
+    fresh, player2, resumed = _resumed(env, interrupted.records[-1].checkpoint, initial_samples=1)
+    assert not _proposed_for(player2)
     assert [r.step for r in resumed.records] == [1, 2]
     assert fresh.toolbox.get("t0", "function_1").description == "Adds a and b."
+
+
+def test_play_logs_each_toolset_and_a_resume_plays_only_the_toolsets_not_finished():
+    env = ToyEnvironment(3)  # online: a toolset per task
+    program, player, refiner, scorer, _ = _setup(env)
+    interrupted = Recorder(stop_after=1)
+    with pytest.raises(MapInterrupted):
+        _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=interrupted).compile(
+            program, trainset=env.tasks())
+    checkpoint = interrupted.records[-1].checkpoint
+    assert checkpoint["played"] == ["t0", "t1"] and checkpoint["next_stage"] == 0
+    assert {s["toolset"] for s in checkpoint["states"]} == {"t0", "t1"}
+    assert interrupted.records[-1].metrics["toolsets_played"] == 2.0
+    fresh, player2, resumed = _resumed(env, checkpoint, initial_samples=1)
+    assert len(_proposed_for(player2)) == 2 * 2  # t2's two tools: a failing call and its retry each
+    assert [r.step for r in resumed.records] == [2, 3, 4]  # t2's play, the beam round, the scoring
+    assert resumed.records[-1].metrics["E"] == 1.0
+    assert all(fresh.toolbox.get(t, "function_1").description == "Adds a and b." for t in ("t0", "t1", "t2"))
+
+
+def test_a_checkpoint_written_when_play_was_one_step_resumes_at_its_beam_round():
+    env = ToyEnvironment(2)
+    program, player, refiner, scorer, _ = _setup(env)
+    done = Recorder()
+    _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=done).compile(program, trainset=env.tasks())
+    played = done.records[1].checkpoint  # after both toolsets' play
+    earlier = {"next_step": 1, "docs": played["docs"], "states": played["states"]}
+    _, player2, resumed = _resumed(env, earlier, initial_samples=1)
+    assert not _proposed_for(player2)
+    assert [r.step for r in resumed.records] == [1, 2]
 
 
 def test_knobs_are_checked():
