@@ -193,6 +193,42 @@ def test_a_resumed_evaluation_counts_the_tokens_and_seconds_of_every_segment(tmp
     assert mlflow.get_run(resumed.run_id).data.metrics["seconds"] >= earlier
 
 
+def test_an_evaluation_killed_outright_resumes_from_the_ledger_with_the_tokens_it_had_spent(tmp_path, monkeypatch):
+    """A killed evaluation logged no ``tokens.json``, only its last keep's tasks and tokens: the ledger keeps both, so
+    the resume on another checkout counts the earlier segment's tokens too."""
+    from urllib.parse import urlparse
+
+    from otbench.run.evaluation import SPENT
+
+    _script_models(monkeypatch, {"agent": every_role_reply})
+    whole = evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False))
+    _fresh_store(tmp_path, monkeypatch, "killed-machine")
+    calls = {"n": 0}
+
+    def stopping_reply(messages):
+        calls["n"] += 1
+        if calls["n"] == 7:  # after the first keep (every 5 tasks)
+            raise KeyboardInterrupt
+        return every_role_reply(messages)
+
+    _script_models(monkeypatch, {"agent": stopping_reply})
+    with pytest.raises(KeyboardInterrupt):
+        evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False))
+    stopped = mlflow.search_runs(experiment_names=["otbench"], output_format="list")[0]
+    (Path(urlparse(stopped.info.artifact_uri).path) / "tokens.json").unlink()  # a kill never writes it
+    entry = ledger.entry_of(stopped.info.run_id)
+    assert entry.status == "interrupted" and "tokens.json" not in entry.artifacts
+    assert entry.resume[SPENT]["tokens_by_phase"]["all"]["calls"] >= 5  # and any call in flight at the keep
+    ledger.write(entry)
+
+    _fresh_store(tmp_path, monkeypatch, "next-machine")
+    _script_models(monkeypatch, {"agent": every_role_reply})
+    resumed = evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False, resume=ledger.load(entry)))
+    # 3 tasks ran here; without the earlier segment's tokens the resume would count only theirs
+    assert resumed.tokens_by_phase["all"]["calls"] >= whole.tokens_by_phase["all"]["calls"] == 8
+    assert resumed.tokens_by_phase["all"]["total_tokens"] >= whole.tokens_by_phase["all"]["total_tokens"]
+
+
 def test_entries_side_by_side_render_as_one_comparison_of_their_rows():
     """A study outside the grid is cited from its runs: ``runs/KEY.KEY`` renders them as a comparison."""
     committed = ROOT / "results"
