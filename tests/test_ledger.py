@@ -167,24 +167,30 @@ def test_a_hand_edit_inside_a_rendered_region_is_caught(tmp_path):
     assert render_page(page, ROOT / "results").changed
 
 
-def test_a_resumed_evaluation_counts_the_tokens_and_seconds_of_every_segment(tmp_path, monkeypatch):
+def _whole_and_stopped_evaluation(tmp_path, monkeypatch, store):
+    """An 8-task evaluation run to the end, and the same one in a fresh ``store`` stopped by a Ctrl-C after its first
+    keep (every 5 tasks): the finished result and the stopped MLflow run."""
     _script_models(monkeypatch, {"agent": every_role_reply})
     whole = evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False))
-    _fresh_store(tmp_path, monkeypatch, "stopped-machine")
+    _fresh_store(tmp_path, monkeypatch, store)
     calls = {"n": 0}
 
     def stopping_reply(messages):
         calls["n"] += 1
-        if calls["n"] == 7:  # a Ctrl-C after the first kept tasks (every 5)
+        if calls["n"] == 7:
             raise KeyboardInterrupt
         return every_role_reply(messages)
 
     _script_models(monkeypatch, {"agent": stopping_reply})
     with pytest.raises(KeyboardInterrupt):
         evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False))
-    stopped = mlflow.search_runs(experiment_names=["otbench"], output_format="list")[0]
-    earlier = stopped.data.metrics["seconds"]
     _script_models(monkeypatch, {"agent": every_role_reply})
+    return whole, mlflow.search_runs(experiment_names=["otbench"], output_format="list")[0]
+
+
+def test_a_resumed_evaluation_counts_the_tokens_and_seconds_of_every_segment(tmp_path, monkeypatch):
+    whole, stopped = _whole_and_stopped_evaluation(tmp_path, monkeypatch, "stopped-machine")
+    earlier = stopped.data.metrics["seconds"]
     resumed = evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False, resume=stopped.info.run_id))
     assert resumed.run_id == stopped.info.run_id
     # the tasks finished before the stop are not run again, and their calls are still counted
@@ -200,21 +206,7 @@ def test_an_evaluation_killed_outright_resumes_from_the_ledger_with_the_tokens_i
 
     from otbench.run.evaluation import SPENT
 
-    _script_models(monkeypatch, {"agent": every_role_reply})
-    whole = evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False))
-    _fresh_store(tmp_path, monkeypatch, "killed-machine")
-    calls = {"n": 0}
-
-    def stopping_reply(messages):
-        calls["n"] += 1
-        if calls["n"] == 7:  # after the first keep (every 5 tasks)
-            raise KeyboardInterrupt
-        return every_role_reply(messages)
-
-    _script_models(monkeypatch, {"agent": stopping_reply})
-    with pytest.raises(KeyboardInterrupt):
-        evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False))
-    stopped = mlflow.search_runs(experiment_names=["otbench"], output_format="list")[0]
+    whole, stopped = _whole_and_stopped_evaluation(tmp_path, monkeypatch, "killed-machine")
     (Path(urlparse(stopped.info.artifact_uri).path) / "tokens.json").unlink()  # a kill never writes it
     entry = ledger.entry_of(stopped.info.run_id)
     assert entry.status == "interrupted" and "tokens.json" not in entry.artifacts
@@ -222,7 +214,6 @@ def test_an_evaluation_killed_outright_resumes_from_the_ledger_with_the_tokens_i
     ledger.write(entry)
 
     _fresh_store(tmp_path, monkeypatch, "next-machine")
-    _script_models(monkeypatch, {"agent": every_role_reply})
     resumed = evaluate.run(evaluate.EvaluateOptions(limit=8, progress=False, resume=ledger.load(entry)))
     # 3 tasks ran here; without the earlier segment's tokens the resume would count only theirs
     assert resumed.tokens_by_phase["all"]["calls"] >= whole.tokens_by_phase["all"]["calls"] == 8
