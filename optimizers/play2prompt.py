@@ -13,10 +13,10 @@ Per tool, two stages:
    and the agent's failures, scored the same way, and the ``beam_width`` best survive, for
    ``iterations`` rounds. The best doc wins.
 
-Steps: play logs one step per toolset, when the last of its tools has been played (tools play side by
-side, so toolsets finish in any order), then one step per beam round, then the scoring of the train
-tasks. An interrupted run keeps every toolset played to the end and plays only the others when
-resumed: play over a hundred toolsets is hours on a small machine.
+Steps: each stage (play, then each beam round) logs one step per toolset, when the last of its
+tools is through it (tools work side by side, so toolsets finish in any order); the scoring of the
+train tasks is the last step. An interrupted run keeps every toolset that finished its stage and
+resumes the stage for the others only: on a small machine, one stage over a hundred toolsets is hours.
 
 Every tool is explored separately whether a task needs it or not: that is where its token cost
 comes from, and why the paper compares it with ToolObserver. Play, the judge and the agent's
@@ -76,15 +76,12 @@ Write a better description of the tool (1-3 sentences: what it does, each input 
 and meaning, what it returns). Base it on the examples of calls that worked and fix what made \
 the assistant fail. It must differ from the descriptions already tried."""
 
-PLAYED = "played"
-"""Checkpoint entry: the toolsets played to the end, in the order they finished, which a resume does not play again
-(their tools' states are the checkpoint's ``states``)."""
 NEXT_STAGE = "next_stage"
-"""Checkpoint entry: the stage a resume starts with: 0, play (the toolsets not in :data:`PLAYED`); 1 to
-``iterations``, that beam round; ``iterations + 1``, the scoring of the train tasks; beyond, nothing is left."""
-PLAY_STEPS = "play_steps"
-"""Checkpoint entry after play: how many steps play took (one a toolset), which the beam rounds' step numbers
-follow."""
+"""Checkpoint entry: the stage a resume starts with: 0, play; 1 to ``iterations``, that beam round;
+``iterations + 1``, the scoring of the train tasks; beyond, nothing is left."""
+DONE = "toolsets_done"
+"""Checkpoint entry: the toolsets through :data:`NEXT_STAGE` already, in the order they finished, which a resume
+skips in that stage (the checkpoint's ``states`` hold their tools as the stage left them, the others' as before it)."""
 
 _SHOWN_ATTEMPTS = 6  # earlier attempts shown when proposing a call: enough to learn from, bounded prompt
 SCORED_TOOLS = 20
@@ -131,8 +128,10 @@ class ToolState:
     failures: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """A copy: a checkpoint keeps a tool as a stage found it while the stage goes on changing the state."""
         return {"toolset": self.toolset, "tool": self.tool, "examples": [asdict(e) for e in self.examples],
-                "beam": [list(item) for item in self.beam], "tried": self.tried, "failures": self.failures}
+                "beam": [list(item) for item in self.beam], "tried": list(self.tried),
+                "failures": {text: list(seen) for text, seen in self.failures.items()}}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolState:
@@ -251,63 +250,62 @@ class Play2Prompt(DocOptimizer):
 
     def _optimize(self, student: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
         """Explore every tool of the train tasks' toolsets, refine its doc, then score the train tasks; a ``resume``
-        checkpoint continues where it was written (:data:`NEXT_STAGE`)."""
-        if "next_step" in resume:  # written when play was one step (step 0): the step number was the round's
-            resume = {**resume, NEXT_STAGE: resume["next_step"], PLAY_STEPS: 1, PLAYED: self._toolsets(trainset)}
+        checkpoint continues where it was written (:data:`NEXT_STAGE`, :data:`DONE`)."""
+        if "next_step" in resume:  # written when each stage was one step: the step's number was the stage's
+            resume = {**resume, NEXT_STAGE: resume["next_step"]}
         scorer = self.scorer or student.agent
+        toolsets = [toolset for toolset in self._toolsets(trainset) if student.toolbox.toolset(toolset)]
         kept = {(data["toolset"], data["tool"]): ToolState.from_dict(data) for data in resume.get("states", ())}
         states = [kept.get((toolset, tool.name)) or ToolState(toolset, tool.name)
-                  for toolset in self._toolsets(trainset) for tool in student.toolbox.toolset(toolset)]
+                  for toolset in toolsets for tool in student.toolbox.toolset(toolset)]
         stage = int(resume.get(NEXT_STAGE, 0))
-        if stage == 0:
-            play_steps = self._play_all(student, scorer, states, trainset, list(resume.get(PLAYED, ())))
-            stage = 1
-        else:
-            play_steps = int(resume[PLAY_STEPS])
+        done = list(resume.get(DONE, resume.get("played", ())))  # "played": play's, when only play was per toolset
+        if stage == 0 and not done:
+            self._shared_help(student.toolbox, trainset)
         while stage <= self.iterations:
-            exchanges = self._map(lambda state: self._expand(student, scorer, state), states,
-                                  f"play2prompt: beam {stage}")
-            for state in states:
-                if state.beam:
-                    apply_updates(student.toolbox, state.toolset, {state.tool: state.beam[0][0]})
-            self._log(play_steps - 1 + stage, _beam_metrics(states), student, states, exchanges,
-                      {NEXT_STAGE: stage + 1, PLAY_STEPS: play_steps})
-            stage += 1
+            self._stage(stage, student, scorer, states, toolsets, done)
+            stage, done = stage + 1, []
         if stage == self.iterations + 1:
             trajectories = self._rollouts(student, trainset, "play2prompt: evaluate")
             metrics = {**self.env.summarise(trajectories), **_beam_metrics(states)}
-            step = play_steps + self.iterations
             self.tracker.log_iteration(IterationRecord(
-                step, metrics, student.toolbox.deepcopy(), trajectories, [],
-                self._checkpoint(student, states, {NEXT_STAGE: stage + 1, PLAY_STEPS: play_steps})))
+                stage * len(toolsets), metrics, student.toolbox.deepcopy(), trajectories, [],
+                self._checkpoint(student, [state.to_dict() for state in states], {NEXT_STAGE: stage + 1})))
             self.final_trajectories = trajectories
 
-    def _play_all(self, student: ToolAgentProgram, scorer: Agent, states: list[ToolState], trainset: list[Any],
-                  played: list[str]) -> int:
-        """Play every tool of the toolsets not ``played`` yet, side by side; each toolset is logged as a step when
-        its last tool has been played, so an interruption loses at most the toolsets being played. Returns how many
-        steps play took."""
-        if not played:
-            self._shared_help(student.toolbox, trainset)
-        todo = [state for state in states if state.toolset not in played]
-        unplayed = Counter(state.toolset for state in todo)
-        exchanges: dict[str, list[EditorExchange]] = {toolset: [] for toolset in unplayed}
+    def _stage(self, stage: int, student: ToolAgentProgram, scorer: Agent, states: list[ToolState],
+               toolsets: list[str], done: list[str]) -> None:
+        """Play (stage 0) or beam round ``stage`` for the tools of the toolsets not ``done`` with it, side by side.
+        A toolset is logged as a step, with the docs its beam chose, when its last tool is through: its tools are
+        scored beside each other, so its docs change only then, and an interruption loses only the toolsets in
+        progress."""
+        work = self._play if stage == 0 else self._expand
+        todo = [state for state in states if state.toolset not in done]
+        before = {id(state): state.to_dict() for state in todo}  # kept for a tool still in the stage
+        left = Counter(state.toolset for state in todo)
+        exchanges: dict[str, list[EditorExchange]] = {toolset: [] for toolset in left}
 
         def finished(result: tuple[ToolState, list[EditorExchange]]) -> None:
             state, made = result
             exchanges[state.toolset] += made
-            unplayed[state.toolset] -= 1
-            if unplayed[state.toolset]:
+            left[state.toolset] -= 1
+            if left[state.toolset]:
                 return
-            played.append(state.toolset)
-            done = set(played)
-            kept = [s for s in states if s.toolset in done]
-            self._log(len(played) - 1, {**_beam_metrics(kept), "toolsets_played": float(len(played))}, student,
-                      kept, exchanges.pop(state.toolset), {NEXT_STAGE: 0, PLAYED: list(played)})
+            for member in states:
+                if stage and member.toolset == state.toolset and member.beam:
+                    apply_updates(student.toolbox, member.toolset, {member.tool: member.beam[0][0]})
+            done.append(state.toolset)
+            through = set(done)
+            kept = [member.to_dict() if member.toolset in through else before[id(member)] for member in states]
+            metrics = {**_beam_metrics([ToolState.from_dict(data) for data in kept]), "stage": float(stage),
+                       "toolsets_done": float(len(done))}
+            self.tracker.log_iteration(IterationRecord(
+                stage * len(toolsets) + len(done) - 1, metrics, student.toolbox.deepcopy(), [],
+                exchanges.pop(state.toolset), self._checkpoint(student, kept, {NEXT_STAGE: stage, DONE: list(done)})))
 
-        parallel_map(lambda state: (state, self._play(student, scorer, state)), todo, num_threads=self.num_threads,
-                     description="play2prompt: play", progress=self.progress, on_result=finished)
-        return len(played)
+        description = "play2prompt: play" if stage == 0 else f"play2prompt: beam {stage}"
+        parallel_map(lambda state: (state, work(student, scorer, state)), todo, num_threads=self.num_threads,
+                     description=description, progress=self.progress, on_result=finished)
 
     # -- tool play (stage 0) ------------------------------------------------------------------------
     def _play(self, student: ToolAgentProgram, scorer: Agent, state: ToolState) -> list[EditorExchange]:
@@ -401,20 +399,9 @@ class Play2Prompt(DocOptimizer):
         return wins / len(state.examples)
 
     # -- bookkeeping -------------------------------------------------------------------------------
-    def _map(self, work: Any, states: list[ToolState], description: str) -> list[EditorExchange]:
-        per_tool = parallel_map(work, states, num_threads=self.num_threads, description=description,
-                                progress=self.progress)
-        return [exchange for exchanges in per_tool for exchange in exchanges]
-
-    def _checkpoint(self, student: ToolAgentProgram, states: list[ToolState],
+    def _checkpoint(self, student: ToolAgentProgram, states: list[dict[str, Any]],
                     progress: dict[str, Any]) -> dict[str, Any]:
-        return {**progress, "docs": student.toolbox.to_json(), "states": [s.to_dict() for s in states]}
-
-    def _log(self, step: int, metrics: dict[str, float], student: ToolAgentProgram, states: list[ToolState],
-             exchanges: list[EditorExchange], progress: dict[str, Any]) -> None:
-        """A play or beam step: its metrics and exchanges, and a checkpoint of ``states`` with ``progress``."""
-        self.tracker.log_iteration(IterationRecord(step, metrics, student.toolbox.deepcopy(), [], exchanges,
-                                                   self._checkpoint(student, states, progress)))
+        return {**progress, "docs": student.toolbox.to_json(), "states": states}
 
 
 def _tool(student: ToolAgentProgram, state: ToolState, description: str | None = None) -> DocumentedTool:

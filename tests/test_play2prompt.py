@@ -131,6 +131,11 @@ def _proposed_for(player):
     return [prompt_text(r["messages"]) for r in player.lm.history if "Propose one call" in prompt_text(r["messages"])]
 
 
+def _rewrites(recorder):
+    """The refiner's exchanges the steps logged."""
+    return [e for record in recorder.records for e in record.exchanges if e.job == "refine"]
+
+
 def test_an_interrupted_run_resumes_after_play_without_playing_again():
     env = ToyEnvironment(1)
     program, player, refiner, scorer, _ = _setup(env)
@@ -152,17 +157,33 @@ def test_play_logs_each_toolset_and_a_resume_plays_only_the_toolsets_not_finishe
         _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=interrupted).compile(
             program, trainset=env.tasks())
     checkpoint = interrupted.records[-1].checkpoint
-    assert checkpoint["played"] == ["t0", "t1"] and checkpoint["next_stage"] == 0
-    assert {s["toolset"] for s in checkpoint["states"]} == {"t0", "t1"}
-    assert interrupted.records[-1].metrics["toolsets_played"] == 2.0
+    assert checkpoint["toolsets_done"] == ["t0", "t1"] and checkpoint["next_stage"] == 0
+    assert [bool(s["examples"]) for s in checkpoint["states"]] == [True] * 4 + [False] * 2  # t2's as before play
+    assert interrupted.records[-1].metrics["toolsets_done"] == 2.0
     fresh, player2, resumed = _resumed(env, checkpoint, initial_samples=1)
     assert len(_proposed_for(player2)) == 2 * 2  # t2's two tools: a failing call and its retry each
-    assert [r.step for r in resumed.records] == [2, 3, 4]  # t2's play, the beam round, the scoring
+    assert [r.step for r in resumed.records] == [2, 3, 4, 5, 6]  # t2's play, the beam round's 3 toolsets, scoring
     assert resumed.records[-1].metrics["E"] == 1.0
     assert all(fresh.toolbox.get(t, "function_1").description == "Adds a and b." for t in ("t0", "t1", "t2"))
 
 
-def test_a_checkpoint_written_when_play_was_one_step_resumes_at_its_beam_round():
+def test_a_beam_round_logs_each_toolset_and_a_resume_refines_only_the_toolsets_not_finished():
+    env = ToyEnvironment(3)
+    program, player, refiner, scorer, _ = _setup(env)
+    interrupted = Recorder(stop_after=4)  # play's 3 steps, then t0 and t1 through the beam round
+    with pytest.raises(MapInterrupted):
+        _optimizer(env, player, refiner, scorer, initial_samples=1, tracker=interrupted).compile(
+            program, trainset=env.tasks())
+    checkpoint = interrupted.records[-1].checkpoint
+    assert checkpoint["next_stage"] == 1 and len(checkpoint["toolsets_done"]) == 2
+    fresh, player2, resumed = _resumed(env, checkpoint, initial_samples=1)
+    assert not _proposed_for(player2)
+    assert len(_rewrites(resumed)) == 2 * 2  # the third toolset's two tools, two rewrites each
+    assert [r.step for r in resumed.records] == [5, 6]
+    assert all(fresh.toolbox.get(t, "function_1").description == "Adds a and b." for t in ("t0", "t1", "t2"))
+
+
+def test_checkpoints_of_earlier_formats_resume_where_they_were_written():
     env = ToyEnvironment(2)
     program, player, refiner, scorer, _ = _setup(env)
     done = Recorder()
@@ -171,7 +192,12 @@ def test_a_checkpoint_written_when_play_was_one_step_resumes_at_its_beam_round()
     earlier = {"next_step": 1, "docs": played["docs"], "states": played["states"]}
     _, player2, resumed = _resumed(env, earlier, initial_samples=1)
     assert not _proposed_for(player2)
-    assert [r.step for r in resumed.records] == [1, 2]
+    assert [r.step for r in resumed.records] == [2, 3, 4]
+    first = done.records[0].checkpoint  # only play was per toolset: its toolsets were "played"
+    playing = {"next_stage": 0, "played": first["toolsets_done"], "docs": first["docs"],
+               "states": [state for state in first["states"] if state["toolset"] in first["toolsets_done"]]}
+    _, player3, resumed = _resumed(env, playing, initial_samples=1)
+    assert len(_proposed_for(player3)) == 2 * 2 and [r.step for r in resumed.records] == [1, 2, 3, 4]
 
 
 def test_knobs_are_checked():
