@@ -6,9 +6,11 @@ from pathlib import Path
 
 import mlflow
 import pytest
-from test_compare import _script_models, every_role_reply
+from test_compare import _adds_editor, _script_models, every_role_reply, offline_toy  # noqa: F401 - a fixture
+from test_optimize_cli import any_role_reply
+from toy_env import docs_aware_agent_reply
 
-from otbench import evaluate, reproduce
+from otbench import evaluate, optimize, reproduce
 from otbench.cli import run_main
 from otbench.errors import ConfigError, DataError
 from otbench.evals.outcomes import Outcomes
@@ -220,6 +222,55 @@ def test_an_evaluation_killed_outright_resumes_from_the_ledger_with_the_tokens_i
     assert resumed.tokens_by_phase["all"]["total_tokens"] >= whole.tokens_by_phase["all"]["total_tokens"]
 
 
+def test_an_optimize_run_stopped_while_scoring_its_test_tasks_resumes_from_the_ledger_after_them(
+        offline_toy, tmp_path, monkeypatch, capsys):  # noqa: F811 - the fixture
+    """An offline run scores its learned docs on the test tasks after learning, an hour of BrowseComp questions on a
+    small machine: a stop keeps the tasks scored, the ledger keeps them with the spend, and the resume on another
+    checkout scores only the others and counts every segment's tokens."""
+    from otbench.run.evaluation import PARTIAL, SPENT, TaskKeeper
+
+    agent_calls = {"n": 0}
+
+    def counted_agent(messages):
+        agent_calls["n"] += 1
+        return docs_aware_agent_reply(messages)
+
+    _script_models(monkeypatch, {"agent": counted_agent, "exploration": any_role_reply, "editor": _adds_editor})
+    argv = ["--env", "toy", "--optimizer", "toolobserver", "--limit", "2", "--test-limit", "6", "--num-threads", "1",
+            "--json", "--quiet", "--out", str(tmp_path)]
+    with pytest.raises(SystemExit):
+        run_main(optimize.main, argv)
+    whole = json.loads(capsys.readouterr().out)
+    assert whole["test"]["E"] == 1.0
+
+    _fresh_store(tmp_path, monkeypatch, "stopped-machine")
+    real_keep, kept = TaskKeeper.keep, []
+
+    def stopping_keep(keeper):
+        real_keep(keeper)
+        kept.append(len(keeper.kept))
+        if len(kept) == 1:  # a Ctrl-C right after the first keep (5 tasks)
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(TaskKeeper, "keep", stopping_keep)
+    with pytest.raises(KeyboardInterrupt):
+        optimize.main(argv)
+    monkeypatch.setattr(TaskKeeper, "keep", real_keep)
+    stopped = mlflow.search_runs(experiment_names=["otbench"], output_format="list")[0]
+    entry = ledger.entry_of(stopped.info.run_id)
+    assert entry.status == "interrupted" and len(entry.resume[PARTIAL]) == kept[-1] >= 5
+    assert entry.resume[SPENT]["tokens_by_phase"]["all"]["calls"] > entry.resume["checkpoint.json"]["tokens"]["all"][
+        "calls"]
+    ledger.write(entry)
+
+    _fresh_store(tmp_path, monkeypatch, "next-machine")
+    agent_calls["n"] = 0
+    resumed = optimization.resume(ledger.load(entry), RunSettings(progress=False))
+    assert agent_calls["n"] == 6 - kept[-1]  # only the test tasks not scored before the stop
+    assert resumed.test["E"] == 1.0 and mlflow.get_run(resumed.run_id).data.metrics["test_n"] == 6
+    assert resumed.tokens_by_phase["all"]["total_tokens"] >= whole["tokens_by_phase"]["all"]["total_tokens"]
+
+
 def test_entries_side_by_side_render_as_one_comparison_of_their_rows():
     """A study outside the grid is cited from its runs: ``runs/KEY.KEY`` renders them as a comparison."""
     committed = ROOT / "results"
@@ -235,8 +286,8 @@ def test_entries_side_by_side_render_as_one_comparison_of_their_rows():
 
 
 def test_an_interrupted_entry_costs_what_it_had_spent():
-    """The grid's cost table counts an interrupted cell as far as it got: an optimize run by its last checkpoint, an
-    evaluation by its finished tasks (and the seconds it logged, here none)."""
+    """The grid's cost table counts an interrupted cell as far as it got: by what it had spent when it last kept its
+    finished tasks (an evaluation, or an optimize run scoring its test tasks), else by its last checkpoint."""
     from dataclasses import replace
 
     from otbench.study.rendered import _cost
@@ -246,6 +297,10 @@ def test_an_interrupted_entry_costs_what_it_had_spent():
     optimizing = replace(finished, status="interrupted", tokens_by_phase={}, seconds=None,
                          resume={"checkpoint.json": {"tokens": phases, "elapsed_seconds": 1800.0}})
     assert (_cost(optimizing)["tokens"], _cost(optimizing)["hours"]) == ("1,000", "0.50")
-    evaluating = replace(optimizing, resume={"partial_trajectories.jsonl": [{"usage": {"tokens": 40.0}},
-                                                                           {"usage": {"tokens": 2.0}}]})
-    assert (_cost(evaluating)["tokens"], _cost(evaluating)["hours"]) == ("42", "-")
+    scoring = {"tokens_by_phase": {"all": {"total_tokens": 40, "cached_tokens": 2}}, "seconds": 720.0}
+    testing = replace(optimizing, resume={**optimizing.resume, "partial_tokens.json": scoring})
+    assert (_cost(testing)["tokens"], _cost(testing)["hours"]) == ("42", "0.20")
+    evaluating = replace(optimizing, resume={"partial_trajectories.jsonl": [{}], "partial_tokens.json": scoring})
+    assert (_cost(evaluating)["tokens"], _cost(evaluating)["hours"]) == ("42", "0.20")
+    defined = replace(optimizing, resume={"definition.json": {}})  # stopped before its first checkpoint
+    assert (_cost(defined)["tokens"], _cost(defined)["hours"]) == ("0", "-")

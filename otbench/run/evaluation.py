@@ -7,7 +7,8 @@ options and prints the result. Reference agents bound the metrics: the ``oracle`
 
 Each finished task is kept as the evaluation goes (``partial_trajectories.jsonl``, every few tasks and when it
 stops), so an interrupted evaluation continues where it stopped (``resume``): its finished tasks are read back,
-only the others are run, and the result is that of every task, as if it had run at once.
+only the others are run, and the result is that of every task, as if it had run at once. An optimize run's scoring
+of its learned docs on the test tasks is kept the same way (:class:`TaskKeeper`, :func:`kept_scoring`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,7 +41,8 @@ AGENTS = ("llm", "oracle", "null")
 PARTIAL = "partial_trajectories.jsonl"
 """Artefact of a running evaluation: the tasks finished so far, one trajectory a line."""
 SPENT = "partial_tokens.json"
-"""Artefact of a running evaluation: the tokens spent by phase when :data:`PARTIAL` was last written."""
+"""Artefact of a running evaluation: the tokens spent by phase (``tokens_by_phase``) and the run's seconds
+(``seconds``) when :data:`PARTIAL` was last written."""
 KEEP_EVERY = 5
 """Finished tasks between two writes of :data:`PARTIAL` (and one when the evaluation stops)."""
 
@@ -155,7 +158,7 @@ def _rollouts(env: Any, agent: Any, toolbox: Any, tasks: list[Any], finished: di
     from otbench.evals.harness import run_rollouts
 
     missing = [task for task in tasks if task_key(task) not in finished]
-    keeper = _Keeper(list(finished.values()), ledger, started)
+    keeper = TaskKeeper(list(finished.values()), ledger, lambda: time.perf_counter() - started)
     try:
         with phase_of(env, "test"):
             ran = run_rollouts(env, agent, toolbox, missing, num_threads=settings.num_threads,
@@ -175,23 +178,40 @@ def _rollouts(env: Any, agent: Any, toolbox: Any, tasks: list[Any], finished: di
     return [by_task[task_key(task)] for task in tasks]
 
 
-class _Keeper:
-    """Keeps the finished trajectories in :data:`PARTIAL` on the active run, every :data:`KEEP_EVERY` tasks, with
-    the tokens and seconds spent so far: a run killed outright (no clean stop) is resumed with its spend."""
+class TaskKeeper:
+    """Keeps a scoring's finished trajectories in :data:`PARTIAL` on the active run, every :data:`KEEP_EVERY` tasks
+    (:meth:`add`) and when asked (:meth:`keep`), with the tokens and seconds spent so far (:data:`SPENT`): a run
+    killed outright is resumed with its spend. ``seconds`` gives the run's wall time so far."""
 
-    def __init__(self, kept: list[Trajectory], ledger: TokenLedger, started: float) -> None:
+    def __init__(self, kept: list[Trajectory], ledger: TokenLedger, seconds: Callable[[], float]) -> None:
         self.kept = kept
         self.ledger = ledger
-        self.started = started
+        self.seconds = seconds
 
     def add(self, trajectory: Trajectory) -> None:
-        import mlflow
-
         self.kept.append(trajectory)
         if len(self.kept) % KEEP_EVERY == 0:
-            tracking.log_trajectories(self.kept, PARTIAL)
-            mlflow.log_dict({"tokens_by_phase": self.ledger.snapshot()}, SPENT)
-            mlflow.log_metric("seconds", round(time.perf_counter() - self.started, 2))
+            self.keep()
+
+    def keep(self) -> None:
+        import mlflow
+
+        seconds = round(self.seconds(), 2)
+        tracking.log_trajectories(self.kept, PARTIAL)
+        mlflow.log_dict({"tokens_by_phase": self.ledger.snapshot(), "seconds": seconds}, SPENT)
+        mlflow.log_metric("seconds", seconds)
+
+
+def kept_scoring(run_id: str) -> tuple[dict[str, Trajectory], dict[str, Any] | None]:
+    """What an interrupted scoring of run ``run_id`` kept: its finished trajectories by task id (:data:`PARTIAL`)
+    and what the run had spent then (:data:`SPENT`, None where it kept none)."""
+    spent = run_outcomes.artifact_text(run_id, SPENT)
+    return _by_task(run_outcomes.artifact_text(run_id, PARTIAL)), json.loads(spent) if spent else None
+
+
+def _by_task(text: str | None) -> dict[str, Trajectory]:
+    found = [Trajectory.from_dict(json.loads(line)) for line in (text or "").splitlines() if line.strip()]
+    return {trajectory.task_id: trajectory for trajectory in found}
 
 
 def _restore_spend(run_id: str, ledger: TokenLedger) -> float:
@@ -224,9 +244,7 @@ def _finished_tasks(run_id: str, definition: RunDefinition) -> dict[str, Traject
     if logged is None or logged.command != "evaluate" or not (same_run(logged, definition)
                                                                or logged.key == definition.key):
         raise ConfigError(f"--resume {run_id}: that run is not an evaluation of the same definition")
-    text = run_outcomes.artifact_text(run_id, PARTIAL) or run_outcomes.artifact_text(run_id, "trajectories.jsonl")
-    found = [Trajectory.from_dict(json.loads(line)) for line in (text or "").splitlines() if line.strip()]
-    return {trajectory.task_id: trajectory for trajectory in found}
+    return kept_scoring(run_id)[0] or _by_task(run_outcomes.artifact_text(run_id, "trajectories.jsonl"))
 
 
 def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float,

@@ -4,8 +4,8 @@ The ledger is a folder of the repository (``results/``, or ``$OTBENCH_RESULTS``)
 run, named by its definition key (``runs/KEY.json``): the definition, the code version it ran on, every task's
 outcome, the final docs, each iteration's metrics, tokens by phase, seconds, the model server's measured speed
 and the machine. An interrupted run is kept as far as it got, with what a resume needs (an optimize run's last
-checkpoint and the calls its finished iterations saw; an evaluation's finished tasks and its tokens so far), so a
-run longer than one machine's life continues on the next. Trajectories and traces stay in MLflow.
+checkpoint, the calls its finished iterations saw and the test tasks it scored; an evaluation's finished tasks;
+with finished tasks, the tokens spent so far), so a run longer than one machine's life continues on the next. Trajectories and traces stay in MLflow.
 
 Entries are made from MLflow runs (:func:`entry_of`), and made MLflow runs again on any checkout
 (:func:`load`): ordinary runs with their params, metrics by step, intervals and artefacts, which the MLflow UI
@@ -228,19 +228,20 @@ def _artifact(run_id: str, path: str) -> Any | None:
 
 
 def _resume_state(run: Any, defined: RunDefinition) -> dict[str, Any]:
-    """What a resume of an interrupted run reads: an optimize run's checkpoint, its definition and the calls its
-    finished iterations saw; an evaluation's finished tasks and the tokens it had spent when it last kept them."""
+    """What a resume of an interrupted run reads: an optimize run's checkpoint, its definition, the calls its
+    finished iterations saw and the test tasks it had scored; an evaluation's finished tasks; with either's finished
+    tasks, what it had spent when it last kept them."""
     import mlflow
+
+    from otbench.run.evaluation import PARTIAL, SPENT
 
     run_id = run.info.run_id
     if defined.command == "evaluate":
-        from otbench.run.evaluation import PARTIAL, SPENT
-
         finished = _artifact(run_id, PARTIAL) or _artifact(run_id, "trajectories.jsonl")
         spent = _artifact(run_id, SPENT)  # a run killed outright logged no tokens.json: the resume counts on from this
         return {PARTIAL: finished, **({SPENT: spent} if spent is not None else {})} if finished else {}
     state: dict[str, Any] = {}
-    for path in ("checkpoint.json", tracking.DEFINITION):
+    for path in ("checkpoint.json", tracking.DEFINITION, PARTIAL, SPENT):  # the last two: a test scoring under way
         found = _artifact(run_id, path)
         if found is not None:
             state[path] = found

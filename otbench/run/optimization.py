@@ -33,6 +33,7 @@ from otbench.optimizers.spec import Built
 from otbench.run import outcomes as run_outcomes
 from otbench.run import tracking
 from otbench.run.definition import DEFINITION_TAG, Optimizer, RunDefinition, Sample, frozen_part, split_sizes
+from otbench.run.evaluation import TaskKeeper, kept_scoring
 from otbench.run.outcomes import RunOutcomes
 from otbench.run.settings import RunSettings
 
@@ -204,7 +205,9 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     env, ledger = bench.env, bench.ledger
     definition = definition.sized(split_sizes(env))
     tracking.share_view(env.name, env.metric_names, env.primary_metric)
-    ledger.restore(checkpoint["tokens"] if checkpoint else {})
+    # a scoring on the test tasks under way when the run stopped kept its tasks and spend, later than any checkpoint
+    tested_before, spent = kept_scoring(resumed) if resumed else ({}, None)
+    ledger.restore(spent["tokens_by_phase"] if spent else checkpoint["tokens"] if checkpoint else {})
     controller = getattr(env, "faults", None)
     if controller is not None:
         if checkpoint and "faults" in checkpoint:
@@ -224,7 +227,8 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     agent.lm = bench.lms["agent"]
     program = ToolAgentProgram(toolbox, agent)
     tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"definition": definition.to_json()},
-                                              earlier_seconds=checkpoint.get("elapsed_seconds", 0.0),
+                                              earlier_seconds=spent["seconds"] if spent else
+                                              checkpoint.get("elapsed_seconds", 0.0),
                                               start_docs=toolbox.to_json(),
                                               start_step=checkpoint.get(tracking.CHECKPOINT_STEP),
                                               live_state=(lambda: {"faults": controller.snapshot()})
@@ -242,17 +246,18 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
             tracking.log_definition(definition.to_json())
         else:  # a run logged by an earlier format (or unsized) is tagged as its definition reads now
             tracking.retag(definition)
-        # a stop while learning or while scoring what was learned keeps every finished iteration (and the model's
-        # cache the scored tasks): --resume picks up from there
+        # a stop while learning or while scoring what was learned keeps every finished iteration and every scored
+        # test task: --resume picks up from there
+        keeper = TaskKeeper(list(tested_before.values()), ledger, tracker.elapsed_seconds)
         try:
             with phase_of(env, "exploration"):
                 learned = optimizer.compile(program, trainset=trainset, valset=valset, resume=checkpoint or None)
             tested = None
             if env.learning == "offline":
                 tested = _evaluate_on_test(settings, env, learned, sample_tasks(env.tasks("test"), sample.test_limit,
-                                                                              sample.drawn_with))
+                                                                              sample.drawn_with), keeper)
             elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
-                tested = _evaluate_on_test(settings, env, learned, trainset)
+                tested = _evaluate_on_test(settings, env, learned, trainset, keeper)
             started = None
             scored_first = optimizer.evaluates_start_docs
             if not scored_first and not nested:  # a sweep's trials share one start: not paid per trial
@@ -347,18 +352,29 @@ def _log_validation(env: Any, program: ToolAgentProgram) -> dict[str, Any] | Non
             "candidates": candidates}
 
 
-def _evaluate_on_test(settings: RunSettings, env: Any, program: ToolAgentProgram,
-                      tasks: list[Any]) -> tuple[dict[str, float], list[Trajectory]]:
+def _evaluate_on_test(settings: RunSettings, env: Any, program: ToolAgentProgram, tasks: list[Any],
+                      keeper: TaskKeeper) -> tuple[dict[str, float], list[Trajectory]]:
     """The learned docs scored on ``tasks`` in the test phase: offline learning is judged on held-out tasks
     (a seeded test sample); online learning under faults on its own tasks again, with the test phase's faults
-    (none, for a policy of the exploration phase) instead of those it learned under."""
+    (none, for a policy of the exploration phase) instead of those it learned under. Tasks ``keeper`` holds (kept
+    before a stop) are not run again; each task run here is kept by it as it finishes, and all of them on a stop."""
     import mlflow
 
+    from otbench.core.parallel import MapInterrupted
+    from otbench.envs.base import task_key
     from otbench.evals.harness import run_rollouts
 
+    scored = {trajectory.task_id: trajectory for trajectory in keeper.kept}
+    missing = [task for task in tasks if task_key(task) not in scored]
     with phase_of(env, "test"):
-        trajectories = run_rollouts(env, program.agent, program.toolbox, tasks, num_threads=settings.num_threads,
-                                    description="test: learned docs", progress=settings.progress)
+        try:
+            ran = run_rollouts(env, program.agent, program.toolbox, missing, num_threads=settings.num_threads,
+                               description="test: learned docs", progress=settings.progress, on_finished=keeper.add)
+        except MapInterrupted:
+            keeper.keep()
+            raise
+    scored |= {trajectory.task_id: trajectory for trajectory in ran}
+    trajectories = [scored[task_key(task)] for task in tasks]
     metrics = {**robustness(trajectories), **env.summarise(trajectories)}
     mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
     tracking.log_environment_tables(env, trajectories, prefix="test_")

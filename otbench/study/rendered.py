@@ -200,18 +200,20 @@ def _cost(entry: ledger.Entry) -> dict[str, Any]:
 
 
 def _spent(entry: ledger.Entry) -> tuple[int, float | None]:
-    """An entry's tokens and wall seconds; an interrupted one's as far as it got: an optimize run's by its last
-    checkpoint, an evaluation's tokens over its finished tasks beside the seconds it logged when it last kept them."""
-    from otbench.run.evaluation import PARTIAL
+    """An entry's tokens and wall seconds; an interrupted one's as far as it got: by what it spent when it last kept
+    its finished tasks (an evaluation, or an optimize run scoring its test tasks), else by its last checkpoint."""
+    from otbench.run.evaluation import SPENT
     from otbench.run.tracking import cost_tokens
 
     if entry.tokens_by_phase:
         return cost_tokens(entry.tokens_by_phase), entry.seconds
+    spent = entry.resume.get(SPENT)
+    if spent:
+        return cost_tokens(spent["tokens_by_phase"]), spent.get("seconds", entry.seconds)
     checkpoint = entry.resume.get("checkpoint.json", {})
     if checkpoint.get("tokens"):
         return cost_tokens(checkpoint["tokens"]), checkpoint.get("elapsed_seconds")
-    finished = entry.resume.get(PARTIAL, [])
-    return int(sum(task.get("usage", {}).get("tokens", 0) for task in finished)), entry.seconds
+    return 0, None  # stopped before its first checkpoint: only its definition was kept
 
 
 # -- the cost of every cell ----------------------------------------------------------------------------------------
