@@ -39,10 +39,11 @@ if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads
 
 AGENTS = ("llm", "oracle", "null")
 PARTIAL = "partial_trajectories.jsonl"
-"""Artefact of a running evaluation: the tasks finished so far, one trajectory a line."""
+"""Artefact of a scoring under way (an evaluation's, or an optimize run's of its test tasks): the tasks finished so
+far, one trajectory a line."""
 SPENT = "partial_tokens.json"
-"""Artefact of a running evaluation: the tokens spent by phase (``tokens_by_phase``) and the run's seconds
-(``seconds``) when :data:`PARTIAL` was last written."""
+"""Artefact of a scoring under way: the run's tokens by phase (``tokens_by_phase``) and seconds (``seconds``; not
+in those kept before it was) when :data:`PARTIAL` was last written."""
 KEEP_EVERY = 5
 """Finished tasks between two writes of :data:`PARTIAL` (and one when the evaluation stops)."""
 

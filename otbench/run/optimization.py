@@ -227,8 +227,8 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     agent.lm = bench.lms["agent"]
     program = ToolAgentProgram(toolbox, agent)
     tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"definition": definition.to_json()},
-                                              earlier_seconds=spent["seconds"] if spent else
-                                              checkpoint.get("elapsed_seconds", 0.0),
+                                              earlier_seconds=(spent or {}).get(
+                                                  "seconds", checkpoint.get("elapsed_seconds", 0.0)),
                                               start_docs=toolbox.to_json(),
                                               start_step=checkpoint.get(tracking.CHECKPOINT_STEP),
                                               live_state=(lambda: {"faults": controller.snapshot()})
