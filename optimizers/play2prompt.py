@@ -259,7 +259,7 @@ class Play2Prompt(DocOptimizer):
         states = [kept.get((toolset, tool.name)) or ToolState(toolset, tool.name)
                   for toolset in toolsets for tool in student.toolbox.toolset(toolset)]
         stage = int(resume.get(NEXT_STAGE, 0))
-        done = list(resume.get(DONE, resume.get("played", ())))  # "played": play's, when only play was per toolset
+        done = list(resume.get(DONE, ()))
         if stage == 0 and not done:
             self._shared_help(student.toolbox, trainset)
         while stage <= self.iterations:
