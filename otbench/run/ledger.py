@@ -5,7 +5,8 @@ run, named by its definition key (``runs/KEY.json``): the definition, the code v
 outcome, the final docs, each iteration's metrics, tokens by phase, seconds, the model server's measured speed
 and the machine. An interrupted run is kept as far as it got, with what a resume needs (an optimize run's last
 checkpoint, the calls its finished iterations saw and the test tasks it scored; an evaluation's finished tasks;
-with finished tasks, the tokens spent so far), so a run longer than one machine's life continues on the next. Trajectories and traces stay in MLflow.
+with finished tasks, the tokens spent so far), so a run longer than one machine's life continues on the next.
+Trajectories and traces stay in MLflow.
 
 Entries are made from MLflow runs (:func:`entry_of`), and made MLflow runs again on any checkout
 (:func:`load`): ordinary runs with their params, metrics by step, intervals and artefacts, which the MLflow UI
