@@ -304,3 +304,19 @@ def test_an_interrupted_entry_costs_what_it_had_spent():
     assert (_cost(evaluating)["tokens"], _cost(evaluating)["hours"]) == ("42", "0.20")
     defined = replace(optimizing, resume={"definition.json": {}})  # stopped before its first checkpoint
     assert (_cost(defined)["tokens"], _cost(defined)["hours"]) == ("0", "-")
+
+
+def test_a_resumed_run_loads_with_the_figures_it_ended_with(tmp_path, monkeypatch):
+    """A resumed run logs its summary at step 0 once per segment, the stopped segment's first; loaded elsewhere, the
+    run's figures are the last segment's, as in its own store, even where an earlier segment's is higher (at one
+    step and one time, MLflow takes the highest)."""
+    from dataclasses import replace
+
+    result = evaluate.run(evaluate.EvaluateOptions(agent="oracle", limit=3, seed=4, progress=False))
+    ended = mlflow.get_run(result.run_id).data.metrics
+    kept = ledger.entry_of(result.run_id)
+    entry = replace(kept, history={**kept.history, "E": [[0, ended["E"] + 0.5], [0, ended["E"]]]})
+    ledger.write(entry)
+
+    _fresh_store(tmp_path, monkeypatch, "elsewhere")
+    assert mlflow.get_run(ledger.load(entry)).data.metrics == ended

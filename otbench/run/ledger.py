@@ -191,7 +191,8 @@ def entry_of(run_id: str) -> Entry:
     for name in metrics:
         logged = client.get_metric_history(run_id, name)
         if len(logged) > 1 or any(metric.step for metric in logged):
-            history[name] = [[metric.step, metric.value] for metric in sorted(logged, key=lambda m: m.step)]
+            history[name] = [[metric.step, metric.value]
+                             for metric in sorted(logged, key=lambda m: (m.step, m.timestamp))]
     artifacts = {path: found for path in KEPT_ARTIFACTS if (found := _artifact(run_id, path)) is not None}
     kept = artifacts.get("tokens.json") or artifacts.get("summary.json") or {}
     machine = run.data.tags.get(tracking.MACHINE_TAG)
@@ -299,8 +300,10 @@ def load(entry: Entry) -> str:
     client.set_tag(run_id, tracking.RUN_COLOR_TAG, tracking.run_color(experiment.experiment_id, run_id))
     stamp = entry.started
     metrics = [Metric(name, float(value), stamp, 0) for name, value in entry.metrics.items() if name not in entry.history]
-    metrics += [Metric(name, float(value), stamp + int(step), int(step)) for name, steps in entry.history.items()
-                for step, value in steps]
+    # MLflow's value of a metric is its point of the highest step, then the latest time, then the highest value: a
+    # resumed run logs its summary at step 0 once per segment, so each point gets a later time than the one before
+    metrics += [Metric(name, float(value), stamp + order, int(step)) for name, steps in entry.history.items()
+                for order, (step, value) in enumerate(steps)]
     params = [Param(name, str(value)) for name, value in entry.params.items()]
     for start in range(0, len(metrics), 900):  # MLflow takes at most 1000 metrics, 100 params a batch
         client.log_batch(run_id, metrics=metrics[start:start + 900])
