@@ -97,7 +97,7 @@ def _grid(size: str, only: tuple[str, ...]) -> Any:
 
 def _section_table(size: str, section: str, results: Path | None) -> str:
     with _grid(size, (section,)) as (sections, cells):
-        env = sections[0][1]
+        grid_section, env = sections[0]
         found = {cell.key: ledger.find(cell.plan.definition, results) for cell in cells}
         kept = {key: entry for key, entry in found.items() if entry is not None and entry.status == "finished"}
         finished = [cell for cell in cells if cell.key in kept]
@@ -108,7 +108,8 @@ def _section_table(size: str, section: str, results: Path | None) -> str:
             printed = comparison.display_rows(built, env.primary_metric)
             theirs = f"{paper.MODEL}: gap share"
             for shown, cell in zip(printed, finished, strict=True):
-                share = paper.gap_share(env.name, env.setting, cell.plan.label)
+                share = paper.gap_share(grid_section.env, grid_section.setting, cell.plan.label)  # not env.setting:
+                # an environment's setting names its options too ("domains calls=6"), the paper's table only the setting
                 shown |= _cost(kept[cell.key]) | {theirs: "" if share is None else f"{share:.3f}"}
             columns = ["row", *built.metrics, *comparison.REFERENCES, "gap_share", theirs, "tokens", "hours", "speed"]
             lines += [comparison.markdown(printed, columns).rstrip(), "", comparison.legend(built, env.primary_metric),
