@@ -245,8 +245,8 @@ def _finished_tasks(run_id: str, definition: RunDefinition) -> dict[str, Traject
     if logged is None or logged.command != "evaluate" or not (same_run(logged, definition)
                                                                or logged.key == definition.key):
         raise ConfigError(f"--resume {run_id}: that run is not an evaluation of the same definition")
-    return _by_task(run_outcomes.artifact_text(run_id, PARTIAL) or run_outcomes.artifact_text(run_id,
-                                                                                             "trajectories.jsonl"))
+    finished = run_outcomes.artifact_text(run_id, PARTIAL) or run_outcomes.artifact_text(run_id, "trajectories.jsonl")
+    return _by_task(finished)
 
 
 def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float,

@@ -108,8 +108,8 @@ def _section_table(size: str, section: str, results: Path | None) -> str:
             printed = comparison.display_rows(built, env.primary_metric)
             theirs = f"{paper.MODEL}: gap share"
             for shown, cell in zip(printed, finished, strict=True):
-                share = paper.gap_share(grid_section.env, grid_section.setting, cell.plan.label)  # not env.setting:
-                # an environment's setting names its options too ("domains calls=6"), the paper's table only the setting
+                # the grid's setting, not env.setting: that names the options too ("domains calls=6")
+                share = paper.gap_share(grid_section.env, grid_section.setting, cell.plan.label)
                 shown |= _cost(kept[cell.key]) | {theirs: "" if share is None else f"{share:.3f}"}
             columns = ["row", *built.metrics, *comparison.REFERENCES, "gap_share", theirs, "tokens", "hours", "speed"]
             lines += [comparison.markdown(printed, columns).rstrip(), "", comparison.legend(built, env.primary_metric),
