@@ -167,6 +167,10 @@ STOP_GRACE_SECONDS = 60.0
 """How long a stopped command may spend keeping its finished work before it is ended regardless."""
 
 
+BROKEN_PIPE_EXIT = 128 + signal.SIGPIPE
+"""A command whose output's reader closed the pipe exits as a shell reports a process ended by SIGPIPE."""
+
+
 def _interrupt(signum: int, frame: object) -> NoReturn:
     if sys.__stderr__ is not None:  # a C watchdog: it runs even while a thread holds the GIL
         faulthandler.dump_traceback_later(STOP_GRACE_SECONDS, exit=True, file=sys.__stderr__)
@@ -193,6 +197,9 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     except KeyboardInterrupt as stop:
         print(f"interrupted: {str(stop) or 'finished work was kept'}", file=sys.stderr)
         code = 130
+    except BrokenPipeError:  # the output's reader left (``| head``): it has what it wanted, so say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not fail again
+        code = BROKEN_PIPE_EXIT
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)

@@ -159,3 +159,29 @@ def test_a_stop_whose_cleanup_hangs_still_ends_the_command_and_says_where_it_hun
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)  # a hang guard: without the watchdog it never returns
     assert process.returncode != 0 and "Timeout (0:00:01)!" in err and "in main" in err
+
+
+def test_a_command_whose_reader_leaves_early_ends_quietly(tmp_path):
+    """``otbench results show KEY | head``: the reader closing the pipe is not the command's error, so no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    from otbench.cli import BROKEN_PIPE_EXIT
+
+    script = tmp_path / "talkative.py"
+    script.write_text(
+        "from otbench import cli\n"
+        "def main(argv):\n"
+        "    for number in range(200_000):\n"
+        "        print(f'line {number}')\n"
+        "    return 0\n"
+        "cli.run_main(main, [])\n"
+    )
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline() == "line 0\n"
+    process.stdout.close()
+    err = process.stderr.read()
+    assert process.wait(timeout=120) == BROKEN_PIPE_EXIT and err == ""
