@@ -320,3 +320,11 @@ def test_a_resumed_run_loads_with_the_figures_it_ended_with(tmp_path, monkeypatc
 
     _fresh_store(tmp_path, monkeypatch, "elsewhere")
     assert mlflow.get_run(ledger.load(entry)).data.metrics == ended
+
+
+def test_the_cost_table_totals_the_grid_once_every_cell_is_in():
+    from otbench.study.rendered import _grid_total
+
+    assert _grid_total(19, 20, 8_229_767, 24.76) == ("19 of 20 cells finished; 8,229,767 tokens and 24.76 hours in the "
+                                                     "ledger so far (interrupted cells count what they spent).")
+    assert _grid_total(20, 20, 8_474_502, 25.54) == "All 20 cells finished: the grid took 8,474,502 tokens and 25.54 hours."

@@ -235,10 +235,16 @@ def _cost_table(size: str, results: Path | None) -> str:
             rows.append(shown)
         done = sum(row["state"] == "finished" for row in rows)
         columns = ["setting", "row", "state", "tokens", "hours", "speed", "cores", "code"]
-        return "\n".join([comparison.markdown(rows, columns).rstrip(), "",
-                          (f"{done} of {len(rows)} cells finished; {tokens:,} tokens and {hours:.2f} hours in the "
-                           "ledger so far (interrupted cells count what they spent). Speed: the embedded model's "
-                           "prompt / generated tokens a second where the cell ran.")]) + "\n"
+        return "\n".join([comparison.markdown(rows, columns).rstrip(), "", _grid_total(done, len(rows), tokens, hours)
+                          + " Speed: the embedded model's prompt / generated tokens a second where the cell ran."]) + "\n"
+
+
+def _grid_total(done: int, cells: int, tokens: int, hours: float) -> str:
+    """The cost table's last line: what the grid took once every cell is in, what it has taken so far until then."""
+    if done == cells:
+        return f"All {cells} cells finished: the grid took {tokens:,} tokens and {hours:.2f} hours."
+    return (f"{done} of {cells} cells finished; {tokens:,} tokens and {hours:.2f} hours in the ledger so far "
+            "(interrupted cells count what they spent).")
 
 
 def render(root: Path, results: Path | None = None, *, write: bool = True) -> list[Rendered]:
