@@ -167,6 +167,7 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
 
     for noisy in ("mlflow", "alembic"):  # schema-migration chatter would break one-line errors
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per artefact read is noise
     uri = tracking_uri_in_use(tracking_uri, directory)
     artifact_root = None
     if not uri:

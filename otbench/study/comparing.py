@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -412,7 +411,6 @@ def check(options: CompareOptions) -> CompareOptions:
 def run(options: CompareOptions) -> CompareResult:
     """Reuse or run every row on every sample, score it, and log the comparison as a ``compare`` run; bad options
     are refused before anything slow (data, model, MLflow store) loads."""
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one bar per row's artefact is noise
     options = check(options)
     check_models(options.lm)
     tracking.configure(options.tracking.uri, directory=options.tracking.directory)

@@ -326,7 +326,6 @@ def work(cells: list[Cell], claims: Claims, options: ReproduceOptions) -> tuple[
 
 def run(options: ReproduceOptions) -> ReproduceResult:
     """Run or reuse every cell of the grid (claiming each), then write the report once all have finished."""
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     options.grid()
     check_models(options.lm)
     tracking.configure(options.tracking.uri, directory=options.tracking.directory)
