@@ -328,3 +328,29 @@ def test_the_cost_table_totals_the_grid_once_every_cell_is_in():
     assert _grid_total(19, 20, 8_229_767, 24.76) == ("19 of 20 cells finished; 8,229,767 tokens and 24.76 hours in the "
                                                      "ledger so far (interrupted cells count what they spent).")
     assert _grid_total(20, 20, 8_474_502, 25.54) == "All 20 cells finished: the grid took 8,474,502 tokens and 25.54 hours."
+
+
+def test_a_settings_figures_are_drawn_by_render_and_named_by_what_they_show(tmp_path):
+    """``render`` draws the figures a page shows; ``--check`` draws nothing and reports a page whose figures are not
+    there (their names carry their data's digest, so figures of older data do not pass for the ledger's)."""
+    page = tmp_path / "docs" / "results.md"
+    page.parent.mkdir()
+    page.write_text("# Figures\n\n<!-- results: grid/full/bfcl/names_desc/plots -->\n<!-- /results -->\n")
+    figures = tmp_path / "docs" / "images" / "grid"
+    figures.mkdir(parents=True)
+    (figures / "bfcl-names_desc-0123456789-E-by-row.png").write_bytes(b"older data")
+    (figures / "bfcl-names_descriptions-note.png").write_bytes(b"not one of its figures")
+
+    checked = render(tmp_path, ROOT / "results", write=False)
+    assert [page.changed for page in checked] == [True]
+    assert sorted(path.name for path in figures.iterdir()) == ["bfcl-names_desc-0123456789-E-by-row.png",
+                                                             "bfcl-names_descriptions-note.png"]
+
+    render(tmp_path, ROOT / "results", write=True)
+    links = [line for line in page.read_text().splitlines() if line.startswith("![")]
+    assert [line.split("](")[1].rstrip(")").rsplit("-", 2)[1:] for line in links] == [["vs", "tokens.png"],
+                                                                                         ["by", "row.png"]]
+    drawn = sorted(path.name for path in figures.iterdir())
+    assert len(drawn) == 3 and "bfcl-names_descriptions-note.png" in drawn
+    assert all((page.parent / line.split("](")[1].rstrip(")")).read_bytes().startswith(b"\x89PNG") for line in links)
+    assert [page.changed for page in render(tmp_path, ROOT / "results", write=False)] == [False]

@@ -267,13 +267,9 @@ def iteration_histories(plans: list[RowPlan], runs: dict[str, Any], metric: str)
 def write_plots(rows: list[dict[str, Any]], histories: dict[str, list[tuple[int, float]]], env: Any,
                 directory: Path) -> list[Path]:
     """The comparison's figures, each metric value drawn with its 95% interval where the row has one."""
-    from otbench.study.plots import plot_metric_by_iteration, plot_metric_by_row, plot_metric_vs_tokens
+    from otbench.study.plots import plot_metric_by_iteration
 
     metric, name = env.primary_metric, f"{env.name}-{env.setting}"
-    bounds = {row["row"]: (row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")) for row in rows}
-    known = {label: (float(low), float(high)) for label, (low, high) in bounds.items()
-             if low is not None and high is not None}
-    held = {row["row"] for row in rows if (row.get("vs_base") or {}).get("holds")}
     # offline optimizers log their iterations on the train split; the rows are scored on the test split
     split, row_split = ("", "") if env.learning == "online" else (" (train split)", " (test split)")
     return [
@@ -281,11 +277,32 @@ def write_plots(rows: list[dict[str, Any]], histories: dict[str, list[tuple[int,
                                  directory / f"{name}-{metric}-by-iteration.png",
                                  references={f"{row['row']}{row_split}": row[metric] for row in rows
                                              if row["optimizer"] in ("base", "gold")}),
-        plot_metric_vs_tokens({row["row"]: (row["tokens"], row[metric]) for row in rows}, metric,
-                              f"{name}: {metric} vs tokens", directory / f"{name}-{metric}-vs-tokens.png", known),
-        plot_metric_by_row({row["row"]: row[metric] for row in rows}, metric, f"{name}: {metric} by row",
-                           directory / f"{name}-{metric}-by-row.png", known, held),
+        *row_plots(rows, env, directory, name),
     ]
+
+
+def row_plots(rows: list[dict[str, Any]], env: Any, directory: Path, name: str, title: str | None = None) -> list[Path]:
+    """The figures a comparison's rows give by themselves, without MLflow's histories: the primary metric against
+    tokens, and by row with its 95% interval (filled where the difference to base holds); files ``NAME-METRIC-...``."""
+    from otbench.study.plots import plot_metric_by_row, plot_metric_vs_tokens
+
+    metric, title = env.primary_metric, title or name
+    bounds = {row["row"]: (row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")) for row in rows}
+    known = {label: (float(low), float(high)) for label, (low, high) in bounds.items()
+             if low is not None and high is not None}
+    held = {row["row"] for row in rows if (row.get("vs_base") or {}).get("holds")}
+    vs_tokens, by_row = row_plot_paths(directory, name, metric)
+    return [
+        plot_metric_vs_tokens({row["row"]: (row["tokens"], row[metric]) for row in rows}, metric,
+                              f"{title}: {metric} vs tokens", vs_tokens, known),
+        plot_metric_by_row({row["row"]: row[metric] for row in rows}, metric, f"{title}: {metric} by row",
+                           by_row, known, held),
+    ]
+
+
+def row_plot_paths(directory: Path, name: str, metric: str) -> tuple[Path, Path]:
+    """Where :func:`row_plots` draws its figures: metric against tokens, then by row."""
+    return directory / f"{name}-{metric}-vs-tokens.png", directory / f"{name}-{metric}-by-row.png"
 
 
 def add_token_ratios(rows: list[dict[str, Any]]) -> bool:

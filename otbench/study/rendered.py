@@ -9,6 +9,9 @@ else there. The tables (:data:`TABLES`):
   metrics and 95% intervals, its paired differences to base and to the reference row marked where they hold
   (Holm over the table), its tokens, hours and the model's measured speed; a row whose run is not in the ledger
   yet says so;
+- ``grid/SIZE/ENV/SETTING/plots``: that setting's figures (its primary metric by row with 95% intervals, and against
+  tokens), drawn by ``render`` into :data:`FIGURES`, each file named by a digest of what it shows: a page citing
+  figures of other figures' data names files that are not there, which ``--check`` reports;
 - ``grid/SIZE/cost``: every cell of the grid, its state in the ledger, tokens, hours and the machine's speed,
   with the grid's totals;
 - ``runs/KEY.KEY...``: the ledger entries those keys begin with (eight characters or more each), side by side as a
@@ -19,7 +22,9 @@ else there. The tables (:data:`TABLES`):
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,6 +42,10 @@ REGION = re.compile(r"(?P<open><!-- results: (?P<name>[\w./-]+) -->\n)(?P<body>.
 """A rendered region of a page: the opening marker with the table's name, the table, the closing marker."""
 PAGES = ("README.md", "docs")
 """Where pages with rendered regions are looked for, from the repository root (Markdown files, folders searched)."""
+FIGURES = Path("docs/images/grid")
+"""Where the grid's figures are drawn, from the repository root (inside the docs, so the site shows them)."""
+IMAGE = re.compile(r"!\[[^\]]*\]\((?P<target>[^)\s]+)\)")
+"""An image a rendered region shows, and the file it names relative to its page."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +56,7 @@ class Rendered:
     text: str
     """The page with every region rendered."""
     changed: bool
-    """Whether that differs from the page as it is."""
+    """Whether that differs from the page as it is, or names a figure that was not drawn."""
     tables: tuple[str, ...]
 
 
@@ -60,29 +69,39 @@ def pages(root: Path) -> Iterator[Path]:
                 yield path
 
 
-def render_page(path: Path, results: Path | None = None) -> Rendered:
-    """``path`` with each of its regions rendered from the ledger at ``results``."""
+def render_page(path: Path, results: Path | None = None, *, root: Path | None = None, draw: bool = False) -> Rendered:
+    """``path`` with each of its regions rendered from the ledger at ``results``; with ``draw``, the figures it shows
+    are drawn under ``root`` (default: the working directory) where they are not yet."""
     text = path.read_text()
     names: list[str] = []
+    figures = (root or Path.cwd()) / FIGURES
 
     def region(found: re.Match[str]) -> str:
         names.append(found["name"])
-        return f"{found['open']}{table(found['name'], results).rstrip()}\n{found['close']}"
+        shown = table(found["name"], results, page=path, figures=figures, draw=draw)
+        return f"{found['open']}{shown.rstrip()}\n{found['close']}"
 
     rendered = REGION.sub(region, text)
-    return Rendered(path, rendered, rendered != text, tuple(names))
+    undrawn = [target for found in REGION.finditer(rendered) for target in IMAGE.findall(found["body"])
+               if not (path.parent / target).is_file()]
+    return Rendered(path, rendered, rendered != text or bool(undrawn), tuple(names))
 
 
-def table(name: str, results: Path | None = None) -> str:
-    """The Markdown of table ``name`` (see the module's docstring), from the ledger at ``results``."""
+def table(name: str, results: Path | None = None, *, page: Path = Path("README.md"), figures: Path = FIGURES,
+          draw: bool = False) -> str:
+    """The Markdown of table ``name`` (see the module's docstring), from the ledger at ``results``; a figure lives in
+    ``figures``, is linked from ``page``, and is drawn there with ``draw`` unless it already is."""
     parts = name.split("/")
+    if len(parts) == 5 and parts[0] == "grid" and parts[4] == "plots":
+        return _section_plots(parts[1], f"{parts[2]}/{parts[3]}", results, page=page, figures=figures, draw=draw)
     if len(parts) == 4 and parts[0] == "grid":
         return _section_table(parts[1], f"{parts[2]}/{parts[3]}", results)
     if len(parts) == 3 and parts[0] == "grid" and parts[2] == "cost":
         return _cost_table(parts[1], results)
     if len(parts) == 2 and parts[0] == "runs":
         return _runs_table(parts[1].split("."), results)
-    raise ConfigError(f"no results table {name!r}; tables: grid/SIZE/ENV/SETTING, grid/SIZE/cost, runs/KEY.KEY...")
+    raise ConfigError(f"no results table {name!r}; tables: grid/SIZE/ENV/SETTING, grid/SIZE/ENV/SETTING/plots, "
+                      "grid/SIZE/cost, runs/KEY.KEY...")
 
 
 # -- a setting of the grid ---------------------------------------------------------------------------------------
@@ -95,11 +114,16 @@ def _grid(size: str, only: tuple[str, ...]) -> Any:
     return open_grid(ReproduceOptions(size=size, only=only, progress=False))
 
 
+def _finished(cells: list[Any], results: Path | None) -> dict[str, ledger.Entry]:
+    """The cells whose runs the ledger keeps finished: their entries by cell key."""
+    found = {cell.key: ledger.find(cell.plan.definition, results) for cell in cells}
+    return {key: entry for key, entry in found.items() if entry is not None and entry.status == "finished"}
+
+
 def _section_table(size: str, section: str, results: Path | None) -> str:
     with _grid(size, (section,)) as (sections, cells):
         grid_section, env = sections[0]
-        found = {cell.key: ledger.find(cell.plan.definition, results) for cell in cells}
-        kept = {key: entry for key, entry in found.items() if entry is not None and entry.status == "finished"}
+        kept = _finished(cells, results)
         finished = [cell for cell in cells if cell.key in kept]
         lines = []
         if finished:
@@ -123,6 +147,42 @@ def _section_table(size: str, section: str, results: Path | None) -> str:
         if not finished:
             lines = [f"No row of {section} is in the ledger yet: {', '.join(missing)} are to run."]
         return "\n".join(lines).strip() + "\n"
+
+
+def _section_plots(size: str, section: str, results: Path | None, *, page: Path, figures: Path, draw: bool) -> str:
+    from otbench.study.comparing import row_plot_paths, row_plots
+
+    with _grid(size, (section,)) as (sections, cells):
+        _, env = sections[0]
+        kept = _finished(cells, results)
+        finished = [cell for cell in cells if cell.key in kept]
+        if not finished:
+            return f"No row of {section} is in the ledger yet: no figure to draw.\n"
+        built = comparison.build(env, [_entry_row(kept[cell.key], env, label=cell.plan.label, seed=cell.seed)
+                                      for cell in finished])
+        metric, prefix, title = env.primary_metric, section.replace("/", "-"), f"{section} ({size} grid)"
+        name = f"{prefix}-{_digest(built.rows, metric, title)}"
+        paths = row_plot_paths(figures, name, metric)
+        if draw and not all(path.is_file() for path in paths):
+            row_plots(built.rows, env, figures, name, title=title)
+            stale = re.compile(rf"{re.escape(prefix)}-[0-9a-f]{{{DIGEST_LENGTH}}}-.+\.png")
+            for old in figures.glob(f"{prefix}-*.png"):
+                if stale.fullmatch(old.name) and old not in paths:
+                    old.unlink()
+        where = page.resolve().parent
+        return "\n".join(f"![{section}: {metric} {what}]({Path(os.path.relpath(path.resolve(), where)).as_posix()})"
+                         for path, what in zip(paths, ("against tokens", "by row"), strict=True)) + "\n"
+
+
+DIGEST_LENGTH = 10
+"""Hex digits of a figure's data digest in its file name."""
+
+
+def _digest(rows: list[dict[str, Any]], metric: str, title: str) -> str:
+    """What a setting's figures show, as a short digest: figures of other data get other file names."""
+    shown = [[row["row"], row[metric], row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high"), row["tokens"],
+              bool((row.get("vs_base") or {}).get("holds"))] for row in rows]
+    return hashlib.sha256(json.dumps([title, metric, shown]).encode()).hexdigest()[:DIGEST_LENGTH]
 
 
 # -- entries side by side ----------------------------------------------------------------------------------------
@@ -248,8 +308,9 @@ def _grid_total(done: int, cells: int, tokens: int, hours: float) -> str:
 
 
 def render(root: Path, results: Path | None = None, *, write: bool = True) -> list[Rendered]:
-    """Every page under ``root`` with rendered regions, rendered from the ledger (written back with ``write``)."""
-    done = [render_page(path, results) for path in pages(root)]
+    """Every page under ``root`` with rendered regions, rendered from the ledger (written back with ``write``, which
+    also draws the figures the pages show)."""
+    done = [render_page(path, results, root=root, draw=write) for path in pages(root)]
     if write:
         for page in done:
             if page.changed:
