@@ -10,8 +10,8 @@ else there. The tables (:data:`TABLES`):
   (Holm over the table), its tokens, hours and the model's measured speed; a row whose run is not in the ledger
   yet says so;
 - ``grid/SIZE/ENV/SETTING/plots``: that setting's figures (its primary metric by row with 95% intervals, and against
-  tokens), drawn by ``render`` into :data:`FIGURES`, each file named by a digest of what it shows: a page citing
-  figures of other figures' data names files that are not there, which ``--check`` reports;
+  tokens), drawn by ``render`` into :data:`FIGURES`, each file named by a digest of what it shows: when the data
+  change, the page names files not drawn yet, which ``--check`` reports;
 - ``grid/SIZE/cost``: every cell of the grid, its state in the ledger, tokens, hours and the machine's speed,
   with the grid's totals;
 - ``runs/KEY.KEY...``: the ledger entries those keys begin with (eight characters or more each), side by side as a
@@ -179,9 +179,13 @@ DIGEST_LENGTH = 10
 
 
 def _digest(rows: list[dict[str, Any]], metric: str, title: str) -> str:
-    """What a setting's figures show, as a short digest: figures of other data get other file names."""
-    shown = [[row["row"], row[metric], row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high"), row["tokens"],
-              bool((row.get("vs_base") or {}).get("holds"))] for row in rows]
+    """What a setting's figures show, as a short digest: figures of other data get other file names. Figures are
+    digested at the precision the tables print, so another machine's last bits of a bootstrap do not rename them."""
+    def shown_value(value: Any) -> Any:
+        return round(value, 3) if isinstance(value, float) else value
+
+    shown = [[row["row"], *(shown_value(row.get(name)) for name in (metric, f"{metric}_ci_low", f"{metric}_ci_high")),
+              int(row["tokens"]), bool((row.get("vs_base") or {}).get("holds"))] for row in rows]
     return hashlib.sha256(json.dumps([title, metric, shown]).encode()).hexdigest()[:DIGEST_LENGTH]
 
 
