@@ -114,21 +114,23 @@ def _grid(size: str, only: tuple[str, ...]) -> Any:
     return open_grid(ReproduceOptions(size=size, only=only, progress=False))
 
 
-def _finished(cells: list[Any], results: Path | None) -> dict[str, ledger.Entry]:
-    """The cells whose runs the ledger keeps finished: their entries by cell key."""
+def _finished(env: Any, cells: list[Any],
+              results: Path | None) -> tuple[dict[str, ledger.Entry], list[Any], comparison.Table | None]:
+    """The cells whose runs the ledger keeps finished: their entries by cell key, those cells in the grid's order,
+    and their comparison (None when no cell has finished)."""
     found = {cell.key: ledger.find(cell.plan.definition, results) for cell in cells}
-    return {key: entry for key, entry in found.items() if entry is not None and entry.status == "finished"}
+    kept = {key: entry for key, entry in found.items() if entry is not None and entry.status == "finished"}
+    finished = [cell for cell in cells if cell.key in kept]
+    rows = [_entry_row(kept[cell.key], env, label=cell.plan.label, seed=cell.seed) for cell in finished]
+    return kept, finished, comparison.build(env, rows) if rows else None
 
 
 def _section_table(size: str, section: str, results: Path | None) -> str:
     with _grid(size, (section,)) as (sections, cells):
         grid_section, env = sections[0]
-        kept = _finished(cells, results)
-        finished = [cell for cell in cells if cell.key in kept]
+        kept, finished, built = _finished(env, cells, results)
         lines = []
-        if finished:
-            built = comparison.build(env, [_entry_row(kept[cell.key], env, label=cell.plan.label, seed=cell.seed)
-                                          for cell in finished])
+        if built is not None:
             printed = comparison.display_rows(built, env.primary_metric)
             theirs = f"{paper.MODEL}: gap share"
             for shown, cell in zip(printed, finished, strict=True):
@@ -154,12 +156,9 @@ def _section_plots(size: str, section: str, results: Path | None, *, page: Path,
 
     with _grid(size, (section,)) as (sections, cells):
         _, env = sections[0]
-        kept = _finished(cells, results)
-        finished = [cell for cell in cells if cell.key in kept]
-        if not finished:
+        _, _, built = _finished(env, cells, results)
+        if built is None:
             return f"No row of {section} is in the ledger yet: no figure to draw.\n"
-        built = comparison.build(env, [_entry_row(kept[cell.key], env, label=cell.plan.label, seed=cell.seed)
-                                      for cell in finished])
         metric, prefix, title = env.primary_metric, section.replace("/", "-"), f"{section} ({size} grid)"
         name = f"{prefix}-{_digest(built.rows, metric, title)}"
         paths = row_plot_paths(figures, name, metric)
