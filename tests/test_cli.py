@@ -17,6 +17,17 @@ def _run(main, argv, capsys):
     return stop.value.code, captured.out, captured.err
 
 
+def _command(tmp_path, name, source):
+    """A command of its own process: ``source`` defines ``main``, run through ``cli.run_main`` as every command is;
+    returns its argv and environment (this checkout importable)."""
+    import os
+    import sys
+
+    script = tmp_path / f"{name}.py"
+    script.write_text(f"from otbench import cli\n{source}cli.run_main(main, [])\n")
+    return [sys.executable, str(script)], {**os.environ, "PYTHONPATH": os.getcwd()}
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -106,14 +117,10 @@ def test_optimize_rejects_an_unknown_optimizer_and_an_unknown_run(capsys):
 
 def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_path):
     """``kill`` or a scheduler's preemption must leave a KILLED run (resumable), not one RUNNING for ever."""
-    import os
     import subprocess
-    import sys
 
-    script = tmp_path / "terminated.py"
-    script.write_text(
+    argv, environment = _command(tmp_path, "terminated", (
         "import os, signal, sys\n"
-        "from otbench import cli\n"
         "from otbench.run import tracking\n"
         "def main(argv):\n"
         "    tracking.configure(None)  # the store this test session isolates (its environment is inherited)\n"
@@ -121,10 +128,8 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
         "        print(run.info.run_id, flush=True)\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"
         "    return 0\n"
-        "cli.run_main(main, [])\n"
-    )
-    finished = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False,
-                              env={**os.environ, "PYTHONPATH": os.getcwd()})
+    ))
+    finished = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, env=environment)
     assert finished.returncode == 130 and "interrupted: finished work was kept" in finished.stderr
     from otbench.run import tracking
 
@@ -134,15 +139,11 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
 
 def test_a_stop_whose_cleanup_hangs_still_ends_the_command_and_says_where_it_hung(tmp_path):
     """A cleanup stuck on a tracking server or a native call must not keep a stopped run alive for ever."""
-    import os
     import signal
     import subprocess
-    import sys
 
-    script = tmp_path / "stuck.py"
-    script.write_text(
+    argv, environment = _command(tmp_path, "stuck", (
         "import sys, time\n"
-        "from otbench import cli\n"
         "cli.STOP_GRACE_SECONDS = 1.0\n"
         "def main(argv):\n"
         "    try:\n"
@@ -151,10 +152,8 @@ def test_a_stop_whose_cleanup_hangs_still_ends_the_command_and_says_where_it_hun
         "    finally:\n"
         "        while True:\n"
         "            time.sleep(0.1)  # the cleanup that never ends\n"
-        "cli.run_main(main, [])\n"
-    )
-    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    ))
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
     assert process.stdout is not None and process.stdout.readline() == "working\n"
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)  # a hang guard: without the watchdog it never returns
@@ -163,23 +162,17 @@ def test_a_stop_whose_cleanup_hangs_still_ends_the_command_and_says_where_it_hun
 
 def test_a_command_whose_reader_leaves_early_ends_quietly(tmp_path):
     """``otbench results show KEY | head``: the reader closing the pipe is not the command's error, so no traceback."""
-    import os
     import subprocess
-    import sys
 
     from otbench.cli import BROKEN_PIPE_EXIT
 
-    script = tmp_path / "talkative.py"
-    script.write_text(
-        "from otbench import cli\n"
+    argv, environment = _command(tmp_path, "talkative", (
         "def main(argv):\n"
         "    for number in range(200_000):\n"
         "        print(f'line {number}')\n"
         "    return 0\n"
-        "cli.run_main(main, [])\n"
-    )
-    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    ))
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
     assert process.stdout is not None and process.stderr is not None
     assert process.stdout.readline() == "line 0\n"
     process.stdout.close()
