@@ -62,6 +62,13 @@ of pages those sites hold), and in which situations it is the best choice and in
 it, naming those situations exactly as the facts do. Then give each parameter's meaning and \
 expected type in a few words."""
 
+DESCRIBE_BATCH_TASK = """\
+Write the documentation of each tool below from its calls: the values it was given and what it returned. \
+For each tool write one or two sentences saying what it computes or looks up, in which units, scale or format \
+its inputs and its result are, and what it returns; where a request it answered is listed, say what such \
+requests ask for. Where a tool has a current description, keep what its calls do not contradict, add what it \
+leaves unsaid (units, scales, formats, what is returned) and correct what the calls contradict."""
+
 FACTS_HEADING = "Facts read by code from the tools' answers (trust them):"
 
 _REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
@@ -219,6 +226,36 @@ class DocEditor(dspy.Module):
         cleaned = {name: text for name, text in texts.items() if text}
         return EditorExchange("describe", prompt, reply, {tool.name: description} if description else {},
                               {tool.name: cleaned} if cleaned else {})
+
+    def describe_batch(self, tools: list[DocumentedTool], facts: dict[str, list[str]]) -> EditorExchange:
+        """Several tools in one call, each from its own calls (``facts``: tool -> lines read by code): one description
+        per tool. The role and task are paid once for the batch, and the server's prefix cache serves them to the
+        next batch."""
+        blocks = []
+        for tool in tools:
+            parameters = ", ".join(f"{p.name} ({p.type})" for p in tool.parameters or ()) or "(not known)"
+            lines = "\n".join(f"- {line}" for line in facts.get(tool.name, ()))
+            blocks.append(f"Tool: {tool.name}\nCurrent description: {tool.description or '(none)'}\n"
+                          f"Parameters: {parameters}\n{lines}")
+        names = [tool.name for tool in tools]
+        schema = {"type": "object", "required": ["tools"], "properties": {"tools": {
+            "type": "array", "minItems": len(names), "maxItems": len(names), "items": {
+                "type": "object", "required": ["name", "description"], "properties": {
+                    "name": {"type": "string", "enum": names},
+                    "description": {"type": "string", "minLength": 1, "maxLength": 400}}}}}}
+        reply_format = 'Reply with JSON only: {"tools": [{"name": "<tool name>", "description": "<its description>"}]}'
+        prompt = "\n\n".join(blocks)
+        reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{DESCRIBE_BATCH_TASK}\n\n{reply_format}", user=prompt,
+                               schema=schema, schema_name="tool_docs", max_tokens=min(self.max_tokens * 2,
+                                                                                        90 * len(names) + 40))
+        items = (data or {}).get("tools")
+        updates = {}
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("name") in names and item["name"] not in updates:
+                text = reply_text(item.get("description"))
+                if text:
+                    updates[item["name"]] = text
+        return EditorExchange("describe_batch", prompt, reply, updates)
 
     def analyse_batch(self, tools: list[DocumentedTool], batch: list[Trajectory],
                       facts: dict[str, list[str]] | None = None) -> EditorExchange:

@@ -15,15 +15,17 @@ from typing import Any, Protocol
 import dspy
 from dspy.teleprompt import Teleprompter
 
-from otbench.core.calls import CallResult, ToolCall
+from otbench.core.calls import CallResult, ToolCall, read_worded_error
 from otbench.core.trajectory import Trajectory
-from otbench.envs.base import Environment
+from otbench.envs.base import Environment, task_key
 from otbench.errors import ConfigError
 from otbench.evals.harness import run_rollouts
 from otbench.evals.invented import invented_claims
+from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.budget import TokenBudget
+from otbench.optimizers.coverage import Batch, Coverage, CoverageState
 from otbench.optimizers.evidence import EvidenceBook, probe_toolset
 from otbench.optimizers.experiments import Experiments, state_experiments
 from otbench.optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
@@ -36,6 +38,14 @@ START_DOCS = "start_docs"
 BUDGET_SPENT = "budget_spent"
 """Checkpoint entry: the tokens the compile had spent when the iteration finished, which a resumed compile counts on
 from (its budget is the whole run's, not each start's)."""
+
+COVERAGE = "coverage"
+"""Checkpoint entry: the coverage pass's state (:class:`~otbench.optimizers.coverage.CoverageState`) and the steps it
+logged, which every later checkpoint carries: a run resumed during the pass goes on with it, one resumed after it
+numbers its steps after the pass's."""
+
+COVERAGE_EVIDENCE = "coverage_evidence"
+"""Checkpoint entry of the coverage pass's own steps: what its calls showed so far."""
 
 OBSERVED_CALLS = "observed_calls"
 """Resume entry: the calls the interrupted run saw (``{"toolset": ..., **CallResult.to_dict()}`` each), which a
@@ -84,14 +94,20 @@ class _Recording:
         self.budget = budget
         self.passed_on = len(watched.calls)
         self.records: list[IterationRecord] = []
+        self.coverage: dict[str, Any] | None = None
+        """The coverage pass's state once it finished (every later checkpoint carries it), None without one."""
+        self.offset = 0
+        """Steps the coverage pass logged: the optimizer's own steps are numbered after them."""
 
     def log_iteration(self, record: IterationRecord) -> None:
         observed = self.watched.calls_since(self.passed_on)
         self.passed_on += len(observed)
         budget = self.budget.metrics()
         spent = {BUDGET_SPENT: int(budget["budget_spent"])} if budget else {}
-        record = replace(record, observed=tuple(observed), metrics={**record.metrics, **budget},
-                         checkpoint={**record.checkpoint, START_DOCS: self.start_docs, **spent})
+        covered = {COVERAGE: self.coverage} if self.coverage is not None else {}
+        record = replace(record, step=record.step + self.offset, observed=tuple(observed),
+                         metrics={**record.metrics, **budget},
+                         checkpoint={**record.checkpoint, START_DOCS: self.start_docs, **spent, **covered})
         self.records.append(record)
         self.tracker.log_iteration(record)
 
@@ -100,10 +116,14 @@ class _WatchedEnvironment:
     """The environment an optimizer works with, keeping every call result it sees (in tasks and outside them):
     the evidence its learned docs are judged against (:mod:`otbench.evals.invented`)."""
 
-    def __init__(self, env: Environment, earlier: Sequence[tuple[str, CallResult]] = ()) -> None:
+    def __init__(self, env: Environment, earlier: Sequence[tuple[str, CallResult]] = (), *,
+                 worded_errors: bool = False) -> None:
         self._env = env
         self._lock = threading.Lock()
         self.calls: list[tuple[str, CallResult]] = list(earlier)
+        self.worded_errors = worded_errors
+        """Whether an answer that is an error in words is read as the failed call it is
+        (:func:`~otbench.core.calls.worded_error`)."""
 
     def calls_since(self, start: int) -> list[tuple[str, CallResult]]:
         with self._lock:
@@ -113,13 +133,18 @@ class _WatchedEnvironment:
         return getattr(self._env, name)
 
     def execute(self, toolset: str, call: ToolCall) -> CallResult:
-        result = self._env.execute(toolset, call)
+        result = self._read(self._env.execute(toolset, call))
         with self._lock:
             self.calls.append((toolset, result))
         return result
 
+    def _read(self, result: CallResult) -> CallResult:
+        return read_worded_error(result) if self.worded_errors else result
+
     def rollout(self, agent: Any, toolbox: Toolbox, task: Any) -> Trajectory:
         trajectory = self._env.rollout(agent, toolbox, task)
+        if self.worded_errors:  # scored as the environment scores it; read for what each call really did
+            trajectory = replace(trajectory, steps=[self._read(step) for step in trajectory.steps])
         with self._lock:
             self.calls.extend((trajectory.toolset, step) for step in trajectory.steps)
         return trajectory
@@ -193,13 +218,18 @@ class DocOptimizer(Teleprompter):
     ``token_budget`` (tokens, every phase) bounds what a compile spends learning (:mod:`otbench.optimizers.budget`):
     each optimizer checks ``self.learning_budget.exhausted()`` before it starts a piece of learning work, and
     chooses what it spends the budget on.
+
+    The help every optimizer may take alike: ``probe`` and ``experiment`` before it learns; ``coverage`` (offline),
+    the tool-by-tool pass of :mod:`otbench.optimizers.coverage` before its own learning, under the same budget, its
+    steps logged first; ``worded_errors``, an answer that is an error in words read as the failed call it is,
+    wherever the optimizer sees calls (:func:`~otbench.core.calls.worded_error`).
     """
 
     evaluates_start_docs = False
 
     def __init__(self, *, env: Environment, num_threads: int = 1, tracker: IterationTracker | None = None,
                  progress: bool = True, probe: bool = False, experiment: bool = False,
-                 token_budget: int | None = None) -> None:
+                 token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True) -> None:
         super().__init__()
         if token_budget is not None and token_budget < 1:
             raise ConfigError(f"token_budget must be a positive number of tokens, not {token_budget}; leave it None "
@@ -209,6 +239,10 @@ class DocOptimizer(Teleprompter):
         self.learning_budget = TokenBudget(None, {})
         self.probe = probe
         self.experiment = experiment
+        self.coverage = coverage
+        self.worded_errors = worded_errors
+        self.coverage_evidence: EvidenceBook | None = None
+        """What the coverage pass's calls showed (set by a compile that ran it), for an optimizer that reads evidence."""
         self.num_threads = num_threads
         self.tracker = tracker or NoTracking()
         self.progress = progress
@@ -230,6 +264,9 @@ class DocOptimizer(Teleprompter):
         if valset and self.env.learning == "online":
             raise ConfigError(f"{self.env.name} learns docs per task (online): a valset's tasks have tools of "
                              "their own, so no docs learned here apply to them")
+        if self.coverage and self._mode() == "online":
+            raise ConfigError("coverage learns every tool from the train requests (offline): it does not apply to "
+                              "docs learned per task; drop coverage")
         program: ToolAgentProgram = student.deepcopy()
         lms = self._lms(program)
         marks = TokenMarks(lms)
@@ -238,12 +275,15 @@ class DocOptimizer(Teleprompter):
         self.learning_budget = TokenBudget(self.token_budget, lms, spent_before=int(resume.get(BUDGET_SPENT, 0)))
         start = Toolbox.from_json(resume[START_DOCS]) if START_DOCS in resume else student.toolbox
         watched = _WatchedEnvironment(self.env, [(entry["toolset"], CallResult.from_dict(entry))
-                                                 for entry in resume.get(OBSERVED_CALLS, ())])
+                                                 for entry in resume.get(OBSERVED_CALLS, ())],
+                                      worded_errors=self.worded_errors or self.coverage)
         recording = _Recording(self.tracker, watched, start.to_json(), self.learning_budget)
         self.tracker, outer = recording, self.tracker
         self.env, env = watched, self.env
         try:
-            self._optimize(program, list(trainset), resume)
+            own = (self._cover(program, self._coverage_tasks(list(trainset), valset or []), resume, recording)
+                   if self.coverage else resume)
+            self._optimize(program, list(trainset), own)
         finally:
             self.tracker, self.env = outer, env
         chosen, val_trajectories, candidates = "final", list[Trajectory](), dict[str, dict[str, float]]()
@@ -269,6 +309,54 @@ class DocOptimizer(Teleprompter):
     def _optimize(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
         """Improve ``program.toolbox`` in place, logging each iteration to ``self.tracker``."""
         raise NotImplementedError
+
+    def _mode(self) -> str:
+        """How this compile learns: the environment's way, unless the optimizer was told otherwise."""
+        return str(getattr(self, "mode", None) or self.env.learning)
+
+    def _coverage_tasks(self, trainset: list[Any], valset: list[Any]) -> list[Any]:
+        """The requests the coverage pass takes values from: every train task of the environment (tool calls cost no
+        tokens, so the pass is not bounded by the attempts' sample), the ones docs are chosen on aside; the trainset
+        where the environment has no more."""
+        chosen_on = {task_key(task) for task in valset}
+        learned_on = {task_key(task) for task in trainset}
+        every = [task for task in self.env.tasks("train") if task_key(task) not in chosen_on]
+        return every if learned_on <= {task_key(task) for task in every} else trainset
+
+    def _cover(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any],
+               recording: _Recording) -> dict[str, Any]:
+        """The coverage pass before the optimizer's own learning, one logged step per batch of tools; returns the
+        checkpoint the optimizer goes on from: the one given where the pass was over before it, none otherwise (the
+        optimizer had not started)."""
+        part = dict(resume.get(COVERAGE) or {})
+        if part.get("over"):
+            recording.coverage, recording.offset = part, int(part.get("steps", 0))
+            self.coverage_evidence = EvidenceBook.from_dict(resume.get(COVERAGE_EVIDENCE, {}))
+            return resume
+        state = CoverageState.from_dict(part)
+        steps = int(part.get("steps", 0))
+        book = EvidenceBook.from_dict(resume.get(COVERAGE_EVIDENCE, {}))
+        editor = DocEditor()
+        editor.lm = self._lms(program).get("editor")
+        judge = bool(getattr(self.env, "one_reply", False))
+        pass_ = Coverage(self.env, editor, judge=judge, exhausted=self.learning_budget.exhausted)
+
+        def report(batch: Batch) -> None:
+            nonlocal steps
+            metrics = {"coverage_tools_tried": float(len(state.tried)), "coverage_editor_calls": float(state.editor_calls),
+                       "docs_changed": float(batch.changed)}
+            checkpoint = {COVERAGE: {**state.to_dict(), "steps": steps + 1}, COVERAGE_EVIDENCE: book.to_dict(),
+                          "docs": program.toolbox.to_json()}
+            recording.log_iteration(IterationRecord(steps, metrics, program.toolbox.deepcopy(),
+                                                    exchanges=[batch.exchange] if batch.exchange else [],
+                                                    checkpoint=checkpoint))
+            steps += 1
+
+        pass_.run(program.toolbox, trainset, book, state, report)
+        recording.coverage = {**state.to_dict(), "steps": steps, "over": True}
+        recording.offset = steps
+        self.coverage_evidence = book
+        return {}
 
     def _lms(self, program: ToolAgentProgram) -> dict[str, Any]:
         """The LM of each role this optimizer's calls are made in (None: ``dspy.settings.lm``), for token counts."""

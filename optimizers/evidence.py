@@ -102,6 +102,9 @@ class ToolEvidence:
     experiments: list[list[Any]] = field(default_factory=list)
     """[arguments, what came back (a preview)] of the working calls the learner made itself where no call had worked
     (:mod:`otbench.optimizers.experiments`), the first few."""
+    relation: str = ""
+    """What calls on one number doubled and tripled showed the tool computes, stated by code (``Returns 1.609344
+    times value.``; :mod:`otbench.optimizers.coverage`), "" where unknown."""
     runtime_errors: bool = True
     """Whether runtime errors that name no parameter are read for the type they show (``runtime_errors``)."""
 

@@ -30,6 +30,10 @@ class Play2PromptKnobs:
     """The shared probe (:data:`otbench.optimizers.spec.PROBE_HELP`)."""
     experiment: bool = False
     """The shared experiment (:data:`otbench.optimizers.spec.EXPERIMENT_HELP`)."""
+    coverage: bool = False
+    """The shared coverage pass (:data:`otbench.optimizers.spec.COVERAGE_HELP`)."""
+    worded_errors: bool = True
+    """The shared reading of errors in words (:data:`otbench.optimizers.spec.WORDED_ERRORS_HELP`)."""
     learn_tokens: int | None = None
     """The shared learning budget in tokens (:mod:`otbench.optimizers.budget`); None, no budget."""
 

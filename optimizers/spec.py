@@ -40,6 +40,22 @@ EXPERIMENT_HELP = ("before learning, where a request takes one reply, call each 
 """The shared experiment, offered beside the probe (ToolObserver's ``experiment`` improvement does the same from the
 agent's own failed attempts)."""
 
+COVERAGE_HELP = ("offline: before learning, a pass over every tool of the toolset: each tool no call has worked on is "
+                 "called with the train requests' values in the kind its errors point to until one works (tool calls, no "
+                 "tokens), what its results show it computes is stated by code, and the editor describes several tools "
+                 "a call from their calls, keeping what a starting description says that the calls do not contradict; "
+                 "under the learning budget, one logged step per batch")
+"""The shared coverage pass (:mod:`otbench.optimizers.coverage`), offered to every optimizer alike."""
+
+WORDED_ERRORS_HELP = ("read an answer that is an error in words (a text opening with Error:, Invalid ...:, an "
+                      "{\"error\": ...} object) as the failed call it is, its words the error, wherever the "
+                      "optimizer reads calls")
+"""The shared reading of errors in words (:func:`otbench.core.calls.worded_error`), on by default for every optimizer."""
+
+SHARED_SWITCHES = {"coverage": False, "worded_errors": True}
+"""The switches every optimizer's knobs have, with their defaults: a definition keeps one only where it departs from
+its default, so runs defined before it existed keep their definition."""
+
 LEARN_TOKENS_HELP = ("learning budget in tokens, the same for every optimizer: stop starting learning work (an "
                      "iteration, a tool, an editor call) once the compile has spent this many, paid and cache-served, "
                      "in every phase; each optimizer chooses what to spend them on")
@@ -100,6 +116,12 @@ class OptimizerSpec:
             group.add_argument("--experiment", dest="experiment", action=argparse.BooleanOptionalAction, default=None,
                                help=f"{EXPERIMENT_HELP} (default off)")
             taken.add("experiment")
+        for switch, text in (("coverage", COVERAGE_HELP), ("worded_errors", WORDED_ERRORS_HELP)):
+            if not budget_only and switch not in taken:
+                default = "on" if SHARED_SWITCHES[switch] else "off"
+                group.add_argument(f"--{switch.replace('_', '-')}", dest=switch, action=argparse.BooleanOptionalAction,
+                                   default=None, help=f"{text} (default {default})")
+                taken.add(switch)
         fresh = [name for name, _, _ in knob_rules.declared(self.knobs)
                  if knob_rules.dest(self.knobs, name) not in taken]
         knob_rules.add_arguments(group, self.knobs, only=fresh)
@@ -112,7 +134,7 @@ class OptimizerSpec:
         for shared in ("probe", "experiment") if self.offers_probe else ():
             if values.get(shared) is not None:
                 chosen = dataclasses.replace(chosen, **{shared: bool(values[shared])})
-        return with_learn_tokens(chosen, values.get("learn_tokens"))
+        return with_learn_tokens(with_switches(chosen, values), values.get("learn_tokens"))
 
     def check(self, knobs: Any) -> None:
         """Refuse knobs of another optimizer's type, or out of their bounds."""
@@ -133,7 +155,7 @@ class OptimizerSpec:
                 part["experiment"] = True
         if getattr(knobs, "learn_tokens", None) is not None:  # absent, none: earlier runs keep their definition
             part["learn_tokens"] = int(knobs.learn_tokens)
-        return part
+        return {**part, **switches_part(knobs)}
 
     def knobs_of(self, part: Mapping[str, Any], mode: str) -> Any:
         """The knobs a definition's part stands for (what does not act in ``mode`` at its default)."""
@@ -150,13 +172,14 @@ class OptimizerSpec:
                 params[shared] = True
         if part.get("learn_tokens") is not None:
             params["learn_tokens"] = part["learn_tokens"]
-        return params
+        return {**params, **{switch: part[switch] for switch in SHARED_SWITCHES if switch in part}}
 
     def row_label(self, part: Mapping[str, Any], mode: str) -> str:
         """The comparison row a run with this definition part is: ``+P2P``, ``+P2P (probe)`` with the probe,
-        ``+P2P (probe, experiment)`` with both."""
-        help_taken = [shared for shared in ("probe", "experiment") if part.get(shared)]
-        return self.label + (f" ({', '.join(help_taken)})" if help_taken else "") + budget_label(part)
+        ``+P2P (probe, experiment)`` with both, ``+P2P (coverage)`` with the coverage pass."""
+        help_taken = [shared for shared in ("probe", "experiment", "coverage") if part.get(shared)]
+        return (self.label + (f" ({', '.join(help_taken)})" if help_taken else "") + switches_label(part, own=False)
+                + budget_label(part))
 
     def from_earlier_format(self, optimizer: Mapping[str, Any]) -> dict[str, Any]:
         """A definition's optimizer part from the first format (knobs, and the probe beside them)."""
@@ -197,9 +220,12 @@ class OptimizerSpec:
         return knob_rules.markdown_table(self.knobs, self.label)
 
     def build(self, knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
-        """The teleprompter, with its knobs, its LMs charged to the right phases and the shared learning budget."""
+        """The teleprompter, with its knobs, its LMs charged to the right phases, the shared learning budget and the
+        shared switches."""
         tokens = getattr(knobs, "learn_tokens", None)
-        common = {**built.common, "token_budget": tokens} if tokens is not None else built.common
+        common = {**built.common, **{switch: bool(getattr(knobs, switch)) for switch in SHARED_SWITCHES
+                                     if hasattr(knobs, switch)}}
+        common = {**common, "token_budget": tokens} if tokens is not None else common
         return self.build_with(knobs, lms, dataclasses.replace(built, common=common))
 
 
@@ -212,6 +238,31 @@ def with_learn_tokens(knobs: KnobsT, value: Any) -> KnobsT:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"--learn-tokens must be a whole number of tokens >= 1, not {value!r}")
     return dataclasses.replace(knobs, learn_tokens=value)  # type: ignore[type-var]  # a knobs dataclass
+
+
+def with_switches(knobs: KnobsT, values: Mapping[str, Any]) -> KnobsT:
+    """``knobs`` with the shared switches ``values`` sets (None or absent: left as they are); refused on one line for
+    an optimizer whose knobs have no such switch."""
+    chosen = {switch: bool(values[switch]) for switch in SHARED_SWITCHES if values.get(switch) is not None}
+    for switch, on in chosen.items():
+        if not hasattr(knobs, switch) and on != SHARED_SWITCHES[switch]:
+            raise ConfigError(f"{type(knobs).__name__} has no {switch} field: this optimizer takes no "
+                              f"--{'' if on else 'no-'}{switch.replace('_', '-')}")
+    chosen = {switch: on for switch, on in chosen.items() if hasattr(knobs, switch)}
+    return dataclasses.replace(knobs, **chosen) if chosen else knobs  # type: ignore[type-var]  # a knobs dataclass
+
+
+def switches_part(knobs: Any) -> dict[str, bool]:
+    """The shared switches a definition keeps: those that depart from their defaults."""
+    return {switch: bool(getattr(knobs, switch, default)) for switch, default in SHARED_SWITCHES.items()
+            if bool(getattr(knobs, switch, default)) != default}
+
+
+def switches_label(part: Mapping[str, Any], *, own: bool) -> str:
+    """What a row label adds for the shared switches away from their defaults: `` --no-worded-errors``, and with
+    ``own`` (an optimizer whose label has no help list) `` --coverage``."""
+    shown = [switch for switch in SHARED_SWITCHES if switch in part and (own or switch != "coverage")]
+    return "".join(f" --{'' if part[switch] else 'no-'}{switch.replace('_', '-')}" for switch in shown)
 
 
 def budget_label(part: Mapping[str, Any]) -> str:

@@ -70,10 +70,10 @@ class ToolObserver(DocOptimizer):
         mode: str | None = None, max_iterations: int | None = ToolObserverKnobs.iterations,
         batch_size: int = ToolObserverKnobs.batch_size, oracle_feedback: bool = False, improvements: Improvements | None = None,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
-        token_budget: int | None = None,
+        token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress,
-                         token_budget=token_budget)
+                         token_budget=token_budget, coverage=coverage, worded_errors=worded_errors)
         mode = mode or env.learning
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
@@ -86,6 +86,7 @@ class ToolObserver(DocOptimizer):
         self.max_iterations = max_iterations if max_iterations is not None else (10 if mode == "online" else 3)
         self.batch_size = batch_size
         self.oracle_feedback = oracle_feedback
+        self._covered: dict[str, int] = {}
         self.start_changed: bool | None = None
         """Whether probing changed the starting docs before the first step (None: no compile yet)."""
 
@@ -93,6 +94,8 @@ class ToolObserver(DocOptimizer):
     def evaluates_start_docs(self) -> bool:  # type: ignore[override]
         """The first step scores the starting docs, unless probing changed them (a learned schema shown): known once
         a compile has run; before, as the knobs let it be."""
+        if self.coverage:
+            return False  # its first steps are the coverage pass's
         if self.start_changed is not None:
             return not self.start_changed
         return not (self.improvements.probe and self.improvements.learned_schema)
@@ -325,13 +328,18 @@ class ToolObserver(DocOptimizer):
     def _offline(self, student: ToolAgentProgram, tasks: list[Any], resume: dict[str, Any]) -> None:
         knobs = self.improvements
         usage = {toolset: UsageBook.from_dict(data) for toolset, data in resume.get("usage", {}).items()}
-        seen = EvidenceBook.from_dict(resume.get("evidence", {}), runtime_errors=knobs.runtime_errors)
+        covered = self.coverage_evidence.to_dict() if self.coverage_evidence is not None else {}
+        seen = EvidenceBook.from_dict(resume.get("evidence", covered), runtime_errors=knobs.runtime_errors)
         replays = Replays.from_dict(resume.get("replays", {}))
         experiments = Experiments.from_dict(resume.get("experiments", {}))
         described: dict[str, str] = dict(resume.get("described", {}))
         pending = {key: _Edit.from_dict(data) for key, data in resume.get("edits", {}).items()}
         rejected: dict[str, list[str]] = dict(resume.get("rejected", {}))  # tool key -> descriptions undone
         self._probe_first(student.toolbox, tasks, seen, resumed=bool(resume))
+        # tool key -> its calls when the coverage pass described it: no editor call again until it has new evidence
+        self._covered = dict(resume.get("covered", {tool_key(toolset, name): evidence.calls
+                                                     for toolset, tools in seen.tools.items()
+                                                     for name, evidence in tools.items() if covered}))
         explorer = student.agent
         if knobs.spread_calls and not self._judges:  # judged repeats already give every rival the agent's calls
             explorer = SpreadCalls(student.agent)
@@ -414,7 +422,7 @@ class ToolObserver(DocOptimizer):
                           "usage": {toolset: book.to_dict() for toolset, book in usage.items()},
                           "evidence": seen.to_dict(), "replays": replays.to_dict(), "described": described,
                           "edits": {key: edit.to_dict() for key, edit in pending.items()}, "rejected": rejected,
-                          "experiments": experiments.to_dict()}
+                          "experiments": experiments.to_dict(), "covered": self._covered}
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_explored, trajectories, exchanges, checkpoint))
             self.final_trajectories = trajectories
             if settled:
@@ -456,6 +464,8 @@ class ToolObserver(DocOptimizer):
             usage, evidence = book.tools.get(tool.name), seen.of(toolset, tool.name)
             if usage is None and not evidence.calls:
                 continue
+            if usage is None and self._covered.get(tool_key(toolset, tool.name)) == evidence.calls:
+                continue  # described by the coverage pass, and nothing new since
             if knobs.grounded and not _known_to_work(evidence):
                 continue  # nothing is known of what it does
             hidden = tool.parameters is None or tool.parameters_learned

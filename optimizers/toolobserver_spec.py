@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from otbench.errors import ConfigError
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.knobs import MODES, knob
-from otbench.optimizers.spec import Built, OptimizerSpec, budget_label, with_learn_tokens
+from otbench.optimizers.spec import Built, OptimizerSpec, budget_label, switches_label, with_learn_tokens, with_switches
 
 if TYPE_CHECKING:
     from otbench.optimizers.base import DocOptimizer
@@ -188,6 +188,10 @@ class ToolObserverKnobs:
     """Online: show the editor whether each attempt succeeded, as the authors' released code did (off in the paper)."""
     learn_tokens: int | None = None
     """The shared learning budget in tokens (:mod:`otbench.optimizers.budget`); None, no budget."""
+    coverage: bool = False
+    """The shared coverage pass (:data:`otbench.optimizers.spec.COVERAGE_HELP`)."""
+    worded_errors: bool = True
+    """The shared reading of errors in words (:data:`otbench.optimizers.spec.WORDED_ERRORS_HELP`)."""
 
     @property
     def improvements(self) -> Improvements:
@@ -227,7 +231,7 @@ class ToolObserverSpec(OptimizerSpec):
             budget, variant=str(values.get("variant") or "improved"), oracle_feedback=bool(values.get("oracle_feedback")),
             switches={name: bool(values[name]) for name in Improvements.names() if values.get(name) is not None})
         chosen.improvements  # noqa: B018 - refuses an unknown variant here, before anything loads
-        return with_learn_tokens(chosen, values.get("learn_tokens"))
+        return with_learn_tokens(with_switches(chosen, values), values.get("learn_tokens"))
 
     def check(self, knobs: Any) -> None:
         super().check(knobs)
@@ -245,7 +249,7 @@ class ToolObserverSpec(OptimizerSpec):
         budget: ToolObserverKnobs = knob_rules.from_values(self.knobs, part)
         chosen = dataclasses.replace(budget, variant=str(part["variant"]), switches=switches,
                                      oracle_feedback=bool(part.get("oracle_feedback")))
-        return with_learn_tokens(chosen, part.get("learn_tokens"))
+        return with_learn_tokens(with_switches(chosen, part), part.get("learn_tokens"))
 
     def params(self, part: Mapping[str, Any], mode: str, *, swept: bool) -> dict[str, Any]:
         params = super().params(part, mode, swept=swept)
@@ -269,7 +273,7 @@ class ToolObserverSpec(OptimizerSpec):
         label = self.label + (f" ({variant})" if variant != "improved" else "")
         for name, on in self._departures(part, mode).items():
             label += f" --{'' if on else 'no-'}{name.replace('_', '-')}"
-        return label + budget_label(part)
+        return label + switches_label(part, own=True) + budget_label(part)
 
     def from_earlier_format(self, optimizer: Mapping[str, Any]) -> dict[str, Any]:
         return {**dict(optimizer.get("knobs", {})), "variant": optimizer["variant"],

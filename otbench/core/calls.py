@@ -14,6 +14,7 @@ handle.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,3 +222,53 @@ def checked_call(name: Any, arguments: Any) -> ToolCall:
         return ToolCall(name, _json_object(arguments, 1))
     except _NotJson as exc:
         return ToolCall(name, {}, f"arguments must be JSON values: {exc}")
+
+
+_ERROR_OPENING = re.compile(r"^\W{0,3}(?:error|exception|traceback|fatal)\b", re.IGNORECASE)
+_FAILURE_OPENING = re.compile(r"^\W{0,3}(?:invalid|failed|failure|unable|cannot|can't|could not|unknown|unsupported|"
+                              r"not (?:found|supported|allowed|a valid))\b", re.IGNORECASE)
+_ERROR_KEYS = {"error", "errors", "message", "code", "status", "detail", "details", "type", "success", "ok"}
+MAX_WORDED_ERROR_CHARS = 500
+"""An error read from a tool's words is cut to this many characters, as it is quoted to an editor."""
+
+
+def worded_error(output: Any) -> str | None:
+    """The message of an output that is an error in words rather than a raised one, None for any other output.
+
+    Many servers and functions answer a call they cannot serve with a text (``"Error: unknown unit 'kms'; use
+    km, mi"``) or an object (``{"error": "..."}``) instead of failing it, so the call looks as if it worked. Read
+    here as what it is: a text that opens with an error's word (error, exception, traceback), or with a failure's
+    (invalid, failed, unable, cannot, unknown...) on a first line that goes on to say why (a colon or semicolon
+    follows); an object whose only keys are an error report's, with a non-empty ``error``. A plain answer that
+    merely contains such a word later on is an answer."""
+    if isinstance(output, dict):
+        error = output.get("error") or output.get("errors")
+        if error and set(map(str, output)) <= _ERROR_KEYS and output.get("success") is not True:
+            message = output.get("message") or output.get("detail")
+            text = error if isinstance(error, str) else repr(error)
+            return _one_line(f"{text}: {message}" if isinstance(message, str) and message not in text else text)
+        return None
+    if not isinstance(output, str):
+        return None
+    text = output.strip()
+    first_line = text.split("\n", 1)[0]
+    if _ERROR_OPENING.match(text) or (_FAILURE_OPENING.match(text) and re.search(r"[:;]", first_line)):
+        return _one_line(text)
+    return None
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= MAX_WORDED_ERROR_CHARS else f"{flat[:MAX_WORDED_ERROR_CHARS]}..."
+
+
+def read_worded_error(result: CallResult) -> CallResult:
+    """``result`` as a failed call where what it returned is an error in words (:func:`worded_error`), its words
+    the error; any other result as it is."""
+    if not result.ok:
+        return result
+    error = worded_error(result.output)
+    if error is None:
+        return result
+    return CallResult(result.call, False, error=error, situation=result.situation, value=result.value,
+                      injected=result.injected)

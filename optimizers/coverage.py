@@ -1,0 +1,299 @@
+"""Coverage: every tool of the toolsets learned on gets evidence from its own calls, and a description from them.
+
+Learning from the agent's attempts reaches only the tools those attempts call: on a pool of a thousand tools a
+handful. Tool calls cost no tokens, so this pass makes the evidence itself, tool by tool:
+
+1. **A working call, by experiment.** Each tool no call has worked on is called with values from the train
+   requests (their numbers, quoted texts and literal-looking words: codes, dates, names) in the kind its errors
+   point to, then simple probes (:func:`otbench.optimizers.experiments.candidate_arguments`), at most
+   :data:`CALLS_PER_TOOL` calls. A tool whose parameters are not shown is probed first (its error names them).
+2. **What it computes.** A tool that worked on one number is called again with that number doubled and tripled:
+   where the results say so, code states the relation (``Returns 1.609344 times value.``), a true sentence about
+   what it computes that no editor can get wrong. Where train tasks are one reply and their outcome may be read
+   (offline), the working call is played as the reply to the request its values came from, and a request it
+   answered is kept.
+3. **A description, in batches.** The editor describes :data:`TOOLS_PER_CALL` tools a call from their calls: what
+   each computes or looks up, its units, scales and formats, what it returns. A tool that has a description already
+   (advertised docs, a docstring) keeps what its calls do not contradict: the editor is asked to fill what is unsaid
+   and correct what the calls contradict, and the sentences the calls contradict are dropped by code. Each doc
+   closes, by code, with the call that worked and a request it answered.
+
+The pass works within the learning budget (checked before each editor call) and reports its state after every
+batch, so a run interrupted half way resumes with the tools it finished (:class:`CoverageState`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from otbench.core.calls import CallResult, ToolCall, read_worded_error
+from otbench.core.trajectory import preview
+from otbench.envs.base import Environment
+from otbench.evals.invented import supported_text
+from otbench.modules.editor import DocEditor, EditorExchange
+from otbench.modules.tool_docs import DocumentedTool, Toolbox, tool_key
+from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, probe_toolset, render_call
+from otbench.optimizers.experiments import candidate_arguments, request_values
+from otbench.optimizers.rivals import FixedReply
+
+CALLS_PER_TOOL = 8
+"""The most calls the pass makes to find a tool's working call (its relation's two extra calls aside)."""
+TOOLS_PER_CALL = 6
+"""Tools described in one editor call: the role and task are paid once for all of them."""
+RELATION = "Returns "
+"""How a relation stated by code opens (so a later pass replaces it rather than adding another)."""
+_WORKED = "A call that worked: "
+_ANSWERED = "It answered: "
+_LITERAL = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b"                      # an ISO date
+    r"|#[0-9A-Fa-f]{3,8}\b"                        # a colour
+    r"|\b(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?\b"   # an IP address or network
+    r"|\b[A-Z][A-Za-z]+/[A-Za-z_/]+\b"             # a zone or a path (Europe/Paris)
+    r"|\b[A-Z]{2,5}\b"                             # a code (CDG, FR, USD)
+    r"|(?<=[a-z,] )[A-Z][a-z]+(?: [A-Z][a-z]+)?"   # a name in the sentence (Lyon, New York)
+)
+
+
+def request_literals(request: str) -> list[Any]:
+    """A request's values as a caller would pass them: its numbers and quoted texts
+    (:func:`~otbench.optimizers.experiments.request_values`), then the words that read as literal values rather than
+    prose (dates, codes, colours, addresses, zones, names inside the sentence)."""
+    values = request_values(request)
+    for match in _LITERAL.finditer(request):
+        text = match.group(0)
+        if text not in values:
+            values.append(text)
+    return values
+
+
+@dataclass
+class CoverageState:
+    """What the pass has done, kept in every checkpoint after it so a resumed run goes on where it stopped."""
+
+    tried: list[str] = field(default_factory=list)
+    """Tool keys whose experiments are finished (a working call found, or its calls spent)."""
+    described: list[str] = field(default_factory=list)
+    """Tool keys the editor described (or that were left as they were: nothing was known of them)."""
+    finished: bool = False
+    """Whether every tool has been through the pass."""
+    editor_calls: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tried": list(self.tried), "described": list(self.described), "finished": self.finished,
+                "editor_calls": self.editor_calls}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CoverageState:
+        return cls(list(data.get("tried", [])), list(data.get("described", [])), bool(data.get("finished")),
+                   int(data.get("editor_calls", 0)))
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One batch's outcome, reported as it finishes."""
+
+    tools: tuple[str, ...]
+    """The tool keys it covered."""
+    exchange: EditorExchange | None
+    """The editor's call (None: no tool of the batch had anything to describe)."""
+    changed: int
+    """Tools whose docs changed."""
+
+
+class Coverage:
+    """The pass over every tool of ``toolsets`` (see the module's docstring)."""
+
+    def __init__(self, env: Environment, editor: DocEditor, *, judge: bool, exhausted: Callable[[], bool],
+                 tools_per_call: int | None = None) -> None:
+        self.env = env
+        self.editor = editor
+        self.judge = judge
+        self.exhausted = exhausted
+        self.tools_per_call = tools_per_call or TOOLS_PER_CALL
+
+    def run(self, toolbox: Toolbox, tasks: Sequence[Any], book: EvidenceBook, state: CoverageState,
+            report: Callable[[Batch], None]) -> CoverageState:
+        """Cover every tool of the tasks' toolsets not yet covered, reporting each batch as it finishes."""
+        toolsets = list(dict.fromkeys(self.env.toolset_of(task) for task in tasks))
+        for toolset in toolsets:
+            requests = [(task, self._request(task)) for task in tasks if self.env.toolset_of(task) == toolset]
+            tools = toolbox.toolset(toolset)
+            names = {tool.name for tool in tools}
+            if any(key not in state.tried for key in (tool_key(toolset, tool.name) for tool in tools)):
+                book.add(toolset, [read_worded_error(r) for r in probe_toolset(self.env, toolbox, toolset)], names)
+                book.teach(toolbox, toolset)
+            pending = [tool for tool in tools if tool_key(toolset, tool.name) not in state.described]
+            for start in range(0, len(pending), self.tools_per_call):
+                if self.exhausted():
+                    return state
+                batch = pending[start:start + self.tools_per_call]
+                for tool in batch:
+                    key = tool_key(toolset, tool.name)
+                    if key not in state.tried:
+                        self._experiment(toolbox, toolset, tool, requests, book)
+                        state.tried.append(key)
+                report(self._describe(toolbox, toolset, batch, book, state))
+        state.finished = True
+        return state
+
+    def _request(self, task: Any) -> str:
+        """A task's request, as its attempt states it (a rollout with no call: the environment's own words)."""
+        return str(getattr(task, "question", None) or getattr(task, "text", None) or "")
+
+    # -- evidence ------------------------------------------------------------------------------------------------
+    def _call(self, toolset: str, name: str, arguments: dict[str, Any], book: EvidenceBook) -> CallResult:
+        result = read_worded_error(self.env.execute(toolset, ToolCall(name, arguments)))
+        book.of(toolset, name).add(result)
+        return result
+
+    def _experiment(self, toolbox: Toolbox, toolset: str, tool: DocumentedTool, requests: list[tuple[Any, str]],
+                    book: EvidenceBook) -> None:
+        """Find a working call of ``tool`` (unless one is known), then what its results say it computes."""
+        evidence = book.of(toolset, tool.name)
+        working = next((example for example in evidence.examples), None)
+        found: tuple[Any, str, dict[str, Any]] | None = None
+        if working is None:
+            found = self._search(toolset, tool, requests, book)
+            working = [found[2], None] if found else None
+        if working is None:
+            return
+        arguments = working[0] if isinstance(working[0], dict) else {}
+        self._relation(toolset, tool.name, arguments, book)
+        if found is not None and self.judge:
+            task, request, _ = found
+            played = self.env.rollout(FixedReply([ToolCall(tool.name, arguments)]), toolbox, task)
+            last = read_worded_error(played.steps[-1]) if played.steps else None
+            if last is not None and last.ok:
+                evidence.add_outcome(request, last, bool(played.success))
+
+    def _search(self, toolset: str, tool: DocumentedTool, requests: list[tuple[Any, str]],
+                book: EvidenceBook) -> tuple[Any, str, dict[str, Any]] | None:
+        """Calls of ``tool`` with the requests' values until one works or :data:`CALLS_PER_TOOL` are spent; the task,
+        request and arguments of the one that worked."""
+        tried: list[dict[str, Any]] = []
+        for task, request, arguments in self._candidates(tool, book.of(toolset, tool.name), requests):
+            if arguments in tried:
+                continue
+            tried.append(arguments)
+            if self._call(toolset, tool.name, arguments, book).ok:
+                return task, request, arguments
+            if len(tried) >= CALLS_PER_TOOL:
+                break
+        return None
+
+    def _candidates(self, tool: DocumentedTool, evidence: ToolEvidence,
+                    requests: list[tuple[Any, str]]) -> Iterator[tuple[Any, str, dict[str, Any]]]:
+        """Argument sets to try, one request's best guess at a time, the requests taken in an order of the tool's
+        own (a stable digest of its name), so the tools of one pool do not all try the same requests first."""
+        if not requests:
+            return
+        offset = int(hashlib.sha256(tool.name.encode()).hexdigest(), 16) % len(requests)
+        ordered = requests[offset:] + requests[:offset]
+        fitting = [(task, request) for task, request in ordered if request_literals(request)]
+        for task, request in fitting or ordered:
+            literal_request = " ".join(f'"{value}"' if isinstance(value, str) else str(value)
+                                       for value in request_literals(request))
+            for arguments, _ in candidate_arguments(tool, evidence, literal_request, []):
+                yield task, request, arguments
+                break
+
+    def _relation(self, toolset: str, name: str, arguments: dict[str, Any], book: EvidenceBook) -> None:
+        """Where a call worked on one number, call again with it doubled and tripled: what the results say of the
+        relation is kept on the tool's evidence (:meth:`ToolEvidence.relation`)."""
+        numeric = [key for key, value in arguments.items() if _is_number(value)]
+        if len(numeric) != 1 or book.of(toolset, name).relation:
+            return
+        (parameter,) = numeric
+        points = []
+        for factor in (1, 2, 3):
+            given = {**arguments, parameter: arguments[parameter] * factor}
+            result = self._call(toolset, name, given, book) if factor > 1 else None
+            output = result.output if result is not None and result.ok else None
+            if factor == 1:
+                output = next((out for args, out in book.of(toolset, name).examples if args == arguments), None)
+            if not _is_number(output) or not isinstance(output, (int, float)):
+                return
+            points.append((float(given[parameter]), float(output)))
+        book.of(toolset, name).relation = relation_sentence(parameter, points)
+
+    # -- description ---------------------------------------------------------------------------------------------
+    def _describe(self, toolbox: Toolbox, toolset: str, batch: list[DocumentedTool], book: EvidenceBook,
+                  state: CoverageState) -> Batch:
+        """One editor call for the batch's tools a call worked on; the docs then closed by code."""
+        known = [tool for tool in batch if book.of(toolset, tool.name).working]
+        exchange = None
+        changed = 0
+        if known and not self.exhausted():
+            facts = {tool.name: _fact_lines(book.of(toolset, tool.name)) for tool in known}
+            exchange = self.editor.describe_batch(known, facts)
+            state.editor_calls += 1
+            names = [tool.name for tool in toolbox.toolset(toolset)]
+            for tool in known:
+                text = exchange.updates.get(tool.name, "")
+                text = supported_text(text, book.of(toolset, tool.name).observed(tool, names)) if text else ""
+                changed += _apply(tool, text, book.of(toolset, tool.name))
+        if len(known) < len(batch):  # what their errors said, by code: all that is known of the others
+            changed += book.state_rules(toolbox, toolset)
+        state.described.extend(tool_key(toolset, tool.name) for tool in batch
+                               if tool not in known or exchange is not None)
+        return Batch(tuple(tool_key(toolset, tool.name) for tool in batch), exchange, changed)
+
+
+def _fact_lines(evidence: ToolEvidence) -> list[str]:
+    """What the editor is told of one tool: its calls as made, the relation code read, a request it answered."""
+    lines = [f"worked: {line}" for line in evidence.worked] + [f"failed: {line}" for line in evidence.failed[:1]]
+    if evidence.relation:
+        lines.append(f"read by code from its results: {evidence.relation}")
+    lines += [f"answered the request {line}" for line in evidence.answered[:1]]
+    return lines
+
+
+def _apply(tool: DocumentedTool, description: str, evidence: ToolEvidence) -> int:
+    """Set the tool's description: the editor's (or, where it wrote nothing the calls support, the one it had),
+    closed by code with the relation, the call that worked and a request it answered. Returns 1 if it changed."""
+    kept = description or tool.description
+    for marker in (RELATION, _WORKED, _ANSWERED):
+        kept = kept.split(f" {marker}")[0] if f" {marker}" in kept else kept
+    closing = []
+    if evidence.relation and evidence.relation not in kept:
+        closing.append(evidence.relation)
+    if evidence.examples:
+        arguments, output = evidence.examples[0]
+        closing.append(f"{_WORKED}{render_call(ToolCall(tool.name, arguments))} returned {preview(output, 120)}.")
+    if evidence.answered:
+        closing.append(f"{_ANSWERED}{evidence.answered[0]}.")
+    text = " ".join(part for part in (kept.strip(), *closing) if part)
+    if text == tool.description:
+        return 0
+    tool.with_docs(description=text)
+    return 1
+
+
+def relation_sentence(parameter: str, points: list[tuple[float, float]]) -> str:
+    """What three ``(input, result)`` points of a one-number call say the tool computes, as a sentence: a constant
+    factor (``Returns 1.609344 times value.``), a line (``Returns 1.8 times value plus 32.``), a constant, or
+    nothing ("") where they fit none of these."""
+    (x1, y1), (x2, y2), (x3, y3) = points
+    if math.isclose(y1, y2, rel_tol=1e-9) and math.isclose(y2, y3, rel_tol=1e-9):
+        return f"{RELATION}{_shown(y1)} whatever {parameter} is (for {parameter} = {_shown(x1)}, {_shown(x2)}, {_shown(x3)})."
+    slope = (y2 - y1) / (x2 - x1)
+    intercept = y1 - slope * x1
+    if not math.isclose(y3, slope * x3 + intercept, rel_tol=1e-6, abs_tol=1e-9):
+        return ""
+    if math.isclose(intercept, 0.0, abs_tol=1e-9 * max(1.0, abs(y1))):
+        return f"{RELATION}{_shown(slope)} times {parameter}."
+    sign = "plus" if intercept > 0 else "minus"
+    return f"{RELATION}{_shown(slope)} times {parameter} {sign} {_shown(abs(intercept))}."
+
+
+def _shown(number: float) -> str:
+    return f"{number:.10g}"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

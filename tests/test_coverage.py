@@ -1,0 +1,231 @@
+"""The coverage pass: every tool gets evidence from its own calls and a description from them, starting from the
+docs it has; answers that are errors in words are read as failed calls."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import dspy
+import pytest
+from scripted_lm import prompt_text, scripted_lm
+
+from otbench.core.calls import CallResult, ToolCall, read_worded_error, worded_error
+from otbench.envs.functions import FunctionEnvironment
+from otbench.llm.metering import TokenLedger
+from otbench.modules.agent import FunctionCallingAgent
+from otbench.modules.program import ToolAgentProgram
+from otbench.optimizers import coverage as coverage_module
+from otbench.optimizers import registry
+from otbench.optimizers.base import COVERAGE, IterationRecord
+from otbench.optimizers.coverage import relation_sentence, request_literals
+from otbench.optimizers.easytool import EasyTool, EasyToolWriter
+from otbench.optimizers.toolobserver import ToolObserver
+
+
+# -- errors in words ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("output, expected", [
+    ("Error: unknown unit 'kms'; use km, mi", "Error: unknown unit 'kms'; use km, mi"),
+    ("Invalid expression: 2*(3", "Invalid expression: 2*(3"),
+    ("Traceback (most recent call last): ...", "Traceback (most recent call last): ..."),
+    ({"error": "bad input", "message": "say a number"}, "bad input: say a number"),
+])
+def test_an_answer_that_is_an_error_in_words_is_read_as_one(output, expected):
+    assert worded_error(output) == expected
+    read = read_worded_error(CallResult(ToolCall("f", {}), True, output=output))
+    assert not read.ok and read.error == expected
+
+
+@pytest.mark.parametrize("output", ["Unknown", "invalid", "The error function of 1 is 0.84", "Unknown city",
+                                    {"error": "x", "rows": []}, 3.2, ["Error"]])
+def test_a_plain_answer_that_merely_holds_such_a_word_is_an_answer(output):
+    assert worded_error(output) is None
+
+
+# -- what code reads from calls ----------------------------------------------------------------------------------------
+def test_three_calls_on_one_number_say_what_the_tool_computes():
+    assert relation_sentence("value", [(5, 8.04672), (10, 16.09344), (15, 24.14016)]) == "Returns 1.609344 times value."
+    assert relation_sentence("degrees", [(20, 68), (40, 104), (60, 140)]) == "Returns 1.8 times degrees plus 32."
+    assert relation_sentence("n", [(2, 7), (4, 7), (6, 7)]).startswith("Returns 7 whatever n is")
+    assert relation_sentence("n", [(1, 1), (2, 4), (3, 9)]) == ""  # a square fits no line: nothing is claimed
+
+
+def test_a_requests_literal_values_are_its_numbers_quotes_codes_dates_and_names():
+    values = request_literals('Tell me the city served by airport CDG on 2024-05-01, near Lyon, for "gate 4" and 2.5')
+    assert values[:3] == ["gate 4", 2024, 2.5] or {"gate 4", 2.5, "CDG", "2024-05-01", "Lyon"} <= set(values)
+    assert {"CDG", "2024-05-01", "Lyon"} <= set(values)
+
+
+# -- the pass, end to end with scripted models ---------------------------------------------------------------------------
+def miles_to_km(distance):
+    return round(distance * 1.609344, 6)
+
+
+def celsius_to_fahrenheit(degrees):
+    return round(degrees * 1.8 + 32, 6)
+
+
+def airport_city(code):
+    cities = {"CDG": "Paris", "LHR": "London", "JFK": "New York"}
+    if code not in cities:  # a common habit: the error as an answer, not raised
+        return f"Error: unknown airport code {code!r}; use a three-letter IATA code such as CDG"
+    return cities[code]
+
+
+TRAIN = [("Tell me 5 miles in kilometres.", 8.04672), ("Please work out 20 degrees Celsius in Fahrenheit.", 68.0),
+         ("Find out the city served by airport CDG.", "Paris")]
+TEST = [("I need to know 12 miles in kilometres.", miles_to_km(12)), ("Look up the city of airport LHR.", "London")]
+
+
+def _metric(example, trajectory):
+    return any(out == example.answer or (isinstance(out, float) and isinstance(example.answer, float)
+                                         and abs(out - example.answer) < 1e-6) for out in trajectory.outputs)
+
+
+def _env(presentation="names_only"):
+    examples = [dspy.Example(question=q, answer=a) for q, a in TRAIN]
+    tests = [dspy.Example(question=q, answer=a) for q, a in TEST]
+    return FunctionEnvironment.opaque([miles_to_km, celsius_to_fahrenheit, airport_city], examples, _metric,
+                                      test_examples=tests, presentation=presentation)
+
+
+def _describing_editor(calls):
+    """An editor that describes every tool of a batch, noting each batch it is asked."""
+
+    def reply(messages):
+        text = prompt_text(messages)
+        names = re.findall(r"^Tool: (\S+)", text, re.MULTILINE)
+        calls.append(names)
+        return json.dumps({"tools": [{"name": name, "description": f"Looks something up for {name}."}
+                                     for name in names]})
+
+    return scripted_lm(reply, phase="editor")
+
+
+def _silent_agent():
+    """An agent that calls nothing: whatever is learned comes from the pass alone."""
+    return scripted_lm(lambda messages: json.dumps({"calls": []}), phase="agent")
+
+
+def _program(env):
+    agent = FunctionCallingAgent()
+    agent.lm = _silent_agent()
+    return ToolAgentProgram(env.toolbox(), agent)
+
+
+def _real(env, learned):
+    return {env.real_names[tool.name]: tool for tool in learned.toolbox.toolset("tools")}
+
+
+def test_every_tool_gets_a_working_call_what_it_computes_and_a_description_though_the_agent_called_none():
+    env = _env()
+    batches: list[list[str]] = []
+    editor_lm = _describing_editor(batches)
+    observer = ToolObserver(env=env, editor_lm=editor_lm, max_iterations=1, coverage=True, progress=False)
+    learned = observer.compile(_program(env), trainset=env.tasks("train"))
+    docs = _real(env, learned)
+    assert "Returns 1.609344 times distance." in docs["miles_to_km"].description
+    assert "Returns 1.8 times degrees plus 32." in docs["celsius_to_fahrenheit"].description
+    city = docs["airport_city"].description
+    assert "A call that worked:" in city and "returned 'Paris'" in city and "Looks something up" in city
+    assert all("Looks something up" in doc.description for doc in docs.values())
+    assert batches and sorted(name for batch in batches for name in batch) == sorted(env.real_names)
+    assert learned.detailed_results.tools_learned == 3
+    first = learned.detailed_results.iterations[0]
+    assert first.metrics["coverage_tools_tried"] == 3 and first.metrics["coverage_editor_calls"] == 1
+    assert learned.detailed_results.invented.count == 0
+
+
+def test_a_starting_description_is_shown_to_the_editor_to_repair_and_kept_where_it_wrote_nothing():
+    env = _env("gold")
+    prompts: list[str] = []
+
+    def reply(messages):
+        prompts.append(prompt_text(messages))
+        return json.dumps({"tools": []})  # an editor that writes nothing: the starting docs stand, closed by code
+
+    observer = ToolObserver(env=env, editor_lm=scripted_lm(reply, phase="editor"), max_iterations=1, coverage=True,
+                            progress=False)
+    learned = observer.compile(_program(env), trainset=env.tasks("train"))
+    assert prompts and "Current description: (none)" in prompts[0]  # these functions have no docstring
+    doc = _real(env, learned)["miles_to_km"]
+    assert doc.description.startswith("Returns 1.609344 times distance.")
+
+
+def test_an_interrupted_pass_resumes_with_the_tools_it_finished(monkeypatch):
+    monkeypatch.setattr(coverage_module, "TOOLS_PER_CALL", 1)
+    env = _env()
+    batches: list[list[str]] = []
+    records: list[IterationRecord] = []
+
+    class StopAfterOne:
+        def log_iteration(self, record):
+            records.append(record)
+            if len(records) == 1:
+                raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ToolObserver(env=env, editor_lm=_describing_editor(batches), max_iterations=1, coverage=True, progress=False,
+                     tracker=StopAfterOne()).compile(_program(env), trainset=env.tasks("train"))
+    assert len(batches) == 1
+    checkpoint = records[0].checkpoint
+    assert checkpoint[COVERAGE]["steps"] == 1 and not checkpoint[COVERAGE]["finished"]
+    program = _program(env)
+    program.toolbox = type(program.toolbox).from_json(checkpoint["docs"])
+    learned = ToolObserver(env=env, editor_lm=_describing_editor(batches), max_iterations=1, coverage=True,
+                           progress=False).compile(program, trainset=env.tasks("train"), resume=checkpoint)
+    assert sorted(name for batch in batches for name in batch) == sorted(env.real_names)  # none described twice
+    steps = [record.step for record in learned.detailed_results.iterations]
+    assert steps == sorted(steps) and steps[0] == 1  # numbered on after the interrupted pass's step
+
+
+def test_the_pass_is_the_same_help_for_another_optimizer_and_a_knob_of_its_own():
+    env = _env()
+    writer = EasyToolWriter()
+    writer.lm = scripted_lm(lambda m: json.dumps({"purpose": "Works on a value."} if "Condense" in prompt_text(m)
+                                                 else {"scenario": "a value", "example_arguments": {}}), phase="editor")
+    helped = EasyTool(env=env, writer=writer, coverage=True, progress=False)
+    helped.writer.lm = writer.lm
+    learned = helped.compile(_program(env), trainset=env.tasks("train"))
+    assert helped.coverage_evidence is not None
+    assert learned.detailed_results.iterations[0].metrics["coverage_tools_tried"] == 3
+    for name in ("easytool", "toolobserver", "play2prompt", "gepa"):
+        spec = registry.spec_of(name)
+        knobs = spec.knobs_from({"coverage": True})
+        part = spec.define(knobs, "offline")
+        assert part["coverage"] is True and "coverage" not in spec.define(spec.knobs_from({}), "offline")
+        assert "coverage" in spec.row_label(part, "offline")
+        assert spec.define(spec.knobs_from({"worded_errors": False}), "offline")["worded_errors"] is False
+    assert registry.spec_of("easytool").row_label(
+        registry.spec_of("easytool").define(registry.spec_of("easytool").knobs_from({"coverage": True}), "offline"),
+        "offline") == "+ET (coverage)"
+
+
+def test_coverage_is_refused_where_docs_are_learned_per_task():
+    env = _env()
+    observer = ToolObserver(env=env, editor_lm=_describing_editor([]), mode="online", coverage=True, progress=False)
+    with pytest.raises(ValueError, match="coverage"):
+        observer.compile(_program(env), trainset=env.tasks("train"))
+
+
+def test_a_call_answered_with_an_error_in_words_is_evidence_that_starts_experiments():
+    """The agent calls the airport tool with a city name; the tool answers with an error in words. Read as a failed
+    call, its words are evidence and the learner experiments on it (without reading errors in words, the call
+    "worked" and nothing was learned)."""
+    env = _env("names_params")
+    shown = {real: shown for shown, real in env.real_names.items()}
+
+    def agent_reply(messages):
+        return json.dumps({"calls": [{"name": shown["airport_city"], "arguments": {"code": "Paris"}}]})
+
+    def run(worded_errors):
+        program = _program(env)
+        program.agent.lm = scripted_lm(agent_reply, phase="agent")
+        editor = scripted_lm(lambda m: json.dumps({"description": "Finds a city."}), phase="editor")
+        return ToolObserver(env=env, editor_lm=editor, max_iterations=1, progress=False,
+                            worded_errors=worded_errors).compile(program, trainset=env.tasks("train")[2:])
+
+    read = run(True).detailed_results.iterations[0]
+    unread = run(False).detailed_results.iterations[0]
+    assert read.metrics["experiment_calls"] >= 1 and unread.metrics["experiment_calls"] == 0
+    assert TokenLedger  # the scripted LMs meter tokens as served ones do
