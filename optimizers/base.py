@@ -28,6 +28,8 @@ from otbench.optimizers.budget import TokenBudget
 from otbench.optimizers.coverage import Batch, Coverage, CoverageState
 from otbench.optimizers.evidence import EvidenceBook, probe_toolset
 from otbench.optimizers.experiments import Experiments, state_experiments
+from otbench.optimizers.gate import GATE_TASKS, GateDecision, changed_tools, decide, gated
+from otbench.optimizers.gate import META_KEY as GATE_META
 from otbench.optimizers.results import DocOptimizationResult, IterationResult, TokenMarks
 from otbench.optimizers.rivals import FixedReply
 
@@ -222,14 +224,17 @@ class DocOptimizer(Teleprompter):
     The help every optimizer may take alike: ``probe`` and ``experiment`` before it learns; ``coverage`` (offline),
     the tool-by-tool pass of :mod:`otbench.optimizers.coverage` before its own learning, under the same budget, its
     steps logged first; ``worded_errors``, an answer that is an error in words read as the failed call it is,
-    wherever the optimizer sees calls (:func:`~otbench.core.calls.worded_error`).
+    wherever the optimizer sees calls (:func:`~otbench.core.calls.worded_error`); ``gate`` (offline, on by default),
+    a learned doc kept only where the evidence says it is no worse than the doc its tool started with
+    (:mod:`otbench.optimizers.gate`).
     """
 
     evaluates_start_docs = False
 
     def __init__(self, *, env: Environment, num_threads: int = 1, tracker: IterationTracker | None = None,
                  progress: bool = True, probe: bool = False, experiment: bool = False,
-                 token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True) -> None:
+                 token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True,
+                 gate: bool = True) -> None:
         super().__init__()
         if token_budget is not None and token_budget < 1:
             raise ConfigError(f"token_budget must be a positive number of tokens, not {token_budget}; leave it None "
@@ -241,6 +246,7 @@ class DocOptimizer(Teleprompter):
         self.experiment = experiment
         self.coverage = coverage
         self.worded_errors = worded_errors
+        self.gate = gate
         self.coverage_evidence: EvidenceBook | None = None
         """What the coverage pass's calls showed (set by a compile that ran it), for an optimizer that reads evidence."""
         self.num_threads = num_threads
@@ -290,6 +296,9 @@ class DocOptimizer(Teleprompter):
         if valset:
             chosen, val_trajectories, candidates = self._choose_on_valset(program, start, recording.records,
                                                                           list(valset))
+        decisions: dict[str, GateDecision] = {}
+        if self.gate and self._mode() == "offline":
+            decisions = self._gate(program, start, self._gate_tasks(list(trainset), list(valset or [])))
         invented = invented_claims(program.toolbox, start, watched.calls, self._toolsets(list(trainset)))
         program.detailed_results = DocOptimizationResult(
             iterations=tuple(IterationResult(r.step, dict(r.metrics), r.toolbox.to_json(), tuple(r.trajectories))
@@ -303,8 +312,40 @@ class DocOptimizer(Teleprompter):
             chosen_docs=chosen,
             invented=invented,
             tools_learned=tools_changed(start, program.toolbox, self._toolsets(list(trainset))),
+            gate={key: decision.to_dict() for key, decision in decisions.items()},
         )
         return program
+
+    def _gate_tasks(self, trainset: list[Any], valset: list[Any]) -> list[Any]:
+        """The tasks the gate scores both docs on: the validation sample where one is given, else up to
+        :data:`~otbench.optimizers.gate.GATE_TASKS` train tasks not learned on (every train task's toolset is the
+        one learned, offline), else the first of those learned on."""
+        if valset:
+            return valset
+        learned_on = {task_key(task) for task in trainset}
+        rest = [task for task in self.env.tasks("train") if task_key(task) not in learned_on]
+        return (rest or trainset)[:GATE_TASKS]
+
+    def _gate(self, program: ToolAgentProgram, start: Toolbox, tasks: list[Any]) -> dict[str, GateDecision]:
+        """Score the starting and the learned docs on ``tasks`` and give each tool whose learned doc is not shown to
+        be no worse its starting doc back (:mod:`otbench.optimizers.gate`); returns the decisions."""
+        toolsets = self._toolsets(tasks)
+        if not changed_tools(start, program.toolbox, toolsets):
+            program.toolbox.meta = {**program.toolbox.meta, GATE_META: {}}  # gated: nothing learned to check
+            return {}
+        tie_break = getattr(self.env, "tie_break_metric", None)
+
+        def score(trajectories: Sequence[Trajectory]) -> tuple[float, ...]:
+            summary = self.env.summarise(list(trajectories)) if trajectories else {}
+            return tuple(float(summary.get(name, 0.0)) for name in (self.env.primary_metric, tie_break) if name)
+
+        before = run_rollouts(self.env, program.agent, start, tasks, num_threads=self.num_threads,
+                              description="gate: starting docs", progress=self.progress)
+        after = run_rollouts(self.env, program.agent, program.toolbox, tasks, num_threads=self.num_threads,
+                             description="gate: learned docs", progress=self.progress)
+        decisions = decide(start, program.toolbox, toolsets, before, after, score)
+        program.toolbox = gated(start, program.toolbox, decisions)
+        return decisions
 
     def _optimize(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
         """Improve ``program.toolbox`` in place, logging each iteration to ``self.tracker``."""

@@ -68,6 +68,9 @@ class DocOptimizationResult:
     tools_learned: int = 0
     """Tools of the toolsets learned on whose docs the compile changed (description, parameter meanings or schema):
     with the tokens spent, what learning a tool cost, the figure that grows with a pool's size."""
+    gate: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Tool key -> whether it kept its learned doc or got its starting one back, and on what evidence
+    (:class:`~otbench.optimizers.gate.GateDecision`); empty where the gate did not run (online, or switched off)."""
 
 
 class TokenMarks:

@@ -52,9 +52,19 @@ WORDED_ERRORS_HELP = ("read an answer that is an error in words (a text opening 
                       "optimizer reads calls")
 """The shared reading of errors in words (:func:`otbench.core.calls.worded_error`), on by default for every optimizer."""
 
-SHARED_SWITCHES = {"coverage": False, "worded_errors": True}
+GATE_HELP = ("offline: keep a learned doc only where the evidence says it is no worse than the doc its tool started "
+             "with: the starting and the learned docs are scored on the same train tasks, and each tool keeps its "
+             "learned doc where the calls it guided worked at least as often, else where the toolset scored at least "
+             "as well; the others get their starting doc back")
+"""The shared gate (:mod:`otbench.optimizers.gate`), on by default for every optimizer."""
+
+SHARED_SWITCHES = {"coverage": False, "worded_errors": True, "gate": True}
 """The switches every optimizer's knobs have, with their defaults: a definition keeps one only where it departs from
-its default, so runs defined before it existed keep their definition."""
+its default and acts in the run's learning mode (:data:`SWITCH_MODES`), so runs defined before it existed keep their
+definition."""
+
+SWITCH_MODES = {"coverage": ("offline",), "worded_errors": ("online", "offline"), "gate": ("offline",)}
+"""Where each shared switch acts: the coverage pass and the gate need a shared toolset and train tasks."""
 
 LEARN_TOKENS_HELP = ("learning budget in tokens, the same for every optimizer: stop starting learning work (an "
                      "iteration, a tool, an editor call) once the compile has spent this many, paid and cache-served, "
@@ -116,7 +126,7 @@ class OptimizerSpec:
             group.add_argument("--experiment", dest="experiment", action=argparse.BooleanOptionalAction, default=None,
                                help=f"{EXPERIMENT_HELP} (default off)")
             taken.add("experiment")
-        for switch, text in (("coverage", COVERAGE_HELP), ("worded_errors", WORDED_ERRORS_HELP)):
+        for switch, text in (("coverage", COVERAGE_HELP), ("worded_errors", WORDED_ERRORS_HELP), ("gate", GATE_HELP)):
             if not budget_only and switch not in taken:
                 default = "on" if SHARED_SWITCHES[switch] else "off"
                 group.add_argument(f"--{switch.replace('_', '-')}", dest=switch, action=argparse.BooleanOptionalAction,
@@ -155,7 +165,7 @@ class OptimizerSpec:
                 part["experiment"] = True
         if getattr(knobs, "learn_tokens", None) is not None:  # absent, none: earlier runs keep their definition
             part["learn_tokens"] = int(knobs.learn_tokens)
-        return {**part, **switches_part(knobs)}
+        return {**part, **switches_part(knobs, mode)}
 
     def knobs_of(self, part: Mapping[str, Any], mode: str) -> Any:
         """The knobs a definition's part stands for (what does not act in ``mode`` at its default)."""
@@ -252,10 +262,10 @@ def with_switches(knobs: KnobsT, values: Mapping[str, Any]) -> KnobsT:
     return dataclasses.replace(knobs, **chosen) if chosen else knobs  # type: ignore[type-var]  # a knobs dataclass
 
 
-def switches_part(knobs: Any) -> dict[str, bool]:
-    """The shared switches a definition keeps: those that depart from their defaults."""
+def switches_part(knobs: Any, mode: str) -> dict[str, bool]:
+    """The shared switches a definition keeps: those that depart from their defaults and act in ``mode``."""
     return {switch: bool(getattr(knobs, switch, default)) for switch, default in SHARED_SWITCHES.items()
-            if bool(getattr(knobs, switch, default)) != default}
+            if bool(getattr(knobs, switch, default)) != default and mode in SWITCH_MODES[switch]}
 
 
 def switches_label(part: Mapping[str, Any], *, own: bool) -> str:

@@ -267,6 +267,12 @@ def _print(result: OptimizeResult) -> None:
         print(f"docs kept: {chosen['chosen']}, the best on {chosen['n']} validation tasks ({scores})")
         for label, candidate in chosen["candidates"].items():
             print(f"  {label}: " + ", ".join(f"{name} {value:.3f}" for name, value in candidate.items()))
+    if result.gate:
+        kept = [key for key, decision in result.gate.items() if decision["kept"] == "learned"]
+        print(f"gate: {len(kept)} learned docs kept as no worse, {len(result.gate) - len(kept)} tools given their "
+              "starting docs back (gate.json, and the docs file's meta, say on what evidence)")
+        for key, decision in result.gate.items():
+            print(f"  {key.split('::', 1)[-1]}: {decision['kept']} doc ({decision['evidence']})")
     invented = result.invented
     print(f"invented claims: {int(invented['invented_claims'])} of {invented['sentences']} learned sentences state "
           "behaviour no observed call supports (invented_claims.json quotes them)")

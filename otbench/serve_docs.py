@@ -7,6 +7,10 @@ the learned descriptions and input schemas, and forwards each call to it, return
 optimize run, ``prompts:/NAME@latest``) or the key of a results-ledger entry (``python -m otbench.results``
 lists them; a unique prefix of eight or more characters will do). Standard output is the MCP channel: what
 this command says goes to standard error.
+
+It serves only docs that passed the gate (:mod:`otbench.optimizers.gate`): before it starts it says, tool by tool,
+whether the learned doc was kept or the server's own given back, and on what evidence; docs that carry no gate record
+(learned with ``--no-gate``, or before the gate existed) are refused unless ``--ungated`` says to serve them anyway.
 """
 
 from __future__ import annotations
@@ -48,8 +52,35 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mcp-timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help="a call the original server does not answer in this time fails, and the server is "
                              f"started again for the next call (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--ungated", action="store_true",
+                        help="serve docs that carry no gate record (learned with --no-gate, or before the gate "
+                             "existed): nothing then says they are no worse than the server's own")
     add_tracking_arguments(parser)
     return parser
+
+
+def gate_report(docs: Toolbox, *, ungated: bool) -> list[str]:
+    """What is said of the docs before they are served: each tool whose doc was learned, whether the gate kept it or
+    gave the tool its starting doc back, and on what evidence. Docs with no gate record are refused on one line,
+    unless ``ungated``."""
+    from otbench.optimizers.gate import META_KEY
+
+    record = docs.meta.get(META_KEY)
+    if not isinstance(record, dict):
+        if not ungated:
+            raise ConfigError("--docs: these docs carry no gate record (learned with --no-gate, or before the gate "
+                              "existed), so nothing says they are no worse than the server's own; learn them again, "
+                              "or serve them anyway with --ungated")
+        return ["serving docs that no gate checked (--ungated)"]
+    if not record:
+        return ["the gate found no learned doc to check: every tool is served with the doc it started with"]
+    lines = []
+    for key, decision in record.items():
+        name = str(key).split("::", 1)[-1]
+        kept = decision.get("kept") if isinstance(decision, dict) else None
+        what = "learned doc" if kept == "learned" else "starting doc, given back"
+        lines.append(f"{name}: {what} ({decision.get('evidence', '') if isinstance(decision, dict) else ''})")
+    return lines
 
 
 def read_docs(source: str, *, tracking_uri: str | None = None, mlruns: Any = None) -> Toolbox:
@@ -89,6 +120,8 @@ def main(argv: list[str] | None = None, *, ready: Any = None) -> int:
     from otbench.envs.mcp.launch import http, stdio
 
     docs = read_docs(args.docs, tracking_uri=args.tracking_uri, mlruns=args.mlruns)
+    for line in gate_report(docs, ungated=args.ungated):
+        print(line, file=sys.stderr, flush=True)
     if args.mcp_server:
         return _serve_shipped(args.mcp_server, docs, args.http, args.mcp_timeout, ready)
     upstream = http(args.mcp_url) if args.mcp_url else stdio(args.mcp)

@@ -66,7 +66,7 @@ async def _through(server, work):
 
 def _stdio_proxy(docs_file, flags=""):
     return StdioServerParameters(command=sys.executable, args=["-m", "otbench.serve_docs", "--mcp", f"{TOY} {flags}",
-                                                               "--docs", str(docs_file)])
+                                                               "--docs", str(docs_file), "--ungated"])
 
 
 def test_over_stdio_a_client_reads_the_learned_docs_and_calls_go_through_untouched(tmp_path):
@@ -127,8 +127,9 @@ def test_over_http_any_client_and_an_mcp_environment_use_the_proxy(tmp_path, cap
     _, docs_file = _docs(tmp_path, setting="base")
     port = _free_port()
     proxy = subprocess.Popen([sys.executable, "-m", "otbench.serve_docs", "--mcp", TOY, "--docs", str(docs_file),
-                              "--http", str(port)], stderr=subprocess.PIPE, text=True)
+                              "--http", str(port), "--ungated"], stderr=subprocess.PIPE, text=True)
     try:
+        assert proxy.stderr.readline().strip() == "serving docs that no gate checked (--ungated)"
         assert "serving 6 tools with learned docs on http://127.0.0.1:" in proxy.stderr.readline()
         url = f"http://127.0.0.1:{port}/mcp"
         for _ in range(50):
@@ -171,6 +172,6 @@ def test_docs_of_another_server_are_refused_before_serving(tmp_path, capsys):
     stranger = Toolbox({"mcp": [DocumentedTool("convert_time", description="Converts.")]})
     stranger.write(tmp_path / "time.json")
     with pytest.raises(SystemExit) as stop:
-        run_main(serve_docs, ["--mcp", TOY, "--docs", str(tmp_path / "time.json")])
+        run_main(serve_docs, ["--mcp", TOY, "--docs", str(tmp_path / "time.json"), "--ungated"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "'convert_time', which the server does not list" in err

@@ -84,6 +84,9 @@ class OptimizeResult:
     metrics there."""
     tools_learned: int = 0
     """Tools whose docs the run changed (:attr:`otbench.optimizers.results.DocOptimizationResult.tools_learned`)."""
+    gate: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Tool key -> whether it kept its learned doc or got its starting one back, and on what evidence (offline, where
+    the gate ran: :mod:`otbench.optimizers.gate`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -446,6 +449,11 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
     mlflow.log_artifact(str(out / "final_state.json"), Path(RUN_DOCS_ARTIFACT).parent.as_posix())
     contaminated = _log_contamination(env, program)
     validation = _log_validation(env, program)
+    gate = {key: dict(decision) for key, decision in results.gate.items()}
+    if gate:
+        mlflow.log_dict(gate, "gate.json")
+        mlflow.log_metrics({f"gate_kept_{kept}": float(sum(d["kept"] == kept for d in gate.values()))
+                            for kept in ("learned", "start")})
     invented = results.invented
     mlflow.log_metrics(invented.metrics())
     mlflow.log_dict({**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)},
@@ -474,7 +482,7 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
         share_of_time_outside_llm=round(max(0.0, 1 - llm_seconds / seconds), 4) if seconds else 0.0,
         docs=str(out / "final_docs.json"), prompts=prompts, contamination=contaminated,
         invented={**invented.metrics(), "sentences": invented.sentences, "quotes": dict(invented.quotes)},
-        intervals=intervals, validation=validation, tools_learned=results.tools_learned)
+        intervals=intervals, validation=validation, tools_learned=results.tools_learned, gate=gate)
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
                        {"mean_editor_iterations": result.mean_editor_iterations, "seconds": seconds,
                         "tools_learned": float(results.tools_learned)})
