@@ -29,6 +29,7 @@ from otbench.optimizers.toolobserver import ToolObserver
     ("Invalid expression: 2*(3", "Invalid expression: 2*(3"),
     ("Traceback (most recent call last): ...", "Traceback (most recent call last): ..."),
     ({"error": "bad input", "message": "say a number"}, "bad input: say a number"),
+    ("❌ 表达式语法错误：invalid syntax", "❌ 表达式语法错误：invalid syntax"),  # a calculator server's own words
 ])
 def test_an_answer_that_is_an_error_in_words_is_read_as_one(output, expected):
     assert worded_error(output) == expected

@@ -224,7 +224,8 @@ def checked_call(name: Any, arguments: Any) -> ToolCall:
         return ToolCall(name, {}, f"arguments must be JSON values: {exc}")
 
 
-_ERROR_OPENING = re.compile(r"^\W{0,3}(?:error|exception|traceback|fatal)\b", re.IGNORECASE)
+_ERROR_OPENING = re.compile(r"^(?:\W{0,3}(?:error|exception|traceback|fatal)\b|\s*(?:❌|⛔|✖|✗)|\W{0,3}(?:错误|錯誤))",
+                            re.IGNORECASE)
 _FAILURE_OPENING = re.compile(r"^\W{0,3}(?:invalid|failed|failure|unable|cannot|can't|could not|unknown|unsupported|"
                               r"not (?:found|supported|allowed|a valid))\b", re.IGNORECASE)
 _ERROR_KEYS = {"error", "errors", "message", "code", "status", "detail", "details", "type", "success", "ok"}
@@ -237,7 +238,7 @@ def worded_error(output: Any) -> str | None:
 
     Many servers and functions answer a call they cannot serve with a text (``"Error: unknown unit 'kms'; use
     km, mi"``) or an object (``{"error": "..."}``) instead of failing it, so the call looks as if it worked. Read
-    here as what it is: a text that opens with an error's word (error, exception, traceback), or with a failure's
+    here as what it is: a text that opens with an error's word (error, exception, traceback, 错误) or mark (❌), or with a failure's
     (invalid, failed, unable, cannot, unknown...) on a first line that goes on to say why (a colon or semicolon
     follows); an object whose only keys are an error report's, with a non-empty ``error``. A plain answer that
     merely contains such a word later on is an answer."""
