@@ -41,7 +41,7 @@ from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, probe_toolse
 from otbench.optimizers.experiments import candidate_arguments, request_values
 from otbench.optimizers.rivals import FixedReply
 
-CALLS_PER_TOOL = 8
+CALLS_PER_TOOL = 12
 """The most calls the pass makes to find a tool's working call (its relation's two extra calls aside)."""
 TOOLS_PER_CALL = 6
 """Tools described in one editor call: the role and task are paid once for all of them."""
@@ -138,6 +138,7 @@ class Coverage:
                         self._experiment(toolbox, toolset, tool, requests, book)
                         state.tried.append(key)
                 report(self._describe(toolbox, toolset, batch, book, state))
+            book.state_rules(toolbox, toolset)  # what their errors said, by code: all that is known of the others
         state.finished = True
         return state
 
@@ -188,12 +189,15 @@ class Coverage:
 
     def _candidates(self, tool: DocumentedTool, evidence: ToolEvidence,
                     requests: list[tuple[Any, str]]) -> Iterator[tuple[Any, str, dict[str, Any]]]:
-        """Argument sets to try, one request's best guess at a time, the requests taken in an order of the tool's
-        own (a stable digest of its name), so the tools of one pool do not all try the same requests first."""
+        """Argument sets to try, one request's best guess at a time: first the requests that name the tool's parameters
+        (a ``country`` is sought in a request about a country), then the others in an order of the tool's own (a stable
+        digest of its name), so the tools of one pool do not all try the same requests first."""
         if not requests:
             return
         offset = int(hashlib.sha256(tool.name.encode()).hexdigest(), 16) % len(requests)
         ordered = requests[offset:] + requests[:offset]
+        words = _name_words([p.name for p in tool.parameters or ()] or list(evidence.required or []))
+        ordered.sort(key=lambda pair: -_mentions(pair[1], words))
         fitting = [(task, request) for task, request in ordered if request_literals(request)]
         for task, request in fitting or ordered:
             literal_request = " ".join(f'"{value}"' if isinstance(value, str) else str(value)
@@ -237,11 +241,26 @@ class Coverage:
                 text = exchange.updates.get(tool.name, "")
                 text = supported_text(text, book.of(toolset, tool.name).observed(tool, names)) if text else ""
                 changed += _apply(tool, text, book.of(toolset, tool.name))
-        if len(known) < len(batch):  # what their errors said, by code: all that is known of the others
-            changed += book.state_rules(toolbox, toolset)
         state.described.extend(tool_key(toolset, tool.name) for tool in batch
                                if tool not in known or exchange is not None)
         return Batch(tuple(tool_key(toolset, tool.name) for tool in batch), exchange, changed)
+
+
+def _name_words(names: list[str]) -> set[str]:
+    """The words of parameter names (``source_timezone`` -> source, timezone; ``cityName`` -> city, name), those long
+    enough to say something."""
+    words = set()
+    for name in names:
+        for part in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name):
+            if len(part) >= 3:
+                words.add(part.lower())
+    return words
+
+
+def _mentions(request: str, words: set[str]) -> int:
+    """How many of ``words`` a request says (a word or its first four letters: ``country`` in "countries")."""
+    said = request.lower()
+    return sum(word in said or (len(word) > 4 and word[:4] in said) for word in words)
 
 
 def _fact_lines(evidence: ToolEvidence) -> list[str]:
@@ -279,20 +298,24 @@ def relation_sentence(parameter: str, points: list[tuple[float, float]]) -> str:
     factor (``Returns 1.609344 times value.``), a line (``Returns 1.8 times value plus 32.``), a constant, or
     nothing ("") where they fit none of these."""
     (x1, y1), (x2, y2), (x3, y3) = points
-    if math.isclose(y1, y2, rel_tol=1e-9) and math.isclose(y2, y3, rel_tol=1e-9):
+    if math.isclose(y1, y2, rel_tol=1e-12) and math.isclose(y2, y3, rel_tol=1e-12):
         return f"{RELATION}{_shown(y1)} whatever {parameter} is (for {parameter} = {_shown(x1)}, {_shown(x2)}, {_shown(x3)})."
     slope = (y2 - y1) / (x2 - x1)
     intercept = y1 - slope * x1
-    if not math.isclose(y3, slope * x3 + intercept, rel_tol=1e-6, abs_tol=1e-9):
-        return ""
-    if math.isclose(intercept, 0.0, abs_tol=1e-9 * max(1.0, abs(y1))):
+    if not math.isclose(y3, slope * x3 + intercept, rel_tol=_ROUNDED, abs_tol=1e-9):
+        return ""  # within what a tool's rounding of its results leaves
+    if math.isclose(intercept, 0.0, abs_tol=_ROUNDED * max(abs(y1), abs(y2), abs(y3), 1e-9)):
         return f"{RELATION}{_shown(slope)} times {parameter}."
     sign = "plus" if intercept > 0 else "minus"
     return f"{RELATION}{_shown(slope)} times {parameter} {sign} {_shown(abs(intercept))}."
 
 
+_ROUNDED = 2e-3
+"""How far a result may be from the line and still lie on it: tools round what they return."""
+
+
 def _shown(number: float) -> str:
-    return f"{number:.10g}"
+    return f"{number:.7g}"
 
 
 def _is_number(value: Any) -> bool:
