@@ -115,7 +115,7 @@ def test_offline_batches_trajectories_merges_by_consensus_and_iterates_k_times()
 
     program, editor, ledger = _setup(env, editor_reply)
     recorder = Recorder()
-    program = PaperTO(env=env, editor=editor, mode="offline", max_iterations=2, batch_size=10, tracker=recorder,
+    program = PaperTO(env=env, editor=editor, mode="offline", max_iterations=2, batch_size=10, tracker=recorder, gate=False,
                  progress=False).compile(program, trainset=env.tasks())
     assert jobs == ["batch"] * 3 + ["merge"] + ["batch"] * 3 + ["merge"]
     assert [r.metrics["E"] for r in recorder.records] == [0.0, 1.0]

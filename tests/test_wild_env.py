@@ -299,7 +299,7 @@ def test_offline_toolobserver_learns_each_functions_doc_from_its_own_calls_sprea
     agent, editor = FunctionCallingAgent(instructions=env.agent_instructions), DocEditor()
     agent.lm = scripted_lm(agent_reply, ledger=ledger, phase="agent")
     editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
-    optimizer = ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, progress=False,
+    optimizer = ToolObserver(env=env, editor=editor, mode="offline", max_iterations=1, progress=False, gate=False,
                              improvements=replace(IMPROVED, drop_contradicted=False))
     program = optimizer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=train)
     used = {env.to_shown[c.function] for d in train for t in d.tasks for c in t.calls}
@@ -332,7 +332,7 @@ def test_offline_toolobserver_describes_a_tool_of_its_own_interface_from_its_cal
         agent.lm = scripted_lm(lambda m: oracle(question=prompt_text(m).split("Request: ", 1)[1]).raw, ledger=ledger,
                                phase="agent")
         editor.lm = scripted_lm(editor_reply, ledger=ledger, phase="editor")
-        optimizer = ToolObserver(env=shown, editor=editor, mode="offline", max_iterations=1, progress=False,
+        optimizer = ToolObserver(env=shown, editor=editor, mode="offline", max_iterations=1, progress=False, gate=False,
                                  improvements=replace(IMPROVED, describe_from_calls=from_calls))
         program = optimizer.compile(ToolAgentProgram(shown.toolbox(), agent), trainset=train)
     others = rivals(program.toolbox.toolset(TOOLSET))
