@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     server.add_argument("--mcp", default=None, metavar='"COMMAND ARGS"', help="the command line that starts it (stdio)")
     server.add_argument("--mcp-url", default=None, metavar="URL", help="its streamable HTTP endpoint")
     server.add_argument("--mcp-server", default=None, metavar="NAME",
-                        help="a shipped third-party server (time, sqlite, git), on its fixture")
+                        help="a shipped third-party server (time, sqlite, git, calculator), on its fixture")
     parser.add_argument("--docs", required=True, metavar="SOURCE",
                         help="the learned docs: a docs file, runs:/RUN_ID, prompts:/NAME@latest or a results-ledger key")
     parser.add_argument("--http", type=port_number, default=None, metavar="PORT",

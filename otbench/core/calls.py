@@ -224,7 +224,7 @@ def checked_call(name: Any, arguments: Any) -> ToolCall:
         return ToolCall(name, {}, f"arguments must be JSON values: {exc}")
 
 
-_ERROR_OPENING = re.compile(r"^(?:\W{0,3}(?:error|exception|traceback|fatal)\b|\s*(?:❌|⛔|✖|✗)|\W{0,3}(?:错误|錯誤))",
+_ERROR_OPENING = re.compile(r"^(?:\W{0,3}(?:error|exception|traceback|fatal)\b|\s*(?:❌|⛔|✖|✗|⚠)|\W{0,3}(?:错误|錯誤))",
                             re.IGNORECASE)
 _FAILURE_OPENING = re.compile(r"^\W{0,3}(?:invalid|failed|failure|unable|cannot|can't|could not|unknown|unsupported|"
                               r"not (?:found|supported|allowed|a valid))\b", re.IGNORECASE)

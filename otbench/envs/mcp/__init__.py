@@ -4,8 +4,8 @@
 (``--mcp-url URL``), lists its tools and shows them to the agent as the setting says: as the server
 advertises them (``base``), under opaque names (``names_only``, ``names_params``) or with true docs
 written from the server's source (``gold``). Every call the agent makes goes to the server; what comes
-back is untrusted data, read as such (:mod:`.replies`). Three third-party servers from PyPI are shipped
-with fixtures, task files and gold docs (``--mcp-server time|sqlite|git``, :mod:`.servers`).
+back is untrusted data, read as such (:mod:`.replies`). Four third-party servers from PyPI are shipped
+with fixtures, task files and gold docs (``--mcp-server time|sqlite|git|calculator``, :mod:`.servers`).
 
 - :mod:`.launch`: where a server is reached (a command line or a URL);
 - :mod:`.connection`: one session with a server, its timeouts, crashes and restarts;

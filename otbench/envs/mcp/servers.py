@@ -1,4 +1,4 @@
-"""The three third-party MCP servers otbench ships tasks for, each installed from PyPI in a virtual environment
+"""The four third-party MCP servers otbench ships tasks for, each installed from PyPI in a virtual environment
 of its own.
 
 A server pins the ``mcp`` SDK it was written for (the sqlite server wants 1.x, otbench 2.x), so each lives in
@@ -9,7 +9,10 @@ own pip configuration, and does nothing when it is there with the same requireme
 - ``time`` (``mcp-server-time``): current time and conversions between IANA time zones, told the local zone is
   UTC; its tasks use zones without daylight saving time, so their answers hold on any date;
 - ``sqlite`` (``mcp-server-sqlite``): SQL over a shop database (:func:`~.fixtures.build_shop`);
-- ``git`` (``mcp-server-git``): a repository's history, branches and changes (:func:`~.fixtures.build_repository`).
+- ``git`` (``mcp-server-git``): a repository's history, branches and changes (:func:`~.fixtures.build_repository`);
+- ``calculator`` (``mcp-calculate-server``): one tool that evaluates an arithmetic expression, advertised in Chinese
+  with an example but no word of what it refuses, and answering an expression it cannot evaluate with an error
+  message (``❌ ...``) rather than an MCP error, as many servers do.
 
 Each has a task file (``data/NAME.jsonl``) whose answers come from its fixture, and gold docs
 (``data/NAME.gold.json``) written from the server's source.
@@ -77,6 +80,7 @@ SERVERS = {server.name: server for server in (
                   ("--db-path", "{fixture}/shop.db"), fixtures.build_shop),
     ShippedServer("git", ("mcp-server-git==2026.10.19",), "mcp-server-git",
                   ("--repository", f"{{fixture}}/{fixtures.REPOSITORY}"), fixtures.build_repository),
+    ShippedServer("calculator", ("mcp-calculate-server==1.0.0", "mcp<2"), "mcp-calculate-server"),
 )}
 
 
