@@ -153,3 +153,37 @@ def test_the_sdk_agent_is_refused_where_calls_cannot_be_run_again(front, capsys)
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "run again" in err and len(err.strip().splitlines()) == 1
     assert not seen.completions
+
+
+def _example():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("agents_sdk_example", ROOT / "examples" / "agents_sdk_learned_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_example_runs_the_sdk_agent_on_exported_learned_docs_to_an_answer(front, monkeypatch, tmp_path, capsys):
+    """The example as its docstring runs it: the docs exported from the ledger, the SDK's agent against the server."""
+    from otbench.cli import run_main
+    from otbench.export import main as export
+
+    monkeypatch.setenv("OTBENCH_RESULTS", str(ROOT / "results"))
+    tools = tmp_path / "tools.json"
+    with pytest.raises(SystemExit) as stop:
+        run_main(export, ["ledger:fb4b1e3a", "--toolset", "exec_simple_10", "--out", str(tools)])
+    assert stop.value.code == 0
+
+    def velocity_then_answer(body):
+        results = [message["content"] for message in conversation(body) if message["role"] == "tool"]
+        if results:
+            return f"The final velocity is {float(results[-1]):.1f} m/s."
+        return '```json\n{"name":"function_1","arguments":{"initial_velocity":0,"acceleration":9.8,"time":12}}\n```'
+
+    url, seen = front(velocity_then_answer)
+    result = _example().main(["--api-base", url, "--api-key", KEY, "--tools", str(tools)])
+    assert result.final_output == "The final velocity is 117.6 m/s."
+    printed = capsys.readouterr().out
+    assert "call:   function_1(" in printed and "result: 117.6" in printed
+    assert seen.templates[0]["tools"][0]["function"]["description"].startswith("The function_1 calculates the final")
