@@ -187,3 +187,11 @@ def test_the_example_runs_the_sdk_agent_on_exported_learned_docs_to_an_answer(fr
     printed = capsys.readouterr().out
     assert "call:   function_1(" in printed and "result: 117.6" in printed
     assert seen.templates[0]["tools"][0]["function"]["description"].startswith("The function_1 calculates the final")
+
+
+def test_the_page_shows_the_example_these_tests_run():
+    """docs/your-tools.md includes the example file itself (MkDocs' snippets), so the page shows the tested code."""
+    page = (ROOT / "docs" / "your-tools.md").read_text()
+    assert '--8<-- "examples/agents_sdk_learned_docs.py"' in page
+    assert "python -m otbench.export ledger:fb4b1e3a --toolset exec_simple_10 --out tools.json" in page
+    assert "python -m otbench.export ledger:fb4b1e3a --toolset exec_simple_10 --out tools.json" in _example().__doc__
