@@ -235,3 +235,17 @@ def test_every_reply_the_grammar_admits_as_calls_reads_back_as_those_calls(drawn
 @pytest.mark.parametrize("text", [" leading space", "{\"json\": 1}", "<b>bold</b>", "`code`"])
 def test_a_text_reply_never_opens_like_a_call(text):
     assert not GRAMMAR.accepts(text)
+
+
+def test_a_client_that_left_is_no_error_to_print(capsys):
+    """A streaming client that hangs up makes the front's write fail: nothing is printed (any other error is)."""
+    front = ToolFront("http://127.0.0.1:9", KEY)
+    try:
+        for error, printed in ((BrokenPipeError(32, "Broken pipe"), False), (ValueError("a bug"), True)):
+            try:
+                raise error
+            except Exception:  # noqa: BLE001 - as socketserver calls handle_error, inside the except block
+                front.handle_error(None, ("127.0.0.1", 1))
+            assert bool(capsys.readouterr().err) == printed
+    finally:
+        front.server_close()

@@ -16,9 +16,10 @@ import http.client
 import http.server
 import itertools
 import json
+import sys
 import threading
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from otbench.llm.tool_calls import Reply, RequestRefused, ToolRequest
@@ -103,6 +104,11 @@ class ToolFront(http.server.ThreadingHTTPServer):
         threading.Thread(target=self.serve_forever, name="otbench-tool-front", daemon=True).start()
         return self.url
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that left before its reply was written is no error of the server's; anything else is printed."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
     def authorized(self, header: str | None) -> bool:
         return hmac.compare_digest((header or "").encode(), f"Bearer {self.api_key}".encode())
 
@@ -175,7 +181,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except BackendError as error:
             self._raw(error.status, error.body)
 
-    def _stream(self, chunks: Iterator[dict[str, Any]]) -> None:
+    def _stream(self, chunks: Generator[dict[str, Any], None, None]) -> None:
         """Server-sent events, each chunk as it is made, then ``[DONE]``; an error before the first is answered as
         one."""
         first = next(chunks)  # a refusal of the backend surfaces here, before any header is sent
@@ -189,6 +195,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._chunk(f"data: {json.dumps(item, ensure_ascii=False)}\n\n".encode())
         except BackendError as error:  # after the headers: said as an event, as llama.cpp says it
             self._chunk(b"error: " + error.body + b"\n\n")
+        finally:  # a client that left: closing the chunks closes the model's stream, which stops generating
+            chunks.close()
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
 

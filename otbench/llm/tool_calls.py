@@ -26,7 +26,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,7 +246,8 @@ class Reply:
         return {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
                 "choices": [{"index": 0, "delta": dict(delta), "logprobs": None, "finish_reason": finish}]}
 
-    def chunks(self, request: ToolRequest, events: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
+    def chunks(self, request: ToolRequest, events: Iterable[Mapping[str, Any]]
+               ) -> Generator[dict[str, Any], None, None]:
         """The chunks of a streamed reply, from ``/completion``'s streamed events: a text as it comes, calls as
         ``tool_calls`` deltas once the reply is complete (a call is known to be valid only then)."""
         text, texting = "", False
