@@ -43,7 +43,8 @@ class EvaluateOptions:
 
     environment: EnvironmentOptions = field(default_factory=EnvironmentOptions)
     agent: str = "llm"
-    """``llm`` (the function-calling agent), ``oracle`` (the gold calls) or ``null`` (calls nothing)."""
+    """``llm`` (the function-calling agent), ``openai-agents`` (the OpenAI Agents SDK's agent, over Chat Completions
+    with tool calling), ``oracle`` (the gold calls) or ``null`` (calls nothing)."""
     docs: str | None = None
     """Docs to use instead of the setting's: a docs file, ``runs:/RUN_ID``, ``prompts:/NAME@latest`` or ``gold``."""
     limit: int | None = None
@@ -58,8 +59,10 @@ class EvaluateOptions:
 
     def definition(self) -> RunDefinition:
         """What this evaluation computes (:mod:`otbench.run.definition`)."""
-        return defining.evaluation(resolve(self.environment), agent=self.agent, docs=self.docs, limit=self.limit,
-                                   seed=self.seed, lm=self.lm)
+        from otbench.run.ledger import canonical_docs
+
+        return defining.evaluation(resolve(self.environment), agent=self.agent, docs=canonical_docs(self.docs),
+                                   limit=self.limit, seed=self.seed, lm=self.lm)
 
     def settings(self) -> RunSettings:
         """How this evaluation is carried out."""
@@ -93,10 +96,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     shown."""
     parser = OneLineParser(prog="python -m otbench.evaluate", description=__doc__.splitlines()[0])
     add_environment_arguments(parser, argv=argv)
-    parser.add_argument("--agent", default="llm", help="llm (default), oracle or null")
+    parser.add_argument("--agent", default="llm",
+                        help="llm (default), openai-agents (the OpenAI Agents SDK's agent, on BFCL), oracle or null")
     parser.add_argument("--docs", default=None,
-                        help="docs to use: a file, runs:/RUN_ID of an optimize run, or gold (the true docs) (default: "
-                             "the setting's own)")
+                        help="docs to use: a file, runs:/RUN_ID of an optimize run, ledger:KEY (an optimize run's entry "
+                             "of the results ledger), or gold (the true docs) (default: the setting's own)")
     parser.add_argument("--limit", type=positive_int, default=None,
                         help="evaluate a seeded sample of N tasks (default: every task)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the task sample (default 0)")

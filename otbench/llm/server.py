@@ -79,6 +79,9 @@ class ServerSettings:
     """Where it listens: only this machine by default; ``otbench.serve --host 0.0.0.0`` shares it."""
     port: int = 0
     """0: any free port."""
+    tool_calls: bool = False
+    """Answer OpenAI tool calling (``tools`` in a chat request) with structured ``tool_calls``: a front
+    (:mod:`otbench.llm.front`) listens at ``host``/``port`` and llama.cpp on 127.0.0.1 behind it (``otbench serve``)."""
 
     def check(self) -> None:
         """Refuse, on one line and before the model loads, settings this machine cannot run: more threads than
@@ -109,7 +112,8 @@ class ServerSettings:
     def argv(self) -> list[str]:
         return [sys.executable, "-m", "otbench.llm.server", str(self.model_path), "--threads", str(self.threads),
                 "--slots", str(self.slots), "--context-per-slot", str(self.context_per_slot),
-                "--host", self.host, "--port", str(self.port), *(["--verbose"] if self.verbose else [])]
+                "--host", self.host, "--port", str(self.port), *(["--verbose"] if self.verbose else []),
+                *(["--tool-calls"] if self.tool_calls else [])]
 
 
 def new_api_key() -> str:
@@ -219,8 +223,8 @@ def serve(settings: ServerSettings, api_key: str) -> None:
     params.n_ctx = settings.context_per_slot * settings.slots
     params.cpuparams.n_threads = settings.threads
     params.cpuparams_batch.n_threads = settings.threads
-    params.hostnames = [settings.host]
-    params.port = settings.port
+    params.hostnames = ["127.0.0.1" if settings.tool_calls else settings.host]
+    params.port = 0 if settings.tool_calls else settings.port
     params.verbosity = 1 if settings.verbose else -1
     params.warmup = False
     try:
@@ -228,7 +232,16 @@ def serve(settings: ServerSettings, api_key: str) -> None:
     except Exception as exc:  # noqa: BLE001 - the native server raises plain exceptions for a bad model
         print(f"{_FAILED}the embedded LLM could not start: {exc}", flush=True)
         return
-    print(f"{_READY}{str(server.listening_address).rstrip('/')}", flush=True)
+    url = str(server.listening_address).rstrip("/")
+    if settings.tool_calls:
+        from otbench.llm.front import ToolFront
+
+        try:
+            url = ToolFront(url, api_key, settings.host, settings.port).start()
+        except OSError as exc:
+            print(f"{_FAILED}cannot listen at {settings.host}:{settings.port}: {exc.strerror or exc}", flush=True)
+            return
+    print(f"{_READY}{url}", flush=True)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nobody reads the pipe from now on: it must never fill
     sys.stdin.read()  # returns when the parent closes the pipe or dies
     os._exit(0)  # the OS frees the model; no native teardown that could wait on a request in flight
@@ -243,9 +256,10 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--host", default=ServerSettings.host)
     parser.add_argument("--port", type=int, default=ServerSettings.port)
+    parser.add_argument("--tool-calls", action="store_true")
     args = parser.parse_args()
     serve(ServerSettings(args.model_path, args.threads, args.slots, args.context_per_slot, args.verbose, args.host,
-                         args.port), os.environ.pop(_KEY_VARIABLE, ""))
+                         args.port, args.tool_calls), os.environ.pop(_KEY_VARIABLE, ""))
 
 
 if __name__ == "__main__":

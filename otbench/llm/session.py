@@ -252,6 +252,45 @@ def embedded_lm(*, model: str = "qwen-1.5b", gguf: Path | None = None, threads: 
         yield lms["agent"]
 
 
+@dataclass(frozen=True)
+class OpenAIEndpoint:
+    """Where an OpenAI client reaches the agent's model with tool calling (:func:`openai_endpoint`)."""
+
+    base_url: str | None
+    """The server's ``/v1`` URL (None: OpenAI's own)."""
+    api_key: str
+    model: str
+    """The model's name on that server."""
+
+
+@contextmanager
+def openai_endpoint(options: LMOptions) -> Iterator[OpenAIEndpoint]:
+    """The agent's model as an OpenAI Chat Completions endpoint that answers tool calling, for the life of the block:
+    the embedded model served with its tool-calling front (as ``otbench serve`` serves it), a server named by
+    ``api_base`` (such as ``otbench serve``), or an OpenAI model (``openai/NAME``, with its key)."""
+    model, base = options.route("agent")
+    check_models(options, ("agent",))
+    if base is not None:
+        yield OpenAIEndpoint(server_url(base), server_key(base, options.api_key),
+                             _served_embedded_name(options) if model == EMBEDDED else model.removeprefix("openai/"))
+        return
+    if model != EMBEDDED:
+        import os
+
+        if not model.startswith("openai/"):
+            raise ConfigError(f"--lm {model}: an OpenAI SDK agent needs an OpenAI model (openai/NAME), the embedded "
+                              "one or an OpenAI-compatible server (--api-base)")
+        yield OpenAIEndpoint(None, os.environ.get("OPENAI_API_KEY", ""), model.removeprefix("openai/"))
+        return
+    path, name = embedded_identity(options)
+    settings = ServerSettings(path, slots=options.slots, context_per_slot=options.context_per_slot, tool_calls=True)
+    if options.threads:
+        settings = dataclasses.replace(settings, threads=options.threads)
+    with ExitStack() as stack:
+        url, key = _pool.server(settings) if _pool is not None else _started(stack, settings)
+        yield OpenAIEndpoint(f"{url}/v1", key, name)
+
+
 # repeat_penalty: at temperature 0 the small Qwen models can loop until max_tokens. The litellm engine
 # forwards it (and a grammar) to llama.cpp and keeps the server's timings in each reply.
 _LLAMA_CPP = {"repeat_penalty": 1.15, "num_retries": 0, "engine": "litellm"}

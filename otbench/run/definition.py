@@ -117,7 +117,7 @@ class RunDefinition:
     sample: Sample
     models: Models
     agent: str | None = None
-    """Evaluate runs: ``llm``, ``oracle`` or ``null``."""
+    """Evaluate runs: ``llm``, an agent framework's agent (:data:`TOOL_CALLING_AGENTS`), ``oracle`` or ``null``."""
     docs: str | None = None
     """Evaluate runs: docs given instead of the setting's (``gold``, a file, ``runs:/ID``); None: the setting's."""
     optimizer: Optimizer | None = None
@@ -208,12 +208,12 @@ class RunDefinition:
     # -- what runs log, derived ---------------------------------------------------------------------------------
     @property
     def method(self) -> str:
-        """The comparison row the run is: ``base``, ``gold``, ``docs`` for an evaluation by the LLM agent, and a
-        reference agent's name (``oracle``, ``null``: they read no docs, so no docs row fits them); the optimizer's
+        """The comparison row the run is: ``base``, ``gold``, ``docs`` for an evaluation by the LLM agent or an agent
+        framework's (a comparison of one agent's rows), and a reference agent's name (``oracle``, ``null``: they read no docs, so no docs row fits them); the optimizer's
         row label (``+TO (paper)``, ``+TO --no-facts``, ``+ET (probe)``) for an optimize run, with
         ``--val-limit N`` where the docs were chosen on a validation sample."""
         if self.optimizer is None:
-            if self.agent not in (None, "llm"):
+            if self.agent not in (None, "llm", *TOOL_CALLING_AGENTS):
                 return self.agent
             return "gold" if "gold" in (self.docs, self.setting) else docs_kind(self.docs)
         label = spec_of(self.optimizer.name).row_label(self.optimizer.part, self.optimizer.mode)
@@ -281,6 +281,11 @@ class RunDefinition:
         return "-".join(str(part) for part in parts if part)
 
 
+TOOL_CALLING_AGENTS = ("openai-agents",)
+"""Agents of other frameworks an evaluation runs (:mod:`otbench.modules.agents_sdk`): like the LLM agent they read
+the docs and call a model, so their rows are named by the docs they read."""
+
+
 def split_sizes(env: Any) -> dict[str, int]:
     """Tasks per split of an opened environment, as :meth:`RunDefinition.sized` takes them."""
     sizes = {"test": len(env.tasks("test"))}
@@ -327,7 +332,7 @@ def evaluation(environment: EnvironmentOptions, *, agent: str, docs: str | None,
                lm: LMOptions) -> RunDefinition:
     """The definition of an evaluation of ``agent`` with ``docs`` on ``limit`` tasks of sample ``seed`` (None: every
     task; ``environment`` resolved)."""
-    models = models_of(lm, editor=False) if agent == "llm" else Models(None)
+    models = models_of(lm, editor=False) if agent in ("llm", *TOOL_CALLING_AGENTS) else Models(None)
     return RunDefinition("evaluate", environment.env, str(environment.setting), environment_options(environment),
                          Sample(limit, seed), models, agent=agent, docs=docs)
 

@@ -1,8 +1,9 @@
 """Read learned docs from a file or an MLflow run and apply them to a toolbox.
 
 Accepted: an otbench docs file (``Toolbox.write``), a DSPy state file (``Toolbox.save``),
-``runs:/RUN_ID`` (the final docs an optimize run logged), or a prompt of MLflow's registry
-(``prompts:/NAME@latest``: one toolset's docs, as optimize registers them).
+``runs:/RUN_ID`` (the final docs an optimize run logged), a prompt of MLflow's registry
+(``prompts:/NAME@latest``: one toolset's docs, as optimize registers them), or ``ledger:KEY`` (the final docs an
+entry of the results ledger keeps: learned docs any checkout of the repository has).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 
 from otbench.errors import DataError
 from otbench.modules.tool_docs import DOCS_FORMAT, Toolbox
+from otbench.run.ledger import LEDGER, RUN_DOCS_ARTIFACT, docs_entry
 from otbench.run.prompts import PREFIX, read_prompt
 
-RUN_DOCS_ARTIFACT = "docs/final_docs.json"
 STORED = ("runs:/", PREFIX)
 """How docs kept in an MLflow store are named (a run's final docs, a registered prompt); anything else is a file."""
 ENV_MEMORY = "env_memory"
@@ -56,6 +57,9 @@ def _download_run_docs(spec: str) -> Path:
 
 
 def _read_spec(spec: str) -> dict[str, Any]:
+    if spec.startswith(LEDGER):
+        docs = docs_entry(spec).artifacts[RUN_DOCS_ARTIFACT]
+        return docs if isinstance(docs, dict) else {}
     if spec.startswith(PREFIX):
         return read_prompt(spec)
     return _read_json(_download_run_docs(spec) if spec.startswith("runs:/") else Path(spec))
@@ -70,7 +74,7 @@ def check_source(spec: str, tracking: Any) -> None:
     if spec.startswith(STORED):
         require_store(tracking.uri, tracking.directory, f"--docs {spec}")
         return
-    data = _read_json(Path(spec))
+    data = _read_spec(spec) if spec.startswith(LEDGER) else _read_json(Path(spec))
     if data.get("format") == DOCS_FORMAT:
         _toolbox(spec, data)
 

@@ -27,17 +27,17 @@ from otbench.envs.base import sample_tasks, task_key
 from otbench.envs.registry import make_environment
 from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.evals.robustness import robustness
-from otbench.llm.session import EMBEDDED, check_models, open_lms
+from otbench.llm.session import EMBEDDED, OpenAIEndpoint, check_models, open_lms, openai_endpoint
 from otbench.run import outcomes as run_outcomes
 from otbench.run import tracking
-from otbench.run.definition import RunDefinition, split_sizes
+from otbench.run.definition import TOOL_CALLING_AGENTS, RunDefinition, split_sizes
 from otbench.run.settings import RunSettings
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy)
     from otbench.evals.stats import Interval
     from otbench.llm.metering import TokenLedger
 
-AGENTS = ("llm", "oracle", "null")
+AGENTS = ("llm", *TOOL_CALLING_AGENTS, "oracle", "null")
 PARTIAL = "partial_trajectories.jsonl"
 """Artefact of a scoring under way (an evaluation's, or an optimize run's of its test tasks): the tasks finished so
 far, one trajectory a line."""
@@ -82,14 +82,38 @@ def _agent(kind: str, env: Any, tasks: list[Any]) -> Any:
     return FunctionCallingAgent(instructions=env.agent_instructions)
 
 
+def _refuse_unreplayable(env: Any) -> None:
+    """Refuse an agent framework's agent where its calls, run again to be scored, may give other results."""
+    if not (env.one_reply and getattr(env, "replayable_calls", False)):
+        raise ConfigError(f"an agent framework's agent runs its calls itself, and they are run again to be scored: "
+                          f"{env.name}'s calls may give another result when run again (BFCL's do not)")
+
+
+def _framework_agent(env: Any, tasks: list[Any], endpoint: OpenAIEndpoint, ledger: TokenLedger, cache: bool) -> Any:
+    """The OpenAI Agents SDK's agent on ``tasks`` (:mod:`otbench.modules.agents_sdk`), its calls to ``endpoint``
+    metered in ``ledger`` (and kept in the cache, unless ``cache`` is off: a run again pays nothing)."""
+    from otbench.llm.openai_client import metered_client
+    from otbench.modules.agents_sdk import AgentsSdkAgent
+    from otbench.paths import cache_dir
+
+    kept = cache_dir() / "openai-replies" if cache else None
+    return AgentsSdkAgent(env.execute, {task.question: env.toolset_of(task) for task in tasks},
+                          lambda: metered_client(endpoint.base_url, endpoint.api_key, ledger, "agent", kept),
+                          endpoint.model)
+
+
 def check(definition: RunDefinition, settings: RunSettings) -> None:
     """Refuse, on one line and before anything slow loads, an evaluation that cannot run."""
     if definition.command != "evaluate":
         raise ConfigError(f"not an evaluation: a run of {definition.command}")
     if definition.agent not in AGENTS:
         raise ConfigError(f"unknown agent {definition.agent!r}; choose from {', '.join(AGENTS)}")
-    if definition.agent == "llm":
+    if definition.agent in ("llm", *TOOL_CALLING_AGENTS):
         check_models(definition.lm_options(settings.lm), ("agent",))
+        if definition.agent in TOOL_CALLING_AGENTS:
+            from otbench.modules.agents_sdk import sdk
+
+            sdk()
     elif settings.lm.lm != EMBEDDED or settings.lm.api_base is not None:
         raise ConfigError(f"the {definition.agent} agent calls no model: drop --lm and --api-base")
     if definition.docs not in (None, "gold"):
@@ -125,9 +149,13 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
         if not store_first:
             tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
         tracking.share_view(env.name, env.metric_names, env.primary_metric)
-        agent = _agent(str(definition.agent), env, tasks)
+        lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
+        if definition.agent in TOOL_CALLING_AGENTS:
+            _refuse_unreplayable(env)
+            agent = _framework_agent(env, tasks, stack.enter_context(openai_endpoint(lm)), ledger, lm.cache)
+        else:
+            agent = _agent(str(definition.agent), env, tasks)
         if definition.agent == "llm":
-            lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
             agent.lm = stack.enter_context(open_lms(lm, ledger))["agent"]
         started = time.perf_counter() - earlier_seconds  # a resumed run's seconds count its earlier segments
         used = definition.lm_options(settings.lm)

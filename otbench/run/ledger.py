@@ -41,6 +41,11 @@ KEPT_ARTIFACTS = ("outcomes.json", "tokens.json", "summary.json", "docs/final_do
 KEPT_TAGS = ("setting", "chosen_docs", "mlflow.runName")
 """Tags an entry keeps beside those its definition makes."""
 STATUSES = ("finished", "interrupted")
+LEDGER = "ledger:"
+"""How docs name the final docs an entry keeps: ``ledger:KEY`` (its key, or the eight characters or more of it people
+quote), learned docs any checkout of the repository has (``evaluate --docs``, ``export``)."""
+RUN_DOCS_ARTIFACT = "docs/final_docs.json"
+"""Where a run keeps its final docs."""
 _KEY = re.compile(r"^[0-9a-f]{20}$")
 
 
@@ -133,6 +138,25 @@ def read(path: Path) -> Entry:
 def starting_with(key: str, root: Path | None = None) -> list[Entry]:
     """The entries whose key begins with ``key`` (a whole key, or the eight characters or more people quote)."""
     return [entry for entry in entries(root) if entry.key.startswith(key)]
+
+
+def docs_entry(spec: str, root: Path | None = None) -> Entry:
+    """The entry ``ledger:KEY`` names: the one finished entry whose key begins with KEY, keeping final docs; refused on
+    one line otherwise."""
+    key = spec.removeprefix(LEDGER)
+    found = [entry for entry in starting_with(key, root) if entry.status == "finished"] if len(key) >= 8 else []
+    if len(found) != 1:
+        raise DataError(f"--docs {spec}: {len(found)} finished ledger entries' keys begin with {key!r}: give more of "
+                        "the key" if found else f"--docs {spec}: no finished ledger entry's key begins with {key!r} "
+                        "(eight characters or more of a key: otbench results list)")
+    if RUN_DOCS_ARTIFACT not in found[0].artifacts:
+        raise DataError(f"--docs {spec}: that entry keeps no final docs (an optimize run's entry does)")
+    return found[0]
+
+
+def canonical_docs(spec: str | None) -> str | None:
+    """Docs as a run's definition names them: ``ledger:`` with the entry's whole key, anything else as given."""
+    return f"{LEDGER}{docs_entry(spec).key}" if spec is not None and spec.startswith(LEDGER) else spec
 
 
 def find(definition: RunDefinition, root: Path | None = None) -> Entry | None:

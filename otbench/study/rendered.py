@@ -15,7 +15,8 @@ else there. The tables (:data:`TABLES`):
 - ``grid/SIZE/cost``: every cell of the grid, its state in the ledger, tokens, hours and the machine's speed,
   with the grid's totals;
 - ``runs/KEY.KEY...``: the ledger entries those keys begin with (eight characters or more each), side by side as a
-  comparison of one environment and setting: a row each by its method (``base``, ``gold``, ``+TO``...), with its
+  comparison of one environment and setting: a row each by its method (``base``, ``gold``, ``+TO``...; an evaluation
+  of the docs another entry learned, ``--docs ledger:KEY``, by that entry's), with its
   intervals, its paired differences to base and to ToolObserver's row, its tokens, hours and speed. What a page
   cites of a study outside the grid is rendered from its runs this way.
 """
@@ -206,13 +207,22 @@ def _runs_table(keys: list[str], results: Path | None) -> str:
     first = entries[0]
     env = SimpleNamespace(metric_names=tuple(first.view["metrics"]), primary_metric=first.view["primary"],
                           learning=next((e.definition.learning for e in entries if e.definition.learning), "offline"))
-    built = comparison.build(env, [_entry_row(entry, env) for entry in entries])
+    built = comparison.build(env, [_entry_row(entry, env, label=_docs_row(entry, results)) for entry in entries])
     printed = comparison.display_rows(built, env.primary_metric)
     for shown, entry in zip(printed, entries, strict=True):
         shown |= _cost(entry) | {"entry": entry.key[:8]}
     columns = ["row", *built.metrics, *comparison.REFERENCES, "tokens", "hours", "speed", "entry"]
     lines = [comparison.markdown(printed, columns).rstrip(), "", comparison.legend(built, env.primary_metric)]
     return "\n".join(lines + [f"> warning: {warning}" for warning in built.warnings]).strip() + "\n"
+
+
+def _docs_row(entry: ledger.Entry, results: Path | None) -> str | None:
+    """The row of an evaluation of the docs another entry learned (``--docs ledger:KEY``): that entry's row (``+TO``);
+    None for any other entry (its own method names its row)."""
+    docs = entry.definition.docs
+    if entry.definition.command != "evaluate" or docs is None or not docs.startswith(ledger.LEDGER):
+        return None
+    return ledger.docs_entry(docs, results).definition.method
 
 
 def _entry_row(entry: ledger.Entry, env: Any, *, label: str | None = None, seed: int | None = None) -> comparison.RowRuns:

@@ -48,6 +48,7 @@ class BfclEnvironment:
     metric_names = ("E", "P", "A")
     learning = "online"
     one_reply = True
+    replayable_calls = True
     agent_instructions = FUNCTION_CALLING_INSTRUCTIONS
     faults: StateController | None = None
 
