@@ -174,7 +174,7 @@ def _find_in_store(definition: RunDefinition) -> Any | None:
     finished = "attributes.status = 'FINISHED'"
     for run in client.search_runs([experiment.experiment_id], f"tags.`{KEY_TAG}` = {quoted(definition.key)} AND "
                                   f"{finished}", order_by=["attributes.start_time DESC"]):
-        if "mlflow.parentRunId" not in run.data.tags:
+        if not _aside(run):
             return run
     clauses = [f"tags.command = {quoted(definition.command)}", f"tags.env = {quoted(definition.env)}", finished]
     if definition.sample.seed is not None:
@@ -183,7 +183,7 @@ def _find_in_store(definition: RunDefinition) -> Any | None:
         clauses.append(f"params.limit = {quoted(str(definition.sample.limit))}")
     for run in client.search_runs([experiment.experiment_id], " AND ".join(clauses),
                                   order_by=["attributes.start_time DESC"]):
-        if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
+        if _aside(run):
             continue
         found = definition_of(run)
         if found is not None and same_run(found, definition):
@@ -206,7 +206,7 @@ def unfinished(definition: RunDefinition) -> list[Any]:
             f"tags.env = {quoted(definition.env)} AND attributes.status != 'FINISHED'",
             order_by=["attributes.start_time DESC"])
         for run in searched:
-            if "mlflow.parentRunId" in run.data.tags:
+            if _aside(run):
                 continue
             if run.data.tags.get(KEY_TAG) == definition.key or (
                     (logged := definition_of(run)) is not None and same_run(logged, definition)):
@@ -215,6 +215,14 @@ def unfinished(definition: RunDefinition) -> list[Any]:
         return found
     loaded = _from_ledger(definition, "interrupted")
     return [loaded] if loaded is not None else []
+
+
+def _aside(run: Any) -> bool:
+    """Whether a run is no row of its definition: a sweep's trial (part of a tuning study), or a ledger entry whose
+    loading did not finish (:func:`otbench.run.ledger.half_loaded`)."""
+    from otbench.run.ledger import half_loaded
+
+    return "mlflow.parentRunId" in run.data.tags or half_loaded(run)
 
 
 def quoted(value: str) -> str:
