@@ -130,7 +130,7 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
     from otbench.paths import cache_root
     from otbench.run.tracking import check_reachable, store_database, tracking_uri_in_use
 
-    for action in parser._actions:
+    for action in _actions(parser, args):
         kind = action.type
         if not isinstance(kind, OutputType):
             continue
@@ -159,3 +159,16 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
             refuse(label, value, kind.kind)
     if cache:
         refuse("the otbench cache ($OTBENCH_CACHE)", cache_root(), "directory")
+
+
+def _actions(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[argparse.Action]:
+    """The options of ``parser`` and of the sub-command ``args`` chose (``results load --mlruns DIR``): a verb's
+    store is checked like any command's."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            found += _actions(chosen, args) if chosen is not None else []
+        else:
+            found.append(action)
+    return found

@@ -178,6 +178,8 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
     mlflow.set_tracking_uri(uri)
     try:
         with _first_use_lock(uri):
+            if database is not None and (not database.exists() or database.stat().st_size == 0):
+                create_sqlite_store(database, artifact_root)
             if mlflow.get_experiment_by_name(experiment) is None:  # the first call creates (migrates) a new store
                 location = f"{artifact_root}/{experiment}" if artifact_root else None
                 try:
@@ -197,6 +199,28 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
         raise SetupError(f"MLflow store {database or uri} cannot be read: {reason}; move it aside "
                          f"({_aside(database)}) to start a new one") from None
     return uri
+
+
+def create_sqlite_store(database: Path, artifact_root: str | None) -> None:
+    """Create a new sqlite store whole or not at all: MLflow's migrations (about 9 s of them) run on a file beside
+    ``database``, which is renamed into place once they are done. A store created where it is used and stopped half
+    way (Ctrl-C during the migrations) kept some of its tables and was refused by every command after ("table ...
+    already exists"); stopped now, it leaves no store, and the next command creates it again. Called under
+    :func:`store_lock`, so a leftover file beside it is no other process's."""
+    from mlflow.store.tracking import DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    building = database.with_name(f"{database.name}.new")
+    for leftover in (building, building.with_name(f"{building.name}-journal")):
+        leftover.unlink(missing_ok=True)
+    uri = f"{_SQLITE}{building}"
+    try:
+        SqlAlchemyStore(uri, artifact_root or DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH)
+    finally:
+        engine = SqlAlchemyStore._engine_map.pop(uri, None)
+        if engine is not None:
+            engine.dispose()
+    os.replace(building, database)
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
