@@ -114,6 +114,23 @@ class Entry:
         return str(self.tags.get("mlflow.runName") or f"{self.definition.method}-{self.key}")
 
 
+def spent(entry: Entry) -> tuple[int, float | None]:
+    """An entry's tokens (paid and cache-served) and wall seconds; an interrupted one's as far as it got: by what it
+    spent when it last kept its finished tasks (an evaluation, or an optimize run scoring its test tasks), else by its
+    last checkpoint."""
+    from otbench.run.evaluation import SPENT
+
+    if entry.tokens_by_phase:
+        return tracking.cost_tokens(entry.tokens_by_phase), entry.seconds
+    kept = entry.resume.get(SPENT)
+    if kept:
+        return tracking.cost_tokens(kept["tokens_by_phase"]), kept.get("seconds", entry.seconds)
+    checkpoint = entry.resume.get("checkpoint.json", {})
+    if checkpoint.get("tokens"):
+        return tracking.cost_tokens(checkpoint["tokens"]), checkpoint.get("elapsed_seconds")
+    return 0, None  # stopped before its first checkpoint: only its definition was kept
+
+
 # -- reading and writing the folder -----------------------------------------------------------------------------
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
 """The largest entry file read (the largest kept run is under 1 MB): a bigger file is refused unread."""

@@ -148,7 +148,7 @@ def find(definition: RunDefinition) -> Any | None:
     """The latest finished run of ``definition`` (not a sweep's trial), or None: by its key first, then through
     :func:`definition_of` among the runs of the same command, environment and sample; else the results ledger's
     finished entry of it, loaded into the store (:func:`otbench.run.ledger.load`)."""
-    found = _find_in_store(definition)
+    found = find_in_store(definition)
     return found if found is not None else _from_ledger(definition, "finished")
 
 
@@ -164,7 +164,8 @@ def _from_ledger(definition: RunDefinition, status: str) -> Any | None:
     return mlflow.get_run(ledger.load(entry))
 
 
-def _find_in_store(definition: RunDefinition) -> Any | None:
+def find_in_store(definition: RunDefinition) -> Any | None:
+    """The latest finished run of ``definition`` in the current store (the ledger is not read)."""
     import mlflow
 
     experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
@@ -196,6 +197,15 @@ def unfinished(definition: RunDefinition) -> list[Any]:
     newest first: an interrupted cell of a grid resumes the newest of them. Runs logged by an earlier format are
     read through :func:`definition_of`; with none in the store, the results ledger's interrupted entry of it
     (run elsewhere as far as it got) is loaded as one."""
+    found = unfinished_in_store(definition)
+    if found:
+        return found
+    loaded = _from_ledger(definition, "interrupted")
+    return [loaded] if loaded is not None else []
+
+
+def unfinished_in_store(definition: RunDefinition) -> list[Any]:
+    """The runs of ``definition`` in the current store that did not finish, newest first (the ledger is not read)."""
     import mlflow
 
     experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
@@ -211,10 +221,7 @@ def unfinished(definition: RunDefinition) -> list[Any]:
             if run.data.tags.get(KEY_TAG) == definition.key or (
                     (logged := definition_of(run)) is not None and same_run(logged, definition)):
                 found.append(run)
-    if found:
-        return found
-    loaded = _from_ledger(definition, "interrupted")
-    return [loaded] if loaded is not None else []
+    return found
 
 
 def _aside(run: Any) -> bool:

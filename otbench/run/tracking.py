@@ -201,6 +201,28 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
     return uri
 
 
+def open_existing(tracking_uri: str | None = None, *, directory: Path | None = None) -> bool:
+    """Point MLflow at the chosen store only if it already holds otbench's runs, creating and writing nothing (a
+    status that "runs nothing" must not make a store either); returns whether there is one to read."""
+    import mlflow
+
+    for noisy in ("mlflow", "alembic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    database = store_database(tracking_uri, directory)
+    if database is not None:
+        if not database.is_file() or database.stat().st_size == 0:
+            return False
+        check_store_file(database)
+    uri = tracking_uri_in_use(tracking_uri, directory) or f"{_SQLITE}{database}"
+    mlflow.set_tracking_uri(uri)
+    try:
+        return mlflow.get_experiment_by_name(EXPERIMENT) is not None
+    except mlflow.exceptions.MlflowException as error:
+        from otbench.errors import SetupError
+
+        raise SetupError(f"MLflow store {uri}: {' '.join(str(error.message).split())[:300]}") from None
+
+
 def create_sqlite_store(database: Path, artifact_root: str | None) -> None:
     """Create a new sqlite store whole or not at all: MLflow's migrations (about 9 s of them) run on a file beside
     ``database``, which is renamed into place once they are done. A store created where it is used and stopped half

@@ -343,11 +343,36 @@ def run(options: ReproduceOptions) -> ReproduceResult:
 
 
 def status(options: ReproduceOptions) -> list[dict[str, Any]]:
-    """Every cell's state without running anything: finished, interrupted or missing, with its run."""
+    """Every cell's state without running or writing anything: finished, interrupted or missing, from the store
+    when it has the cell's run, else from the results ledger (read, not loaded); a ledger file that is not a sound
+    entry of its cell makes the cell ``refused``, with the reason under ``problem``."""
     options.grid()
-    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
+    readable = tracking.open_existing(options.tracking.uri, directory=options.tracking.directory)
     with open_grid(options) as (sections, cells):
-        return [_cell_row(cell, *state_of(cell), sections) for cell in cells]
+        return [_status_row(cell, sections, readable=readable) for cell in cells]
+
+
+def _status_row(cell: Cell, sections: list[tuple[Section, Any]], *, readable: bool) -> dict[str, Any]:
+    from otbench.run import ledger
+
+    if readable:
+        found = run_lookup.find_in_store(cell.plan.definition)
+        if found is not None:
+            return _cell_row(cell, "finished", found, sections)
+        stale = run_lookup.unfinished_in_store(cell.plan.definition)
+        if stale:
+            return _cell_row(cell, "interrupted", stale[0], sections)
+    try:
+        entry = ledger.find(cell.plan.definition)
+    except DataError as problem:
+        return {**_cell_row(cell, "refused", None, sections), "from": "ledger", "problem": str(problem)}
+    if entry is None:
+        return _cell_row(cell, "missing", None, sections)
+    row = {**_cell_row(cell, entry.status, None, sections), "from": "ledger"}
+    if entry.status == "finished":
+        tokens, seconds = ledger.spent(entry)
+        row |= {"tokens": tokens, "hours": round(seconds / 3600, 3) if seconds is not None else math.nan}
+    return row
 
 
 def _store_directory(options: ReproduceOptions) -> Path:

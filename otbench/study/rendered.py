@@ -258,26 +258,9 @@ def _cost(entry: ledger.Entry) -> dict[str, Any]:
     speed = entry.model_speed
     shown = (f"{speed['prompt_tokens_per_second']:.0f} / {speed['generation_tokens_per_second']:.0f}"
              if {"prompt_tokens_per_second", "generation_tokens_per_second"} <= set(speed) else "-")
-    tokens, seconds = _spent(entry)
+    tokens, seconds = ledger.spent(entry)
     hours = f"{seconds / 3600:.2f}" if seconds is not None else "-"
     return {"tokens": f"{tokens:,}", "hours": hours, "speed": shown}
-
-
-def _spent(entry: ledger.Entry) -> tuple[int, float | None]:
-    """An entry's tokens and wall seconds; an interrupted one's as far as it got: by what it spent when it last kept
-    its finished tasks (an evaluation, or an optimize run scoring its test tasks), else by its last checkpoint."""
-    from otbench.run.evaluation import SPENT
-    from otbench.run.tracking import cost_tokens
-
-    if entry.tokens_by_phase:
-        return cost_tokens(entry.tokens_by_phase), entry.seconds
-    spent = entry.resume.get(SPENT)
-    if spent:
-        return cost_tokens(spent["tokens_by_phase"]), spent.get("seconds", entry.seconds)
-    checkpoint = entry.resume.get("checkpoint.json", {})
-    if checkpoint.get("tokens"):
-        return cost_tokens(checkpoint["tokens"]), checkpoint.get("elapsed_seconds")
-    return 0, None  # stopped before its first checkpoint: only its definition was kept
 
 
 # -- the cost of every cell ----------------------------------------------------------------------------------------
