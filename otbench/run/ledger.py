@@ -24,6 +24,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -611,11 +612,12 @@ def _fill(client: Any, run_id: str, entry: Entry, experiment_id: str) -> None:
     from mlflow.entities import Metric, Param
 
     client.set_tag(run_id, tracking.RUN_COLOR_TAG, tracking.run_color(experiment_id, run_id))
-    stamp = entry.started
-    metrics = [Metric(name, float(value), stamp, 0) for name, value in entry.metrics.items() if name not in entry.history]
+    stamp, named = entry.started, _loaded_name(entry)
+    metrics = [Metric(named(name), float(value), stamp, 0) for name, value in entry.metrics.items()
+               if name not in entry.history]
     # MLflow's value of a metric is its point of the highest step, then the latest time, then the highest value: a
     # resumed run logs its summary at step 0 once per segment, so each point gets a later time than the one before
-    metrics += [Metric(name, float(value), stamp + order, int(step)) for name, steps in entry.history.items()
+    metrics += [Metric(named(name), float(value), stamp + order, int(step)) for name, steps in entry.history.items()
                 for order, (step, value) in enumerate(steps)]
     params = [Param(name, str(value)) for name, value in entry.params.items()]
     for start in range(0, len(metrics), 900):  # MLflow takes at most 1000 metrics, 100 params a batch
@@ -626,6 +628,14 @@ def _fill(client: Any, run_id: str, entry: Entry, experiment_id: str) -> None:
         _log(client, run_id, path, content)
     if entry.view:
         tracking.share_view(entry.definition.env, tuple(entry.view["metrics"]), str(entry.view["primary"]))
+
+
+def _loaded_name(entry: Entry) -> Callable[[str], str]:
+    """The name a metric of ``entry`` is loaded under: an optimize run kept before its iterations' scores were named
+    as the learning split's (a bare ``E`` beside ``result/E``) has them loaded as ``learning/E``, as runs log them
+    now (:data:`otbench.run.tracking.LEARNING_PREFIX`)."""
+    learned = set(entry.view.get("metrics", ())) | {"n"} if entry.definition.command == "optimize" else set()
+    return lambda name: tracking.learning_name(name) if name in learned else name
 
 
 def _discard(client: Any, run_id: str) -> None:

@@ -226,7 +226,8 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     agent = FunctionCallingAgent(instructions=env.agent_instructions)
     agent.lm = bench.lms["agent"]
     program = ToolAgentProgram(toolbox, agent)
-    tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"definition": definition.to_json()},
+    tracker = tracking.MlflowIterationTracker(ledger, learned=env.metric_names,
+                                              extra_checkpoint={"definition": definition.to_json()},
                                               earlier_seconds=(spent or {}).get(
                                                   "seconds", checkpoint.get("elapsed_seconds", 0.0)),
                                               start_docs=toolbox.to_json(),
@@ -424,8 +425,9 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
 
     optimizer = optimizer_of(definition)
     client = mlflow.tracking.MlflowClient()
-    history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
-               for key in (*env.metric_names, "docs_changed", "tokens_all_total")}
+    history = {key: tracking.learning_history(run_id, key) for key in env.metric_names} | {
+        key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
+        for key in ("docs_changed", "tokens_all_total")}
     results = program.detailed_results
     test = tested[0] if tested is not None else None
     if started is not None:

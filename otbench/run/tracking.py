@@ -51,6 +51,9 @@ from otbench.paths import mlruns_dir
 EXPERIMENT = "otbench"
 RESULT_PREFIX = "result/"
 """A run's result metrics: the environment's metrics of the docs it ends with, on the tasks it is judged on."""
+LEARNING_PREFIX = "learning/"
+"""An optimize run's scores of each iteration on the tasks it learns on (the train split offline): ``learning/E``
+beside ``result/E``, never a bare ``E`` a reader could take for the result. Runs logged before kept them bare."""
 RUN_COLOR_TAG = "mlflow.runColor"
 RUN_COLORS = ("#c83243", "#137dae", "#308613", "#de7921", "#8a63bf", "#04867d", "#b45091", "#a6630c", "#434a93",
               "#facb66", "#1f272d", "#e65b77", "#3ba65e", "#4299e0", "#93320b", "#5f7281", "#8ddda8", "#f792a6",
@@ -524,6 +527,22 @@ def view_url(base_url: str, experiment_id: str, env: str) -> str:
     return f"{base_url}/#/experiments/{experiment_id}/runs?viewStateShareKey={view_id(env)}"
 
 
+def learning_name(metric: str) -> str:
+    """The name a score of an optimizer's iteration is logged under (:data:`LEARNING_PREFIX`)."""
+    return f"{LEARNING_PREFIX}{metric}"
+
+
+def learning_history(run_id: str, metric: str) -> list[Any]:
+    """``metric``'s scores of every iteration of an optimize run, by step: logged as ``learning/METRIC``, or bare by
+    runs logged before (a run resumed across the change has both, each step once)."""
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    found = {point.step: point for point in client.get_metric_history(run_id, metric)}
+    found |= {point.step: point for point in client.get_metric_history(run_id, learning_name(metric))}
+    return [found[step] for step in sorted(found)]
+
+
 STEP_MARKER = "tokens_all_total"
 """A metric in every step's batch (the token ledger's total): the steps a run has logged are its steps."""
 
@@ -563,7 +582,8 @@ def log_environment_tables(env: Any, trajectories: list[Any], prefix: str = "") 
 class MlflowIterationTracker:
     """Logs every optimizer iteration to the active MLflow run.
 
-    Per step: the optimizer's metrics, the robustness of the step's tool use (:mod:`otbench.evals.robustness`)
+    Per step: the optimizer's metrics (the environment's, ``learned``, and the tasks scored, ``n``, under
+    :data:`LEARNING_PREFIX`: they are the learning split's, not the result), the robustness of the step's tool use (:mod:`otbench.evals.robustness`)
     and cumulative tokens by phase; as artefacts, the docs
     evaluated at that step (the optimized toolsets only, when the docs say which), what changed
     since the step before as a per-tool diff (``docs_diff.md``; the first step is compared with
@@ -579,11 +599,12 @@ class MlflowIterationTracker:
     ``start_docs`` are its checkpoint's, written after ``start_step``: its first diff is against that step.
     """
 
-    def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None,
+    def __init__(self, ledger: Any, *, learned: Iterable[str] = (), extra_checkpoint: dict[str, Any] | None = None,
                  earlier_seconds: float = 0.0, start_docs: dict[str, Any] | None = None,
                  live_state: Callable[[], dict[str, Any]] | None = None,
                  logged_steps: set[int] | None = None, start_step: int | None = None) -> None:
         self.ledger = ledger
+        self.learned = set(learned)
         self.logged_steps = set(logged_steps or ())
         self.extra_checkpoint = extra_checkpoint or {}
         self.live_state = live_state or dict
@@ -605,7 +626,9 @@ class MlflowIterationTracker:
         folder = f"iterations/step_{record.step:02d}"
         if record.step not in self.logged_steps:
             # the optimizer's metrics first: MLflow's compare page plots the first metric the first run logged
-            mlflow.log_metrics({**{k: float(v) for k, v in record.metrics.items()}, **robustness(record.trajectories),
+            scores = {learning_name(k) if k in self.learned or k == "n" else k: float(v)
+                      for k, v in record.metrics.items()}
+            mlflow.log_metrics({**scores, **robustness(record.trajectories),
                                 **{k: float(v) for k, v in self.ledger.flat_metrics().items()},
                                 **self.ledger.server_metrics()}, step=record.step)
             self.logged_steps.add(record.step)

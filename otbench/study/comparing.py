@@ -252,13 +252,10 @@ def docs_fidelity(plans: list[RowPlan], runs: dict[str, Any], env: Any, toolsets
 
 def iteration_histories(plans: list[RowPlan], runs: dict[str, Any], metric: str) -> dict[str, list[tuple[int, float]]]:
     """Per optimizer row, ``metric`` at every logged iteration step of its optimize run."""
-    import mlflow
-
-    client = mlflow.MlflowClient()
     histories = {}
     for plan in plans:
         if plan.command == "optimize":
-            history = sorted(client.get_metric_history(runs[plan.label].info.run_id, metric), key=lambda m: m.step)
+            history = tracking.learning_history(runs[plan.label].info.run_id, metric)
             if history:
                 histories[plan.label] = [(m.step, m.value) for m in history]
     return histories
