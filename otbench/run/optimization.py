@@ -150,7 +150,9 @@ def resumable(run_id: str) -> tuple[RunDefinition, dict[str, Any]]:
 
 @contextmanager
 def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator[Workbench]:
-    """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends."""
+    """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends; the
+    MLflow store is opened once the environment is built (what building it refuses, a server that does not start,
+    tasks that cannot be read, is refused before anything is written) and before the model loads."""
     from otbench.llm.metering import TokenLedger
 
     optimizer = optimizer_of(definition)
@@ -163,6 +165,7 @@ def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator
         if definition.sample.val_limit and env.learning == "online":  # before the model loads
             raise ConfigError(f"--val-limit: {env.name} learns docs per task (online), so no docs learned here "
                               "apply to other tasks; drop --val-limit")
+        tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
         lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
         lms = stack.enter_context(open_lms(lm, ledger, PHASES))
         yield Workbench(env, lms, ledger)
@@ -176,8 +179,7 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
     makes the run a child of the active MLflow run.
     """
     check(definition, settings)
-    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
-    if workbench is not None:
+    if workbench is not None:  # its store was opened with it
         return _optimize(definition, settings, workbench, {}, resumed=None, nested=nested)
     with open_workbench(definition, settings) as opened:
         return _optimize(definition, settings, opened, {}, resumed=None, nested=False)
@@ -282,7 +284,6 @@ def sweep(definition: RunDefinition, settings: RunSettings, sweeping: SweepOptio
     knobs = knobs_to_sweep(optimizer.name)
     check(definition, settings)
     spec = spec_of(optimizer.name)
-    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
     with open_workbench(definition, settings) as bench:
         env = bench.env
         lm = definition.lm_options(settings.lm)
