@@ -144,6 +144,9 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
             named = ("--tracking-uri" if tracking_uri else "$MLFLOW_TRACKING_URI" if uri
                      else label if value is not None else "the MLflow store")
             database = store_database(tracking_uri, value)
+            if uri is not None and _in_memory(uri):
+                raise ConfigError(f"{named} {uri}: a store in memory keeps nothing once the command ends; give a file "
+                                  "(sqlite:///PATH) or --mlruns DIR")
             if database is not None:
                 refuse(named, database.parent, "directory")
                 if database.exists():
@@ -159,6 +162,12 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
             refuse(label, value, kind.kind)
     if cache:
         refuse("the otbench cache ($OTBENCH_CACHE)", cache_root(), "directory")
+
+
+def _in_memory(uri: str) -> bool:
+    """Whether an SQLAlchemy URI names a database in memory (``sqlite://``, ``sqlite:///:memory:``)."""
+    scheme, _, rest = uri.partition("://")
+    return scheme.split("+", 1)[0] == "sqlite" and rest.split("?", 1)[0] in ("", "/", "/:memory:")
 
 
 def _actions(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[argparse.Action]:
