@@ -43,8 +43,6 @@ from otbench.envs.registry import (
 )
 from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
-from otbench.optimizers.knobs import declared as declared_knobs
-from otbench.optimizers.knobs import dest as knob_dest
 from otbench.optimizers.registry import DEFAULT, OPTIMIZERS, spec_of
 from otbench.run import definition as defining
 from otbench.run.definition import RunDefinition
@@ -253,13 +251,11 @@ def refuse_what_does_not_apply(options: OptimizeOptions, given: set[str]) -> Non
             raise ConfigError(f"--resume {options.resume} continues the run as it was defined, so "
                               f"--{defining[0].replace('_', '-')} would be ignored: drop it (or start a new run)")
         return
-    spec = spec_of(options.optimizer)
     mode = options.mode or learning_of(resolve(options.environment).env)
-    for name, declaration, _ in declared_knobs(spec.knobs):
-        flag = knob_dest(spec.knobs, name)
-        if flag in given and mode not in declaration.modes:
-            raise ConfigError(f"--{flag.replace('_', '-')} acts only in {' and '.join(declaration.modes)} learning; "
-                              f"this run learns {mode}: drop it")
+    for flag, modes in spec_of(options.optimizer).idle_in(mode).items():
+        if flag in given:
+            raise ConfigError(f"--{flag.replace('_', '-')} acts only in {' and '.join(modes)} learning; this run "
+                              f"learns {mode}: drop it")
 
 
 def main(argv: list[str] | None = None) -> int:
