@@ -288,17 +288,38 @@ def _listed(toolset: str, tools: Any) -> list[Any]:
 
 
 def _checked_tool(toolset: str, data: Any) -> DocumentedTool:
-    """A tool of a docs file, its name a non-empty text and its parameters objects with names; else refused."""
+    """A tool of a docs file, its name a non-empty text, its texts texts, and its parameters objects with names an
+    agent can write (non-empty, no spaces), each once; else refused, saying which tool and what is wrong."""
     if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not data["name"].strip():
         raise DataError(f"toolset {toolset!r}: every tool must be an object with a non-empty 'name' text")
+    where = f"toolset {toolset!r}, tool {data['name']!r}"
     raw = data.get("parameters")
     if raw is not None and (not isinstance(raw, list) or not all(
             isinstance(parameter, dict) and isinstance(parameter.get("name"), str) for parameter in raw)):
-        raise DataError(f"toolset {toolset!r}, tool {data['name']!r}: 'parameters' must be a list of objects with "
-                        "a 'name'")
-    if not isinstance(data.get("description", ""), str):
-        raise DataError(f"toolset {toolset!r}, tool {data['name']!r}: 'description' must be text")
+        raise DataError(f"{where}: 'parameters' must be a list of objects with a 'name'")
+    for field_name in ("description", "returns"):
+        if not isinstance(data.get(field_name, ""), str):
+            raise DataError(f"{where}: {field_name!r} must be text, not {type(data[field_name]).__name__}")
+    names = [parameter["name"] for parameter in raw or ()]
+    for parameter in raw or ():
+        name = parameter["name"]
+        if not name or any(character.isspace() for character in name):
+            raise DataError(f"{where}: parameter name {name!r} is not one a call can use (empty, or with spaces)")
+        if not isinstance(parameter.get("description", ""), str) or not isinstance(parameter.get("type", ""), str):
+            raise DataError(f"{where}, parameter {name!r}: 'description' and 'type' must be text")
+        if names.count(name) > 1:
+            raise DataError(f"{where}: parameter {name!r} is listed twice")
     return DocumentedTool.from_dict(data)
+
+
+def _checked_toolset(toolset: str, tools: Any) -> list[DocumentedTool]:
+    """A toolset of a docs file: its tools checked, each name once (a second doc of a tool would silently win)."""
+    checked = [_checked_tool(toolset, tool) for tool in _listed(toolset, tools)]
+    names = [tool.name for tool in checked]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        raise DataError(f"toolset {toolset!r}: tool {twice!r} is documented twice")
+    return checked
 
 
 class Toolbox(dspy.Module):
@@ -347,8 +368,7 @@ class Toolbox(dspy.Module):
         meta = data.get("meta", {})
         if not isinstance(meta, dict):
             raise DataError(f"its 'meta' must be an object, not {type(meta).__name__}")
-        return cls({str(ts): [_checked_tool(ts, tool) for tool in _listed(ts, tools)] for ts, tools in toolsets.items()},
-                   meta=meta)
+        return cls({str(ts): _checked_toolset(ts, tools) for ts, tools in toolsets.items()}, meta=meta)
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -110,6 +110,12 @@ class OptimizerSpec:
     """Whether it draws at random with the run's seed: its runs on a full task sample still differ by seed."""
 
     # -- command line ---------------------------------------------------------------------------------------------
+    def idle_in(self, mode: str) -> dict[str, tuple[str, ...]]:
+        """Its flags (by destination) that do nothing in learning mode ``mode``, each with the modes it acts in: a
+        command refuses one given for a run in ``mode`` rather than ignore it."""
+        return {knob_rules.dest(self.knobs, name): declaration.modes
+                for name, declaration, _ in knob_rules.declared(self.knobs) if mode not in declaration.modes}
+
     def add_arguments(self, group: argparse._ArgumentGroup, taken: set[str], *, budget_only: bool = False) -> None:
         """Its flags in ``group``: the budget knobs with the shared ``--learn-tokens``, and (unless ``budget_only``,
         as compare's) the shared ``--[no-]probe``; a flag another optimizer already added (``taken``: their dests) is

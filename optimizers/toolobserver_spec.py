@@ -227,6 +227,12 @@ class ToolObserverSpec(OptimizerSpec):
                                    default=None, help=f"{Improvements.summary(name)} (default: as the variant says)")
                 taken.add(name)
 
+    def idle_in(self, mode: str) -> dict[str, tuple[str, ...]]:
+        """Its budget knobs', improvements' and oracle feedback's flags that do nothing in ``mode``."""
+        idle = super().idle_in(mode) | {name: tuple(m for m in MODES if name in Improvements.acting_in(m))
+                                        for name in Improvements.names() if name not in Improvements.acting_in(mode)}
+        return idle | ({"oracle_feedback": ("online",)} if mode != "online" else {})
+
     def knobs_from(self, values: Mapping[str, Any]) -> ToolObserverKnobs:
         budget: ToolObserverKnobs = knob_rules.from_values(self.knobs, values)
         chosen = dataclasses.replace(

@@ -210,6 +210,20 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     sys.exit(code)
 
 
+def given_options(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
+    """The options (by destination) a command line gives, spelled in full as :class:`OneLineParser` takes them:
+    what a user asked for, which a default equal to it cannot tell."""
+    flags = {flag: action.dest for action in parser._actions for flag in action.option_strings}
+    given = set()
+    for token in argv:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if name in flags:
+            given.add(flags[name])
+    return given
+
+
 def seed(text: str) -> int:
     """A task sample's seed: a whole number, 0 or more."""
     try:

@@ -39,7 +39,8 @@ def package_version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    listing = "\n".join(f"  {name:<10}{summary}" for name, (_, summary) in COMMANDS.items())
+    width = max(len(name) for name in COMMANDS) + 2  # every summary starts after the longest name and a gap
+    listing = "\n".join(f"  {name:<{width}}{summary}" for name, (_, summary) in COMMANDS.items())
     parser = OneLineParser(prog="otbench", formatter_class=argparse.RawDescriptionHelpFormatter,
                            description="Make LLM agents learn opaque tools: optimize their docs, evaluate, compare.",
                            epilog=f"commands:\n{listing}\n\n'otbench COMMAND --help' shows a command's options.")

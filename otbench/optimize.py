@@ -21,13 +21,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main, seed
+from otbench.cli import (
+    OneLineParser,
+    add_lm_arguments,
+    add_tracking_arguments,
+    given_options,
+    positive_int,
+    run_main,
+    seed,
+)
 from otbench.core.tables import format_table, server_table
 from otbench.envs.registry import (
+    ENVIRONMENTS,
     EnvironmentOptions,
     add_environment_arguments,
     learning_of,
     options_from_values,
+    own_defaults,
     refuse_other_environments,
     resolve,
 )
@@ -37,7 +47,7 @@ from otbench.optimizers.registry import DEFAULT, OPTIMIZERS, spec_of
 from otbench.run import definition as defining
 from otbench.run.definition import RunDefinition
 from otbench.run.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
-from otbench.run.settings import RunSettings, TrackingOptions, lm_from_values, tracking_from_values
+from otbench.run.settings import HOW_IT_RUNS, RunSettings, TrackingOptions, lm_from_values, tracking_from_values
 from otbench.study.sweep import SweepOptions, SweepResult, print_sweep
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
@@ -223,12 +233,38 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+RESUMED_KEEP = ("optimizer", "mode", "limit", "seed", "test_limit", "val_limit", "lm", "editor_lm", "embedded_model",
+                "gguf", "temperature", "no_grammar")
+"""Options that define a run, beside the environment's and the optimizer's: a resumed run keeps its own."""
+
+
+def refuse_what_does_not_apply(options: OptimizeOptions, given: set[str]) -> None:
+    """Refuse, on one line, an option given that this run would ignore: one that defines the run beside
+    ``--resume`` (the run continues as its checkpoint defines it), or an optimizer's knob that acts only in the other
+    learning mode (``--batch-size`` online)."""
+    if options.resume:
+        environments = {name for env in ENVIRONMENTS for name in own_defaults(env)}
+        optimizers = {name for optimizer in OPTIMIZERS for name in _flag_defaults(optimizer)}
+        defining = sorted(given & ({*RESUMED_KEEP, "env", "setting", "faults", "toolset"} | environments | optimizers)
+                          - HOW_IT_RUNS)
+        if defining:
+            raise ConfigError(f"--resume {options.resume} continues the run as it was defined, so "
+                              f"--{defining[0].replace('_', '-')} would be ignored: drop it (or start a new run)")
+        return
+    mode = options.mode or learning_of(resolve(options.environment).env)
+    for flag, modes in spec_of(options.optimizer).idle_in(mode).items():
+        if flag in given:
+            raise ConfigError(f"--{flag.replace('_', '-')} acts only in {' and '.join(modes)} learning; this run "
+                              f"learns {mode}: drop it")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     check_outputs(parser, args)
     options = options_from(vars(args))
+    refuse_what_does_not_apply(options, given_options(parser, argv))
     if args.sweep:
         swept = sweep(options, SweepOptions(trials=args.sweep, token_budget=args.token_budget, storage=args.storage,
                                             study_name=args.study_name))

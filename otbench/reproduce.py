@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         cells = status(options)
         print(json.dumps(cells) if args.json else format_table(cells, ["section", "row", "sample", "state", "from",
                                                                        "tokens", "hours", "run_id"]))
-        return 0
+        for cell in cells:
+            if "problem" in cell:
+                print(f"error: {' '.join(cell['problem'].split())}", file=sys.stderr)
+        return 1 if any("problem" in cell for cell in cells) else 0
     refuse("optimize --out (the learned docs of missing rows)", RunSettings().out, "directory")
     result = run(options)
     if args.json:

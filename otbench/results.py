@@ -2,12 +2,15 @@
 
 - ``add [RUN_ID ...] [--all]``: keep runs of the local store (or ``--tracking-uri``) in the ledger, finished or
   interrupted (as far as they got, with what a resume needs); ``--all``: every evaluate and optimize run there;
-- ``list``: the entries, filtered (``--env``, ``--setting``, ``--command``, ``--status``);
+- ``list``: the entries, filtered (``--env``, ``--setting``, ``--command``, ``--status``); a file that is not a sound
+  entry is named on stderr and the others are listed (exit 1);
 - ``show KEY [--artifact PATH]``: one entry (a key's first characters are enough), or one artefact it keeps
   (``docs/final_docs.json``: the learned docs, a file for ``--docs``);
 - ``load [KEY ...]``: make entries ordinary MLflow runs of the local store (or a tracking server), so the MLflow UI
-  compares them and ``compare`` and ``reproduce`` reuse them (they also load what they need by themselves);
-- ``verify``: the ledger's format, keys that match their definitions, statuses, code versions;
+  compares them and ``compare`` and ``reproduce`` reuse them (they also load what they need by themselves); every
+  entry is checked before the store is opened, and each is loaded whole or not at all;
+- ``verify``: every problem of every entry at once: the format, keys recomputed from the definitions, digests of
+  the content, the commits named, statuses, result metrics against the per-task outcomes;
 - ``render [--check]``: the results tables of the README and the docs, from the ledger (``--check``: only say
   which page differs, and exit 1).
 
@@ -124,7 +127,7 @@ def _store_runs() -> list[str]:
     import mlflow
 
     from otbench.run import tracking
-    from otbench.run.ledger import LEDGER_TAG
+    from otbench.run.ledger import LEDGER_TAG, half_loaded
 
     experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
     if experiment is None:
@@ -133,7 +136,7 @@ def _store_runs() -> list[str]:
     runs = sorted((run for command in ("evaluate", "optimize")  # MLflow's search has no OR
                    for run in client.search_runs([experiment.experiment_id], f"tags.command = '{command}'")),
                   key=lambda run: run.info.start_time)
-    return [run.info.run_id for run in runs if "mlflow.parentRunId" not in run.data.tags
+    return [run.info.run_id for run in runs if "mlflow.parentRunId" not in run.data.tags and not half_loaded(run)
             and not (LEDGER_TAG in run.data.tags and run.info.status in ("FINISHED", "KILLED")
                      and run.info.end_time is not None and _unchanged(run))]
 
@@ -145,20 +148,27 @@ def _unchanged(run: Any) -> bool:
     path = ledger.entry_path(run.data.tags[ledger.LEDGER_TAG])
     if not path.is_file():
         return False
-    return (ledger.read(path).status == "finished") == (run.info.status == "FINISHED")
+    try:
+        kept = ledger.read(path)
+    except DataError:
+        return False  # a damaged entry: the run is added again, which writes a sound one
+    return (kept.status == "finished") == (run.info.status == "FINISHED")
 
 
 def _list(results: Path | None, wanted: dict[str, str | None], *, as_json: bool) -> int:
+    """The entries that read as sound ones; each file that does not is named on stderr, one line, and the command
+    ends with 1 after listing the others."""
     from otbench.run import ledger
 
+    scanned = ledger.scan(results)
     rows = []
-    for entry in ledger.entries(results):
+    for entry in scanned.entries:
         defined = entry.definition
         row = {"key": entry.key, "status": entry.status, "command": defined.command, "env": defined.env,
                "setting": defined.setting, "row": defined.method, "limit": defined.sample.limit,
                "seed": "all" if defined.sample.seed is None else defined.sample.seed,
                "hours": round(entry.seconds / 3600, 2) if entry.seconds is not None else "",
-               "code": str(entry.code.get("commit") or "")[:7]}
+               "code": _short_commit(entry)}
         if all(value is None or str(row[name]) == value for name, value in wanted.items()):
             rows.append(row)
     if as_json:
@@ -166,7 +176,16 @@ def _list(results: Path | None, wanted: dict[str, str | None], *, as_json: bool)
     else:
         print(format_table(rows, ["key", "status", "command", "env", "setting", "row", "limit", "seed", "hours",
                                   "code"]) if rows else "no entries")
-    return 0
+    for problem in scanned.problems:
+        print(f"error: {' '.join(problem.split())}", file=sys.stderr)
+    return 1 if scanned.problems else 0
+
+
+def _short_commit(entry: Any) -> str:
+    """An entry's commit as pages show it: seven characters, ``-dirty`` where its run had uncommitted changes."""
+    from otbench.run import ledger
+
+    return str(entry.code.get("commit") or "")[:7] + (ledger.DIRTY if ledger.is_dirty(entry) else "")
 
 
 def _entry(key: str, results: Path | None) -> Any:
@@ -180,10 +199,12 @@ def _entry(key: str, results: Path | None) -> Any:
 
 
 def _load(keys: Iterable[str], values: dict[str, Any], results: Path | None) -> int:
+    """Every chosen entry read and checked before the store is opened (a bad one refuses the load, writing nothing);
+    each is then loaded whole or not at all (:func:`otbench.run.ledger.load`)."""
     from otbench.run import ledger
 
-    chosen = [_entry(key, results) for key in keys] or list(ledger.entries(results))
-    _configure(values)  # after the keys are found: a refused key writes no store
+    chosen = [_entry(key, results) for key in keys] or ledger.entries(results)
+    _configure(values)  # after the entries are checked: a refused key or entry writes no store
     for entry in chosen:
         run_id = ledger.load(entry)
         print(f"{entry.key} {entry.status:<11} {entry.definition.method:<16} -> run {run_id}")
@@ -197,7 +218,7 @@ def _verify(results: Path | None) -> int:
     problems = ledger.verify(results)
     for problem in problems:
         print(problem)
-    count = sum(1 for _ in ledger.entries(results)) if not problems else None
+    count = len(ledger.scan(results).entries) if not problems else None
     print(f"{len(problems)} problem(s)" if problems else f"ledger ok: {count} entries")
     return 1 if problems else 0
 

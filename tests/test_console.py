@@ -76,3 +76,10 @@ def test_help_and_version_answer_without_loading_dspy():
                               check=False)
     assert finished.returncode == 0, finished.stderr
     assert finished.stdout.split()[-1] == "False"
+
+
+def test_help_sets_every_commands_summary_apart_from_its_name(capsys):
+    code, out, _ = _run(["--help"], capsys)
+    listed = [line.strip() for line in out.splitlines() if line.strip().split(" ", 1)[0] in console.COMMANDS]
+    assert code == 0 and len(listed) == len(console.COMMANDS)
+    assert all("  " in line for line in listed), listed  # "serve-docsan MCP server..." ran name and summary together

@@ -85,7 +85,8 @@ def test_verify_names_what_is_wrong_one_line_each(tmp_path, monkeypatch):
     path.write_text(json.dumps(data))
     (path.parent / "notes.txt").write_text("x")
     problems = ledger.verify()
-    assert any("its key is not its definition's" in problem for problem in problems)
+    assert any("not its file name" in problem and "misfiled or edited" in problem for problem in problems)
+    assert any("does not match its digest" in problem for problem in problems)  # every problem of the file at once
     assert any(problem.startswith("notes.txt: not an entry file") for problem in problems)
     path.write_text("{}")
     with pytest.raises(DataError, match="not a results entry"):

@@ -257,15 +257,30 @@ def test_evaluate_runs_the_oracle_and_prints_json(tmp_path, capsys):
     (["--mcp", TOY, "--tasks", "TASKS", "--metric", "nosuchmodule:score"], "cannot import nosuchmodule"),
     (["--mcp", TOY, "--tasks", "TASKS", "--metric", "fuzzy"], "expected one of contains, exact"),
     (["--mcp-url", "ftp://host/mcp", "--tasks", "TASKS"], "expected an http:// or https:// URL"),
-    (["--mcp", "/nonexistent/server", "--tasks", "TASKS"], "could not start"),
+    (["--mcp", "/nonexistent/server", "--tasks", "TASKS"], "no program '/nonexistent/server'"),
     (["--mcp", f"{TOY} --crash-at-start", "--tasks", "TASKS"], "its last words: toy server: cannot start"),
     (["--mcp-server", "nosuch"], "unknown --mcp-server 'nosuch'"),
+    (["--mcp", TOY, "--tasks", "TASKS", "--metric", "json:loads"], "does not take (example, trajectory)"),
+    (["--mcp-url", "http://[::1", "--tasks", "TASKS"], "not a URL"),
+    (["--mcp-url", "http://127.0.0.1:x/mcp", "--tasks", "TASKS"], "not a URL"),
+    (["--mcp", TOY, "--tasks", "DEEP"], "nested too deep to be a task"),
+    (["--mcp", TOY, "--tasks", "NO_ANSWER"], "needs an answer"),
+    (["--mcp", TOY, "--tasks", "EMPTY"], "no train task"),
+    (["--mcp", TOY, "--tasks", "TASKS", "--setting", "gold", "--gold-docs", "DEEP"], "nested too deep"),
 ])
-def test_bad_options_are_one_line_and_exit_2(argv, message, tmp_path, capsys):
+def test_bad_options_are_one_line_and_exit_2_before_a_store_is_made(argv, message, tmp_path, capsys):
     tasks = str(write_tasks(tmp_path))
-    argv = [tasks if part == "TASKS" else part for part in argv]
-    code, _, err = _run(evaluate.main, ["--env", "mcp", *argv, "--agent", "oracle", "--quiet"], capsys)
+    files = {"TASKS": tasks, "DEEP": tmp_path / "deep.jsonl", "NO_ANSWER": tmp_path / "no-answer.jsonl",
+             "EMPTY": tmp_path / "empty.jsonl"}
+    files["DEEP"].write_text('{"question": "q", "answer": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    files["NO_ANSWER"].write_text('{"question": "What does a pear cost?"}\n' * 3)
+    files["EMPTY"].write_text("")
+    argv = [str(files.get(part, part)) for part in argv]
+    store = tmp_path / "store"
+    code, _, err = _run(evaluate.main, ["--env", "mcp", *argv, "--agent", "oracle", "--quiet", "--mlruns", str(store)],
+                        capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert not store.exists()
 
 
 @pytest.fixture

@@ -180,3 +180,19 @@ def test_a_run_registers_each_optimized_toolsets_docs_as_a_prompt_version(script
         assert int(version) == int(first["prompts"][toolset].split("/")[-1]) + 1  # one version per run
         latest = load_docs(f"prompts:/{name}@latest")
         assert latest.toolset_ids() == [toolset] and latest.toolset(toolset)[0].name == "function_1"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--resume", "0123456789abcdef", "--env", "pool"], "--env would be ignored"),
+    (["--resume", "0123456789abcdef", "--limit", "3"], "--limit would be ignored"),
+    (["--resume", "0123456789abcdef", "--optimizer", "gepa"], "--optimizer would be ignored"),
+    (["--resume", "0123456789abcdef", "--batch-size", "4"], "--batch-size would be ignored"),
+    (["--batch-size", "4"], "--batch-size acts only in offline learning; this run learns online"),
+    (["--env", "chess", "--request-values"], "--request-values acts only in online learning; this run learns offline"),
+])
+def test_a_flag_the_run_would_ignore_is_refused_before_anything_is_written(argv, message, tmp_path, capsys):
+    store = tmp_path / "store"
+    with pytest.raises(SystemExit) as stop:
+        run_main(optimize.main, [*argv, "--mlruns", str(store)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and message in err and err.count("\n") == 1 and not store.exists(), err

@@ -1,6 +1,10 @@
 import json
+import re
 
-from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
+import pytest
+
+from otbench.errors import DataError
+from otbench.modules.tool_docs import DOCS_FORMAT, DocumentedTool, ParameterSpec, Toolbox
 
 
 def _toolbox() -> Toolbox:
@@ -88,3 +92,17 @@ def test_bfcl_shows_items_and_defaults_as_its_data_gives_them():
     assert shown.parameters[0].items == {"type": "array", "items": {"type": "float"}}  # descriptions blanked
     assert shown.parameters[1].default is False and not shown.parameters[1].required
     assert documented_tools((function,), "names_only")[0].parameters is None
+
+
+@pytest.mark.parametrize(("tools", "message"), [
+    ([{"name": "f"}, {"name": "f"}], "tool 'f' is documented twice"),
+    ([{"name": "f", "parameters": [{"name": ""}]}], "parameter name '' is not one a call can use"),
+    ([{"name": "f", "parameters": [{"name": "a b"}]}], "parameter name 'a b' is not one a call can use"),
+    ([{"name": "f", "parameters": [{"name": "a"}, {"name": "a"}]}], "parameter 'a' is listed twice"),
+    ([{"name": "f", "description": ["Adds."]}], "'description' must be text, not list"),
+    ([{"name": "f", "returns": {"a": 1}}], "'returns' must be text, not dict"),
+    ([{"name": "f", "parameters": [{"name": "a", "description": ["x"]}]}], "'description' and 'type' must be text"),
+])
+def test_a_docs_file_of_the_wrong_shape_is_refused_saying_where(tools, message):
+    with pytest.raises(DataError, match=re.escape(message)):
+        Toolbox.from_json({"format": DOCS_FORMAT, "meta": {}, "toolsets": {"t1": tools}})

@@ -24,13 +24,14 @@ def test_every_iteration_is_logged_with_docs_trajectories_editor_and_checkpoint(
     agent, editor = FunctionCallingAgent(), DocEditor()
     agent.lm = scripted_lm(docs_aware_agent_reply, ledger=ledger, phase="agent")
     editor.lm = scripted_lm(truthful_editor_reply, ledger=ledger, phase="editor")
-    tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"args": {"env": "toy"}})
+    tracker = tracking.MlflowIterationTracker(ledger, learned=env.metric_names, extra_checkpoint={"args": {"env": "toy"}})
     with tracking.tracked_run("toy", tags={"optimizer": "toolobserver"}, params={"n": 2}) as run:
         PaperTO(env=env, editor=editor, tracker=tracker, progress=False).compile(
             ToolAgentProgram(env.toolbox(), agent), trainset=env.tasks())
     client = mlflow.MlflowClient()
-    history = client.get_metric_history(run.info.run_id, "E")
+    history = client.get_metric_history(run.info.run_id, "learning/E")  # the learning split's, not the result
     assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == [(0, 0.0), (1, 1.0), (2, 1.0)]
+    assert "E" not in client.get_run(run.info.run_id).data.metrics
     editor_tokens = sorted(client.get_metric_history(run.info.run_id, "tokens_editor_total"), key=lambda m: m.step)
     assert editor_tokens[0].value > 0 and editor_tokens[-1].value >= editor_tokens[0].value
     step_files = {a.path for a in client.list_artifacts(run.info.run_id, "iterations/step_01")}

@@ -170,12 +170,9 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
             trajectories = _rollouts(env, agent, toolbox, tasks, finished, settings, ledger, started,
                                      definition.sample.drawn_with)
             summary, found = _log_results(env, trajectories, ledger, time.perf_counter() - started,
-                                          definition.sample.drawn_with)
+                                          definition.sample.drawn_with, final=True)
             tables = tracking.log_environment_tables(env, trajectories)
             mlflow.log_metric("docs_matched", docs_matched)  # how many tools the given docs documented
-            total = ledger.snapshot()["all"]
-            tracking.log_result({metric: summary[metric] for metric in env.metric_names if metric in summary},
-                                int(total["total_tokens"] + total["cached_tokens"]), found)
     return EvaluateResult(tracked.info.run_id, summary, tuple(env.metric_names), ledger.snapshot(),
                           ledger.server_figures(), found, tables)
 
@@ -278,15 +275,21 @@ def _finished_tasks(run_id: str, definition: RunDefinition) -> dict[str, Traject
 
 
 def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, seconds: float,
-                 sample: int) -> tuple[dict[str, Any], dict[str, Interval]]:
+                 sample: int, *, final: bool = False) -> tuple[dict[str, Any], dict[str, Interval]]:
     """Log metrics (the environment's and the robustness ones), tokens and per-task results and outcomes to the
-    active run; returns the summary and each metric's interval."""
+    active run, and with ``final`` the run's result first (:func:`otbench.run.tracking.log_result`); returns the
+    summary and each metric's interval."""
     import mlflow
 
     from otbench.evals.outcomes import Outcomes, rules_of
 
-    # the environment's metrics first: MLflow's compare page plots the first metric the first run logged
     summary: dict[str, Any] = {**env.summarise(trajectories), **robustness(trajectories)} if trajectories else {"n": 0}
+    outcomes = Outcomes.of(trajectories, sample)
+    found = run_outcomes.intervals(outcomes, rules_of(env))
+    if final:  # the result first: MLflow's compare page plots the first metric the first run logged that all share
+        total = ledger.snapshot()["all"]
+        tracking.log_result({metric: summary[metric] for metric in env.metric_names if metric in summary},
+                            int(total["total_tokens"] + total["cached_tokens"]), found)
     summary["seconds"] = round(seconds, 2)
     summary.update(ledger.flat_metrics())
     summary.update(ledger.server_metrics())
@@ -296,6 +299,5 @@ def _log_results(env: Any, trajectories: list[Trajectory], ledger: TokenLedger, 
     if trajectories:
         tracking.log_table([{"task_id": t.task_id, **t.metrics, "calls": len(t.steps),
                              "parse_error": t.parse_error or ""} for t in trajectories], "per_task.json")
-    outcomes = Outcomes.of(trajectories, sample)
     run_outcomes.log(run_outcomes.RunOutcomes({run_outcomes.RESULT: outcomes}, run_outcomes.RESULT))
-    return summary, run_outcomes.intervals(outcomes, rules_of(env))
+    return summary, found

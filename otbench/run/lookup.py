@@ -148,7 +148,7 @@ def find(definition: RunDefinition) -> Any | None:
     """The latest finished run of ``definition`` (not a sweep's trial), or None: by its key first, then through
     :func:`definition_of` among the runs of the same command, environment and sample; else the results ledger's
     finished entry of it, loaded into the store (:func:`otbench.run.ledger.load`)."""
-    found = _find_in_store(definition)
+    found = find_in_store(definition)
     return found if found is not None else _from_ledger(definition, "finished")
 
 
@@ -164,7 +164,8 @@ def _from_ledger(definition: RunDefinition, status: str) -> Any | None:
     return mlflow.get_run(ledger.load(entry))
 
 
-def _find_in_store(definition: RunDefinition) -> Any | None:
+def find_in_store(definition: RunDefinition) -> Any | None:
+    """The latest finished run of ``definition`` in the current store (the ledger is not read)."""
     import mlflow
 
     experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
@@ -174,7 +175,7 @@ def _find_in_store(definition: RunDefinition) -> Any | None:
     finished = "attributes.status = 'FINISHED'"
     for run in client.search_runs([experiment.experiment_id], f"tags.`{KEY_TAG}` = {quoted(definition.key)} AND "
                                   f"{finished}", order_by=["attributes.start_time DESC"]):
-        if "mlflow.parentRunId" not in run.data.tags:
+        if not _aside(run):
             return run
     clauses = [f"tags.command = {quoted(definition.command)}", f"tags.env = {quoted(definition.env)}", finished]
     if definition.sample.seed is not None:
@@ -183,7 +184,7 @@ def _find_in_store(definition: RunDefinition) -> Any | None:
         clauses.append(f"params.limit = {quoted(str(definition.sample.limit))}")
     for run in client.search_runs([experiment.experiment_id], " AND ".join(clauses),
                                   order_by=["attributes.start_time DESC"]):
-        if "mlflow.parentRunId" in run.data.tags:  # a sweep's trial: part of a tuning study, not a row
+        if _aside(run):
             continue
         found = definition_of(run)
         if found is not None and same_run(found, definition):
@@ -196,6 +197,15 @@ def unfinished(definition: RunDefinition) -> list[Any]:
     newest first: an interrupted cell of a grid resumes the newest of them. Runs logged by an earlier format are
     read through :func:`definition_of`; with none in the store, the results ledger's interrupted entry of it
     (run elsewhere as far as it got) is loaded as one."""
+    found = unfinished_in_store(definition)
+    if found:
+        return found
+    loaded = _from_ledger(definition, "interrupted")
+    return [loaded] if loaded is not None else []
+
+
+def unfinished_in_store(definition: RunDefinition) -> list[Any]:
+    """The runs of ``definition`` in the current store that did not finish, newest first (the ledger is not read)."""
     import mlflow
 
     experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
@@ -206,15 +216,20 @@ def unfinished(definition: RunDefinition) -> list[Any]:
             f"tags.env = {quoted(definition.env)} AND attributes.status != 'FINISHED'",
             order_by=["attributes.start_time DESC"])
         for run in searched:
-            if "mlflow.parentRunId" in run.data.tags:
+            if _aside(run):
                 continue
             if run.data.tags.get(KEY_TAG) == definition.key or (
                     (logged := definition_of(run)) is not None and same_run(logged, definition)):
                 found.append(run)
-    if found:
-        return found
-    loaded = _from_ledger(definition, "interrupted")
-    return [loaded] if loaded is not None else []
+    return found
+
+
+def _aside(run: Any) -> bool:
+    """Whether a run is no row of its definition: a sweep's trial (part of a tuning study), or a ledger entry whose
+    loading did not finish (:func:`otbench.run.ledger.half_loaded`)."""
+    from otbench.run.ledger import half_loaded
+
+    return "mlflow.parentRunId" in run.data.tags or half_loaded(run)
 
 
 def quoted(value: str) -> str:

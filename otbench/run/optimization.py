@@ -153,7 +153,9 @@ def resumable(run_id: str) -> tuple[RunDefinition, dict[str, Any]]:
 
 @contextmanager
 def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator[Workbench]:
-    """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends."""
+    """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends; the
+    MLflow store is opened once the environment is built (what building it refuses, a server that does not start,
+    tasks that cannot be read, is refused before anything is written) and before the model loads."""
     from otbench.llm.metering import TokenLedger
 
     optimizer = optimizer_of(definition)
@@ -166,6 +168,7 @@ def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator
         if definition.sample.val_limit and env.learning == "online":  # before the model loads
             raise ConfigError(f"--val-limit: {env.name} learns docs per task (online), so no docs learned here "
                               "apply to other tasks; drop --val-limit")
+        tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
         lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
         lms = stack.enter_context(open_lms(lm, ledger, PHASES))
         yield Workbench(env, lms, ledger)
@@ -179,8 +182,7 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
     makes the run a child of the active MLflow run.
     """
     check(definition, settings)
-    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
-    if workbench is not None:
+    if workbench is not None:  # its store was opened with it
         return _optimize(definition, settings, workbench, {}, resumed=None, nested=nested)
     with open_workbench(definition, settings) as opened:
         return _optimize(definition, settings, opened, {}, resumed=None, nested=False)
@@ -229,7 +231,8 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     agent = FunctionCallingAgent(instructions=env.agent_instructions)
     agent.lm = bench.lms["agent"]
     program = ToolAgentProgram(toolbox, agent)
-    tracker = tracking.MlflowIterationTracker(ledger, extra_checkpoint={"definition": definition.to_json()},
+    tracker = tracking.MlflowIterationTracker(ledger, learned=env.metric_names,
+                                              extra_checkpoint={"definition": definition.to_json()},
                                               earlier_seconds=(spent or {}).get(
                                                   "seconds", checkpoint.get("elapsed_seconds", 0.0)),
                                               start_docs=toolbox.to_json(),
@@ -284,7 +287,6 @@ def sweep(definition: RunDefinition, settings: RunSettings, sweeping: SweepOptio
     knobs = knobs_to_sweep(optimizer.name)
     check(definition, settings)
     spec = spec_of(optimizer.name)
-    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
     with open_workbench(definition, settings) as bench:
         env = bench.env
         lm = definition.lm_options(settings.lm)
@@ -427,8 +429,9 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
 
     optimizer = optimizer_of(definition)
     client = mlflow.tracking.MlflowClient()
-    history = {key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
-               for key in (*env.metric_names, "docs_changed", "tokens_all_total")}
+    history = {key: tracking.learning_history(run_id, key) for key in env.metric_names} | {
+        key: sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)
+        for key in ("docs_changed", "tokens_all_total")}
     results = program.detailed_results
     test = tested[0] if tested is not None else None
     if started is not None:

@@ -130,7 +130,7 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
     from otbench.paths import cache_root
     from otbench.run.tracking import check_reachable, store_database, tracking_uri_in_use
 
-    for action in parser._actions:
+    for action in _actions(parser, args):
         kind = action.type
         if not isinstance(kind, OutputType):
             continue
@@ -144,6 +144,9 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
             named = ("--tracking-uri" if tracking_uri else "$MLFLOW_TRACKING_URI" if uri
                      else label if value is not None else "the MLflow store")
             database = store_database(tracking_uri, value)
+            if uri is not None and _in_memory(uri):
+                raise ConfigError(f"{named} {uri}: a store in memory keeps nothing once the command ends; give a file "
+                                  "(sqlite:///PATH) or --mlruns DIR")
             if database is not None:
                 refuse(named, database.parent, "directory")
                 if database.exists():
@@ -159,3 +162,22 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
             refuse(label, value, kind.kind)
     if cache:
         refuse("the otbench cache ($OTBENCH_CACHE)", cache_root(), "directory")
+
+
+def _in_memory(uri: str) -> bool:
+    """Whether an SQLAlchemy URI names a database in memory (``sqlite://``, ``sqlite:///:memory:``)."""
+    scheme, _, rest = uri.partition("://")
+    return scheme.split("+", 1)[0] == "sqlite" and rest.split("?", 1)[0] in ("", "/", "/:memory:")
+
+
+def _actions(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[argparse.Action]:
+    """The options of ``parser`` and of the sub-command ``args`` chose (``results load --mlruns DIR``): a verb's
+    store is checked like any command's."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            found += _actions(chosen, args) if chosen is not None else []
+        else:
+            found.append(action)
+    return found

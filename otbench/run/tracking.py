@@ -51,6 +51,9 @@ from otbench.paths import mlruns_dir
 EXPERIMENT = "otbench"
 RESULT_PREFIX = "result/"
 """A run's result metrics: the environment's metrics of the docs it ends with, on the tasks it is judged on."""
+LEARNING_PREFIX = "learning/"
+"""An optimize run's scores of each iteration on the tasks it learns on (the train split offline): ``learning/E``
+beside ``result/E``, never a bare ``E`` a reader could take for the result. Runs logged before kept them bare."""
 RUN_COLOR_TAG = "mlflow.runColor"
 RUN_COLORS = ("#c83243", "#137dae", "#308613", "#de7921", "#8a63bf", "#04867d", "#b45091", "#a6630c", "#434a93",
               "#facb66", "#1f272d", "#e65b77", "#3ba65e", "#4299e0", "#93320b", "#5f7281", "#8ddda8", "#f792a6",
@@ -178,6 +181,8 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
     mlflow.set_tracking_uri(uri)
     try:
         with _first_use_lock(uri):
+            if database is not None and (not database.exists() or database.stat().st_size == 0):
+                create_sqlite_store(database, artifact_root)
             if mlflow.get_experiment_by_name(experiment) is None:  # the first call creates (migrates) a new store
                 location = f"{artifact_root}/{experiment}" if artifact_root else None
                 try:
@@ -197,6 +202,50 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
         raise SetupError(f"MLflow store {database or uri} cannot be read: {reason}; move it aside "
                          f"({_aside(database)}) to start a new one") from None
     return uri
+
+
+def open_existing(tracking_uri: str | None = None, *, directory: Path | None = None) -> bool:
+    """Point MLflow at the chosen store only if it already holds otbench's runs, creating and writing nothing (a
+    status that "runs nothing" must not make a store either); returns whether there is one to read."""
+    import mlflow
+
+    for noisy in ("mlflow", "alembic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    database = store_database(tracking_uri, directory)
+    if database is not None:
+        if not database.is_file() or database.stat().st_size == 0:
+            return False
+        check_store_file(database)
+    uri = tracking_uri_in_use(tracking_uri, directory) or f"{_SQLITE}{database}"
+    mlflow.set_tracking_uri(uri)
+    try:
+        return mlflow.get_experiment_by_name(EXPERIMENT) is not None
+    except mlflow.exceptions.MlflowException as error:
+        from otbench.errors import SetupError
+
+        raise SetupError(f"MLflow store {uri}: {' '.join(str(error.message).split())[:300]}") from None
+
+
+def create_sqlite_store(database: Path, artifact_root: str | None) -> None:
+    """Create a new sqlite store whole or not at all: MLflow's migrations (about 9 s of them) run on a file beside
+    ``database``, which is renamed into place once they are done. A store created where it is used and stopped half
+    way (Ctrl-C during the migrations) kept some of its tables and was refused by every command after ("table ...
+    already exists"); stopped now, it leaves no store, and the next command creates it again. Called under
+    :func:`store_lock`, so a leftover file beside it is no other process's."""
+    from mlflow.store.tracking import DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    building = database.with_name(f"{database.name}.new")
+    for leftover in (building, building.with_name(f"{building.name}-journal")):
+        leftover.unlink(missing_ok=True)
+    uri = f"{_SQLITE}{building}"
+    try:
+        SqlAlchemyStore(uri, artifact_root or DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH)
+    finally:
+        engine = SqlAlchemyStore._engine_map.pop(uri, None)
+        if engine is not None:
+            engine.dispose()
+    os.replace(building, database)
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -478,6 +527,22 @@ def view_url(base_url: str, experiment_id: str, env: str) -> str:
     return f"{base_url}/#/experiments/{experiment_id}/runs?viewStateShareKey={view_id(env)}"
 
 
+def learning_name(metric: str) -> str:
+    """The name a score of an optimizer's iteration is logged under (:data:`LEARNING_PREFIX`)."""
+    return f"{LEARNING_PREFIX}{metric}"
+
+
+def learning_history(run_id: str, metric: str) -> list[Any]:
+    """``metric``'s scores of every iteration of an optimize run, by step: logged as ``learning/METRIC``, or bare by
+    runs logged before (a run resumed across the change has both, each step once)."""
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    found = {point.step: point for point in client.get_metric_history(run_id, metric)}
+    found |= {point.step: point for point in client.get_metric_history(run_id, learning_name(metric))}
+    return [found[step] for step in sorted(found)]
+
+
 STEP_MARKER = "tokens_all_total"
 """A metric in every step's batch (the token ledger's total): the steps a run has logged are its steps."""
 
@@ -517,7 +582,8 @@ def log_environment_tables(env: Any, trajectories: list[Any], prefix: str = "") 
 class MlflowIterationTracker:
     """Logs every optimizer iteration to the active MLflow run.
 
-    Per step: the optimizer's metrics, the robustness of the step's tool use (:mod:`otbench.evals.robustness`)
+    Per step: the optimizer's metrics (the environment's, ``learned``, and the tasks scored, ``n``, under
+    :data:`LEARNING_PREFIX`: they are the learning split's, not the result), the robustness of the step's tool use (:mod:`otbench.evals.robustness`)
     and cumulative tokens by phase; as artefacts, the docs
     evaluated at that step (the optimized toolsets only, when the docs say which), what changed
     since the step before as a per-tool diff (``docs_diff.md``; the first step is compared with
@@ -533,11 +599,12 @@ class MlflowIterationTracker:
     ``start_docs`` are its checkpoint's, written after ``start_step``: its first diff is against that step.
     """
 
-    def __init__(self, ledger: Any, *, extra_checkpoint: dict[str, Any] | None = None,
+    def __init__(self, ledger: Any, *, learned: Iterable[str] = (), extra_checkpoint: dict[str, Any] | None = None,
                  earlier_seconds: float = 0.0, start_docs: dict[str, Any] | None = None,
                  live_state: Callable[[], dict[str, Any]] | None = None,
                  logged_steps: set[int] | None = None, start_step: int | None = None) -> None:
         self.ledger = ledger
+        self.learned = set(learned)
         self.logged_steps = set(logged_steps or ())
         self.extra_checkpoint = extra_checkpoint or {}
         self.live_state = live_state or dict
@@ -559,7 +626,9 @@ class MlflowIterationTracker:
         folder = f"iterations/step_{record.step:02d}"
         if record.step not in self.logged_steps:
             # the optimizer's metrics first: MLflow's compare page plots the first metric the first run logged
-            mlflow.log_metrics({**{k: float(v) for k, v in record.metrics.items()}, **robustness(record.trajectories),
+            scores = {learning_name(k) if k in self.learned or k == "n" else k: float(v)
+                      for k, v in record.metrics.items()}
+            mlflow.log_metrics({**scores, **robustness(record.trajectories),
                                 **{k: float(v) for k, v in self.ledger.flat_metrics().items()},
                                 **self.ledger.server_metrics()}, step=record.step)
             self.logged_steps.add(record.step)

@@ -252,13 +252,10 @@ def docs_fidelity(plans: list[RowPlan], runs: dict[str, Any], env: Any, toolsets
 
 def iteration_histories(plans: list[RowPlan], runs: dict[str, Any], metric: str) -> dict[str, list[tuple[int, float]]]:
     """Per optimizer row, ``metric`` at every logged iteration step of its optimize run."""
-    import mlflow
-
-    client = mlflow.MlflowClient()
     histories = {}
     for plan in plans:
         if plan.command == "optimize":
-            history = sorted(client.get_metric_history(runs[plan.label].info.run_id, metric), key=lambda m: m.step)
+            history = tracking.learning_history(runs[plan.label].info.run_id, metric)
             if history:
                 histories[plan.label] = [(m.step, m.value) for m in history]
     return histories
@@ -430,10 +427,15 @@ def run(options: CompareOptions) -> CompareResult:
     are refused before anything slow (data, model, MLflow store) loads."""
     options = check(options)
     check_models(options.lm)
-    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
     settings = options.settings()
+    from otbench.run import ledger
+
     with make_environment(options.environment) as env:
         plans = {seed: plan_rows(replace(options, seed=seed), env) for seed in options.samples}
+        for sample_plans in plans.values():  # a row's ledger entry that fails its checks is refused before any write
+            for plan in sample_plans:
+                ledger.find(plan.definition)
+        tracking.configure(options.tracking.uri, directory=options.tracking.directory)
         runs: dict[tuple[str, int], Any] = {}
         reused: dict[tuple[str, int], bool] = {}
         with one_embedded_server():  # missing runs share one model server instead of loading it each
@@ -446,15 +448,17 @@ def run(options: CompareOptions) -> CompareResult:
 
 
 def tabulate(options: CompareOptions, env: Any, plans: Mapping[int, list[RowPlan]], runs: Mapping[tuple[str, int], Any],
-             reused: Mapping[tuple[str, int], bool], *, nested: bool = False) -> CompareResult:
-    """The comparison of finished runs (one per row and sample): the table, its plots and its ``compare`` run."""
-    rows = row_runs(options, env, plans, runs, reused)
+             reused: Mapping[tuple[str, int], bool], *, nested: bool = False, fidelity: bool = True) -> CompareResult:
+    """The comparison of finished runs (one per row and sample): the table, its plots and its ``compare`` run;
+    ``fidelity``: with each row's docs scored against the gold docs (``docs_sem``, ``docs_lex``: an embedding model's
+    minutes and memory on a full BFCL setting)."""
+    rows = row_runs(options, env, plans, runs, reused, fidelity=fidelity)
     table = comparison.build(env, rows)
     ratios = ["tokens_vs_to"] if add_token_ratios(table.rows) else []
     primary = env.primary_metric
     spread = [f"{primary}_by_sample"] if len(options.samples) > 1 else []
-    columns = ["row", *table.metrics, *comparison.REFERENCES, *spread, "tokens", *ratios, "docs_sem", "docs_lex",
-               "docs_faults", "run", "run_id"]
+    columns = ["row", *table.metrics, *comparison.REFERENCES, *spread, "tokens", *ratios,
+               *(("docs_sem", "docs_lex") if fidelity else ()), "docs_faults", "run", "run_id"]
     printed = comparison.display_rows(table, primary)
     first = plans[options.samples[0]]
     histories = iteration_histories(first, {plan.label: runs[(plan.label, options.samples[0])] for plan in first},
@@ -469,20 +473,22 @@ def tabulate(options: CompareOptions, env: Any, plans: Mapping[int, list[RowPlan
 
 
 def row_runs(options: CompareOptions, env: Any, plans: Mapping[int, list[RowPlan]],
-             runs: Mapping[tuple[str, int], Any], reused: Mapping[tuple[str, int], bool]) -> list[comparison.RowRuns]:
-    """Every row with its runs on each sample, what it reads from each (metrics, tokens, docs fidelity, whether it
-    was reused) and each run's per-task outcomes."""
+             runs: Mapping[tuple[str, int], Any], reused: Mapping[tuple[str, int], bool], *,
+             fidelity: bool = True) -> list[comparison.RowRuns]:
+    """Every row with its runs on each sample, what it reads from each (metrics, tokens, docs fidelity where asked,
+    whether it was reused) and each run's per-task outcomes."""
     evaluated_on = options.limit if env.learning == "online" else options.test_limit
     values: dict[str, list[dict[str, Any]]] = {}
     for seed, sample_plans in plans.items():
         scored = sample_tasks(env.tasks("test"), evaluated_on, seed)
         sample_runs = {plan.label: runs[(plan.label, seed)] for plan in sample_plans}
-        fidelity = docs_fidelity(sample_plans, sample_runs, env, list(dict.fromkeys(env.toolset_of(t) for t in scored)))
+        scores = docs_fidelity(sample_plans, sample_runs, env, list(dict.fromkeys(env.toolset_of(t) for t in scored))) \
+            if fidelity else {}
         for plan in sample_plans:
-            values.setdefault(plan.label, []).append(
-                {**row_results(plan, sample_runs[plan.label], env),
-                 "docs_sem": round(fidelity[plan.label].semantic, 4), "docs_lex": round(fidelity[plan.label].lexical, 4),
-                 "run": "reused" if reused[(plan.label, seed)] else "ran"})
+            close = {"docs_sem": round(scores[plan.label].semantic, 4),
+                     "docs_lex": round(scores[plan.label].lexical, 4)} if fidelity else {}
+            values.setdefault(plan.label, []).append({**row_results(plan, sample_runs[plan.label], env), **close,
+                                                      "run": "reused" if reused[(plan.label, seed)] else "ran"})
     first = plans[options.samples[0]]
     return [comparison.RowRuns(
         plan.label, plan.optimizer, tuple(runs[(plan.label, seed)] for seed in options.samples), options.samples,

@@ -188,14 +188,16 @@ def _gap_share(row: RowRuns, by_label: Mapping[str, RowRuns], rule: MetricRule) 
 
 
 def code_versions(rows: Sequence[RowRuns]) -> dict[str, list[str]]:
-    """Short commit -> the rows with a run recorded on it. ``compare`` reuses any finished run of a row's
-    definition, whatever code logged it, so a table can mix versions; runs that recorded no commit are left out."""
+    """Short commit -> the rows with a run recorded on it (``-dirty`` kept: a run on uncommitted changes is not the
+    commit's code). ``compare`` reuses any finished run of a row's definition, whatever code logged it, so a table can
+    mix versions; runs that recorded no commit are left out."""
     found: dict[str, list[str]] = {}
     for row in rows:
         for run in row.runs:
             commit = next((run.data.tags[tag] for tag in CODE_VERSION_TAGS if run.data.tags.get(tag)), None)
-            if commit and row.label not in found.setdefault(commit[:7], []):
-                found[commit[:7]].append(row.label)
+            short = commit[:7] + ("-dirty" if commit.endswith("-dirty") else "") if commit else None
+            if short and row.label not in found.setdefault(short, []):
+                found[short].append(row.label)
     return found
 
 

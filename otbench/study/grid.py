@@ -326,11 +326,15 @@ def work(cells: list[Cell], claims: Claims, options: ReproduceOptions) -> tuple[
 
 def run(options: ReproduceOptions) -> ReproduceResult:
     """Run or reuse every cell of the grid (claiming each), then write the report once all have finished."""
+    from otbench.run import ledger
+
     options.grid()
     check_models(options.lm)
-    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
-    claims = claims_for(options.storage, _store_directory(options))
     with open_grid(options) as (sections, cells):
+        for cell in cells:  # an entry of a cell that fails its checks is refused, naming its file, before any write
+            ledger.find(cell.plan.definition)
+        tracking.configure(options.tracking.uri, directory=options.tracking.directory)
+        claims = claims_for(options.storage, _store_directory(options))
         with one_embedded_server():  # cells run here share one model server
             failed, ran = work(cells, claims, options)
         states = {cell.key: state_of(cell) for cell in cells}
@@ -343,11 +347,36 @@ def run(options: ReproduceOptions) -> ReproduceResult:
 
 
 def status(options: ReproduceOptions) -> list[dict[str, Any]]:
-    """Every cell's state without running anything: finished, interrupted or missing, with its run."""
+    """Every cell's state without running or writing anything: finished, interrupted or missing, from the store
+    when it has the cell's run, else from the results ledger (read, not loaded); a ledger file that is not a sound
+    entry of its cell makes the cell ``refused``, with the reason under ``problem``."""
     options.grid()
-    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
+    readable = tracking.open_existing(options.tracking.uri, directory=options.tracking.directory)
     with open_grid(options) as (sections, cells):
-        return [_cell_row(cell, *state_of(cell), sections) for cell in cells]
+        return [_status_row(cell, sections, readable=readable) for cell in cells]
+
+
+def _status_row(cell: Cell, sections: list[tuple[Section, Any]], *, readable: bool) -> dict[str, Any]:
+    from otbench.run import ledger
+
+    if readable:
+        found = run_lookup.find_in_store(cell.plan.definition)
+        if found is not None:
+            return _cell_row(cell, "finished", found, sections)
+        stale = run_lookup.unfinished_in_store(cell.plan.definition)
+        if stale:
+            return _cell_row(cell, "interrupted", stale[0], sections)
+    try:
+        entry = ledger.find(cell.plan.definition)
+    except DataError as problem:
+        return {**_cell_row(cell, "refused", None, sections), "from": "ledger", "problem": str(problem)}
+    if entry is None:
+        return _cell_row(cell, "missing", None, sections)
+    row = {**_cell_row(cell, entry.status, None, sections), "from": "ledger"}
+    if entry.status == "finished":
+        tokens, seconds = ledger.spent(entry)
+        row |= {"tokens": tokens, "hours": round(seconds / 3600, 3) if seconds is not None else math.nan}
+    return row
 
 
 def _store_directory(options: ReproduceOptions) -> Path:
@@ -435,7 +464,9 @@ def write_report(options: ReproduceOptions, sections: list[tuple[Section, Any]],
 def _compare_section(section: Section, env: Any, runs: Mapping[str, Any], ran: set[str],
                      options: ReproduceOptions) -> comparing.CompareResult:
     """The section's comparison table from its finished cells, logged as a child of the report's run; its plots
-    go to the report's ``plots`` folder."""
+    go to the report's ``plots`` folder. Table 2 is the rows' metrics: the docs' closeness to the gold docs (the
+    paper's Table 6) is ``compare``'s, which loads an embedding model for it (minutes and about 1 GB on a full BFCL
+    setting), and is left out here."""
     plans: dict[int, list[comparing.RowPlan]] = {}
     found: dict[tuple[str, int], Any] = {}
     reused: dict[tuple[str, int], bool] = {}
@@ -446,7 +477,7 @@ def _compare_section(section: Section, env: Any, runs: Mapping[str, Any], ran: s
                 found[(plan.label, seed)] = runs[plan.definition.key]
                 reused[(plan.label, seed)] = plan.definition.key not in ran
     return comparing.tabulate(replace(compare_options(section, options), plots=options.report / "plots"), env, plans,
-                            found, reused, nested=True)
+                            found, reused, nested=True, fidelity=False)
 
 
 def _beside_the_paper(section: Section, env: Any, result: comparing.CompareResult) -> list[dict[str, Any]]:

@@ -144,6 +144,7 @@ def _section_table(size: str, section: str, results: Path | None) -> str:
                        f"interval; {theirs}: the same share of the paper's row ({paper.MODEL} as agent and editor)."),
                       *_non_inferiority(section, built)]
             lines += [f"> warning: {warning}" for warning in built.warnings]
+            lines += _dirty_note([(cell.plan.label, kept[cell.key]) for cell in finished])
         missing = [cell.plan.label for cell in cells if cell.key not in kept]
         if missing:
             lines += ["", f"Not in the ledger yet (no figure is shown for them): {', '.join(missing)}."]
@@ -213,7 +214,20 @@ def _runs_table(keys: list[str], results: Path | None) -> str:
         shown |= _cost(entry) | {"entry": entry.key[:8]}
     columns = ["row", *built.metrics, *comparison.REFERENCES, "tokens", "hours", "speed", "entry"]
     lines = [comparison.markdown(printed, columns).rstrip(), "", comparison.legend(built, env.primary_metric)]
-    return "\n".join(lines + [f"> warning: {warning}" for warning in built.warnings]).strip() + "\n"
+    lines += [f"> warning: {warning}" for warning in built.warnings]
+    lines += _dirty_note([(entry.definition.method, entry) for entry in entries])
+    return "\n".join(lines).strip() + "\n"
+
+
+def _dirty_note(rows: list[tuple[str, ledger.Entry]]) -> list[str]:
+    """A line naming the rows whose runs ran on uncommitted changes (their commit ends ``-dirty``): the code they ran
+    is not the commit's, nor anywhere in the repository."""
+    dirty: dict[str, list[str]] = {}
+    for label, entry in rows:
+        if ledger.is_dirty(entry):
+            dirty.setdefault(str(entry.code["commit"])[:7], []).append(f"{label} ({entry.key[:8]})")
+    return [f"> dirty: {', '.join(labels)} ran on uncommitted changes to {commit} (`{commit}-dirty`): not exactly the "
+            "code of any commit" for commit, labels in dirty.items()]
 
 
 def _docs_row(entry: ledger.Entry, results: Path | None) -> str | None:
@@ -268,26 +282,9 @@ def _cost(entry: ledger.Entry) -> dict[str, Any]:
     speed = entry.model_speed
     shown = (f"{speed['prompt_tokens_per_second']:.0f} / {speed['generation_tokens_per_second']:.0f}"
              if {"prompt_tokens_per_second", "generation_tokens_per_second"} <= set(speed) else "-")
-    tokens, seconds = _spent(entry)
+    tokens, seconds = ledger.spent(entry)
     hours = f"{seconds / 3600:.2f}" if seconds is not None else "-"
     return {"tokens": f"{tokens:,}", "hours": hours, "speed": shown}
-
-
-def _spent(entry: ledger.Entry) -> tuple[int, float | None]:
-    """An entry's tokens and wall seconds; an interrupted one's as far as it got: by what it spent when it last kept
-    its finished tasks (an evaluation, or an optimize run scoring its test tasks), else by its last checkpoint."""
-    from otbench.run.evaluation import SPENT
-    from otbench.run.tracking import cost_tokens
-
-    if entry.tokens_by_phase:
-        return cost_tokens(entry.tokens_by_phase), entry.seconds
-    spent = entry.resume.get(SPENT)
-    if spent:
-        return cost_tokens(spent["tokens_by_phase"]), spent.get("seconds", entry.seconds)
-    checkpoint = entry.resume.get("checkpoint.json", {})
-    if checkpoint.get("tokens"):
-        return cost_tokens(checkpoint["tokens"]), checkpoint.get("elapsed_seconds")
-    return 0, None  # stopped before its first checkpoint: only its definition was kept
 
 
 # -- the cost of every cell ----------------------------------------------------------------------------------------
@@ -302,7 +299,8 @@ def _cost_table(size: str, results: Path | None) -> str:
             if entry is not None:
                 cost = _cost(entry)
                 shown |= cost | {"cores": str(entry.machine.get("cores", "")),
-                                 "code": str(entry.code.get("commit") or "")[:7]}
+                                 "code": str(entry.code.get("commit") or "")[:7]
+                                 + (ledger.DIRTY if ledger.is_dirty(entry) else "")}
                 tokens += int(cost["tokens"].replace(",", ""))
                 hours += float(cost["hours"]) if cost["hours"] != "-" else 0.0
             rows.append(shown)

@@ -50,7 +50,11 @@ def stdio(command_line: str, *, cwd: Path | None = None, env: dict[str, str] | N
 
 def http(url: str) -> ServerLaunch:
     """The streamable HTTP server at ``url`` (``http://127.0.0.1:8000/mcp``)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - read for its check: a port that is not a number raises
+    except ValueError as error:
+        raise ConfigError(f"--mcp-url {url!r}: not a URL ({error})") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigError(f"--mcp-url {url!r}: expected an http:// or https:// URL of an MCP endpoint")
     return ServerLaunch(url=url)

@@ -18,6 +18,7 @@ with ``score`` and ``feedback``), imported by name; this module never runs anyth
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -150,4 +151,11 @@ def user_metric(spec: str) -> Callable[[Any, Trajectory], Any]:
     function = getattr(module, function_name, None)
     if not callable(function):
         raise ConfigError(f"--metric {spec}: {module_name} has no function {function_name}")
+    try:
+        inspect.signature(function).bind(None, None)
+    except TypeError:
+        raise ConfigError(f"--metric {spec}: {function_name} does not take (example, trajectory), as a metric "
+                          "must") from None
+    except ValueError:  # a builtin without a readable signature: it is tried as it is
+        pass
     return function

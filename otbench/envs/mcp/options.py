@@ -10,11 +10,13 @@ server are filed under ``mcp-NAME``, the others under ``mcp``.
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from otbench.cli import positive_float
 from otbench.envs.mcp import DEFAULT_TIMEOUT, SETTINGS
+from otbench.envs.mcp.launch import http, stdio
 from otbench.envs.mcp.metrics import BUILT_IN
 from otbench.envs.mcp.servers import SERVERS
 from otbench.errors import ConfigError
@@ -72,6 +74,13 @@ def check(options: EnvironmentOptions) -> None:
         raise ConfigError(f"an MCP environment needs one server, got {len(given)}: {', '.join(given)}")
     if own["mcp_server"] and own["mcp_server"] not in SERVERS:
         raise ConfigError(f"unknown --mcp-server {own['mcp_server']!r}; choose from {', '.join(SERVERS)}")
+    if own["mcp_url"]:
+        http(own["mcp_url"])  # a URL that does not parse is refused here, not where the server is reached
+    if own["mcp"]:
+        program = stdio(own["mcp"]).command[0]
+        if shutil.which(program) is None:
+            raise ConfigError(f"--mcp {own['mcp']!r}: no program {program!r} here (not on PATH, nor an executable "
+                              "file)")
     chosen = _chosen(own)
     if chosen["tasks"] is not None and not Path(chosen["tasks"]).is_file():
         raise ConfigError(f"--tasks {chosen['tasks']}: no such file")
@@ -97,7 +106,6 @@ def _servers_given(own: dict[str, Any]) -> list[str]:
 
 def build(options: EnvironmentOptions, *, workers: int = 1):  # an MCPEnvironment
     from otbench.envs.mcp.env import Fixture, MCPEnvironment
-    from otbench.envs.mcp.launch import http, stdio
     from otbench.envs.mcp.metrics import user_metric
 
     own = dict(options.own)

@@ -144,6 +144,8 @@ def read_gold(path: Path, real_names: list[str]) -> dict[str, GoldDoc]:
         raise ConfigError(f"--gold-docs {path}: {error.strerror}") from None
     except ValueError as error:
         raise ConfigError(f"--gold-docs {path}: not valid JSON ({error})") from None
+    except RecursionError:
+        raise ConfigError(f"--gold-docs {path}: nested too deep to be a gold docs file") from None
     tools = data.get("tools") if isinstance(data, dict) else None
     if not isinstance(tools, dict):
         raise ConfigError(f'--gold-docs {path}: expected {{"tools": {{NAME: {{"description": ...}}}}}}')

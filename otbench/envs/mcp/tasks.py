@@ -45,6 +45,8 @@ def _task(line: str, where: str) -> dict[str, Any]:
         data = json.loads(line)
     except ValueError as error:
         raise ConfigError(f"{where}: not valid JSON ({error})") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deep to be a task") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected an object with a question")
     if not isinstance(data.get("question"), str) or not data["question"].strip():
