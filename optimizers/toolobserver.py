@@ -99,9 +99,10 @@ class ToolObserver(DocOptimizer):
 
     def _optimize(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
         # the learned program's agent reads its docs as they were learned
-        if self.improvements.compact_tools and hasattr(program.agent, "tool_format"):
+        online = self.mode == "online"
+        if self.improvements.compact_tools and online and hasattr(program.agent, "tool_format"):
             program.agent.tool_format = "signature"
-        if self.improvements.request_first and self.mode == "online" and hasattr(program.agent, "request_first"):
+        if self.improvements.request_first and online and hasattr(program.agent, "request_first"):
             program.agent.request_first = True
         if self.mode == "online":
             self._online(program, trainset, resume)
@@ -514,11 +515,10 @@ class ToolObserver(DocOptimizer):
             if self.learning_budget.exhausted():
                 described.pop(tool_key(toolset, tool.name), None)  # not written: its evidence is still new
                 return None
-            short = knobs.short_replies
             if among_similar:
-                asked = self.editor.describe(tool, facts, None, task=COMPARE_TASK, show_current=False, short=short)
+                asked = self.editor.describe(tool, facts, None, task=COMPARE_TASK, show_current=False)
             else:
-                asked = self.editor.describe(tool, facts, None, short=short)
+                asked = self.editor.describe(tool, facts, None)
             asked = self._grounded(asked, tool, seen.of(toolset, tool.name), [other.name for other in tools])
             if knobs.drop_contradicted or knobs.cite_facts:
                 asked = _checked_against_counts(asked, book, knobs)

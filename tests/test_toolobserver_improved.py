@@ -281,7 +281,8 @@ def test_compact_tools_and_the_request_first_reach_the_agent_of_the_learned_prog
     offline = ToyEnvironment(2, shared=True)
     program, editor, _ = _setup(offline, describing_editor)
     learned = ToolObserver(env=offline, editor=editor, progress=False).compile(program, trainset=offline.tasks())
-    assert not learned.agent.request_first  # a shared toolset is what its tasks' prompts share: the tools come first
+    # offline, a shared toolset is what its tasks' prompts share: the tools come first, as JSON, as before
+    assert (learned.agent.tool_format, learned.agent.request_first) == ("json", False)
 
 
 def test_short_replies_ask_for_a_brief_doc_within_tighter_bounds():
