@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from scripted_lm import prompt_text, request_of, shown_tools
+from scripted_lm import prompt_text
 
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory
@@ -83,8 +83,9 @@ def _documented(content: str, marker: str) -> dict[str, str]:
 
 def docs_aware_agent_reply(messages: list[dict[str, str]]) -> str:
     """Scripted agent: the tool documented as adding; else explore the last undocumented tool."""
-    numbers = [int(word) for word in request_of(messages).split() if word.isdigit()]
-    docs = {tool["name"]: tool.get("description", "") for tool in shown_tools(messages)}
+    content = prompt_text(messages)
+    numbers = [int(word) for word in content.split("Request:")[1].split() if word.isdigit()]
+    docs = _documented(content.split("Request:")[0], "Tools:")
     adders = [name for name, text in docs.items() if "adds" in text.lower()]
     blank = [name for name, text in docs.items() if not text]
     choice = (adders or blank[-1:] or ["function_2"])[0]
