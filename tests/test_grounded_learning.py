@@ -159,7 +159,7 @@ def test_a_toolset_that_already_works_costs_no_editor_call():
     for mode in ("online", "offline"):
         ledger = TokenLedger()
         program, editor = _program(env, ledger)
-        ToolObserver(env=env, editor=editor, mode=mode, progress=False).compile(program, trainset=env.tasks("train"))
+        ToolObserver(env=env, editor=editor, mode=mode, progress=False, gate=False).compile(program, trainset=env.tasks("train"))
         assert "editor" not in ledger.snapshot() or ledger.snapshot()["editor"]["calls"] == 0, mode
         assert ledger.snapshot()["agent"]["calls"] == 3, mode  # the attempts, once: nothing is re-run
 

@@ -174,7 +174,7 @@ def test_a_compile_counts_the_tools_whose_docs_it_changed():
 def test_toolobserver_starts_no_attempt_once_the_budget_is_spent():
     env, ledger, recorder, editor = ToyEnvironment(4, shared=True), TokenLedger(), Recorder(), DocEditor()
     editor.lm = scripted_lm(truthful_editor_reply, ledger=ledger, phase="editor")
-    ToolObserver(env=env, editor=editor, mode="offline", max_iterations=3, tracker=recorder, progress=False,
+    ToolObserver(env=env, editor=editor, mode="offline", max_iterations=3, tracker=recorder, progress=False, gate=False,
                  improvements=PAPER, token_budget=1).compile(ToolAgentProgram(env.toolbox(), _agent(ledger)), trainset=env.tasks())
     assert ledger.phase("agent").calls == 1  # the first attempt spent the budget: no other task was started
     assert recorder.records[0].metrics["n"] == 1.0
