@@ -49,6 +49,10 @@ numbers its steps after the pass's."""
 COVERAGE_EVIDENCE = "coverage_evidence"
 """Checkpoint entry of the coverage pass's own steps: what its calls showed so far."""
 
+GATE_DECIDED = "gate_decided"
+"""Checkpoint entry: the gate's decisions once it has scored both docs (by tool key), so a run stopped after them (while
+its test tasks are scored) applies them again on resume instead of paying for the gate's rollouts twice."""
+
 OBSERVED_CALLS = "observed_calls"
 """Resume entry: the calls the interrupted run saw (``{"toolset": ..., **CallResult.to_dict()}`` each), which a
 tracker keeps with the iterations (:attr:`IterationRecord.observed`) and reads back for the compile that resumes."""
@@ -83,6 +87,13 @@ class IterationTracker(Protocol):
     def log_iteration(self, record: IterationRecord) -> None: ...
 
 
+class StateKeepingTracker(IterationTracker, Protocol):
+    """A tracker that can add entries to the last checkpoint it wrote: what a compile decides after its last
+    iteration (the gate's decisions) survives a stop that comes later."""
+
+    def keep_state(self, state: dict[str, Any]) -> None: ...
+
+
 class _Recording:
     """Keeps the iterations a compile logs (for its results) and passes each on to the user's tracker, with the
     calls the optimizer saw since the iteration before and, in its checkpoint, the docs the compile started from:
@@ -112,6 +123,12 @@ class _Recording:
                          checkpoint={**record.checkpoint, START_DOCS: self.start_docs, **spent, **covered})
         self.records.append(record)
         self.tracker.log_iteration(record)
+
+    def keep_state(self, state: dict[str, Any]) -> None:
+        """Add ``state`` to the last checkpoint, where the user's tracker can keep it (:class:`StateKeepingTracker`)."""
+        keep = getattr(self.tracker, "keep_state", None)
+        if keep is not None and self.records:
+            keep(state)
 
 
 class _WatchedEnvironment:
@@ -298,7 +315,12 @@ class DocOptimizer(Teleprompter):
                                                                           list(valset))
         decisions: dict[str, GateDecision] = {}
         if self.gate and self._mode() == "offline":
-            decisions = self._gate(program, start, self._gate_tasks(list(trainset), list(valset or [])))
+            if GATE_DECIDED in resume:  # decided before the stop: the same decisions, no rollouts paid again
+                decisions = {key: GateDecision.from_dict(value) for key, value in resume[GATE_DECIDED].items()}
+                program.toolbox = gated(start, program.toolbox, decisions)
+            else:
+                decisions = self._gate(program, start, self._gate_tasks(list(trainset), list(valset or [])))
+                recording.keep_state({GATE_DECIDED: {key: decision.to_dict() for key, decision in decisions.items()}})
         invented = invented_claims(program.toolbox, start, watched.calls, self._toolsets(list(trainset)))
         program.detailed_results = DocOptimizationResult(
             iterations=tuple(IterationResult(r.step, dict(r.metrics), r.toolbox.to_json(), tuple(r.trajectories))

@@ -612,6 +612,7 @@ class MlflowIterationTracker:
         self.started = time.perf_counter()
         self.previous_docs = start_docs
         self.previous_step = start_step
+        self.last_checkpoint: dict[str, Any] | None = None
 
     def elapsed_seconds(self) -> float:
         return self.earlier_seconds + time.perf_counter() - self.started
@@ -645,10 +646,22 @@ class MlflowIterationTracker:
                         f"{folder}/editor.md")
         mlflow.log_text("".join(json_text({"toolset": toolset, **result.to_dict()}) + "\n"
                                 for toolset, result in getattr(record, "observed", ())), f"{folder}/{OBSERVED}")
-        mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, **self.live_state(),
-                         "tokens": self.ledger.snapshot(), CHECKPOINT_STEP: record.step,
-                         "elapsed_seconds": self.elapsed_seconds()},
-                        "checkpoint.json")
+        self.last_checkpoint = {**record.checkpoint, **self.extra_checkpoint, **self.live_state(),
+                                CHECKPOINT_STEP: record.step}
+        self._write_checkpoint()
+
+    def keep_state(self, state: dict[str, Any]) -> None:
+        """Add ``state`` to the last checkpoint (what the compile decided after its last iteration), with the tokens
+        and seconds spent so far: a resume from it does not pay for those decisions again."""
+        if self.last_checkpoint is not None:
+            self.last_checkpoint = {**self.last_checkpoint, **state}
+            self._write_checkpoint()
+
+    def _write_checkpoint(self) -> None:
+        import mlflow
+
+        mlflow.log_dict({**(self.last_checkpoint or {}), "tokens": self.ledger.snapshot(),
+                         "elapsed_seconds": self.elapsed_seconds()}, "checkpoint.json")
 
 
 def resumable_checkpoint(run_id: str) -> dict[str, Any]:
