@@ -230,11 +230,13 @@ class Play2Prompt(DocOptimizer):
         expansions: int = Play2PromptKnobs.expansions, iterations: int = Play2PromptKnobs.iterations,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
         experiment: bool = False, token_budget: int | None = None,
-        coverage: bool = False, worded_errors: bool = True, gate: bool = True,
+        coverage: bool = False, worded_errors: bool = True, request_scales: bool = True,
+        gate: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
                          experiment=experiment, token_budget=token_budget,
-                         coverage=coverage, worded_errors=worded_errors, gate=gate)
+                         coverage=coverage, worded_errors=worded_errors,
+                         request_scales=request_scales, gate=gate)
         check(Play2PromptKnobs(initial_samples, retries, top_k, beam_width, expansions, iterations))
         self.player, self.refiner, self.scorer = player or ToolPlayer(), refiner or DocRefiner(), scorer
         if explorer_lm is not None:

@@ -70,10 +70,12 @@ class ToolObserver(DocOptimizer):
         mode: str | None = None, max_iterations: int | None = ToolObserverKnobs.iterations,
         batch_size: int = ToolObserverKnobs.batch_size, oracle_feedback: bool = False, improvements: Improvements | None = None,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
-        token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True, gate: bool = True,
+        token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True,
+        request_scales: bool = True, gate: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress,
-                         token_budget=token_budget, coverage=coverage, worded_errors=worded_errors, gate=gate)
+                         token_budget=token_budget, coverage=coverage, worded_errors=worded_errors,
+                         request_scales=request_scales, gate=gate)
         mode = mode or env.learning
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
