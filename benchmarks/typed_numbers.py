@@ -10,7 +10,7 @@ A page states a figure three ways:
 
 A figure is a number as a reader takes one: digits with optional thousands separators and decimals, a sign where
 one leads it, a ``%`` or an ``x`` (times) after it. Not figures: numbers inside code (fenced or inline), HTML
-comments, link and image targets; numbers that are part of a name (``GPT-5``, ``Qwen2.5-Coder-1.5B``, ``exec_simple``,
+comments, link and image targets, quotations (a user's message in double quotes: an example, not a claim); numbers that are part of a name (``GPT-5``, ``Qwen2.5-Coder-1.5B``, ``exec_simple``,
 a commit ``848185f``: a letter, digit, ``_``, ``-``, ``.``, ``/`` or ``#`` joined to them); the markers of ordered
 lists. The count is of tokens, so ``0.120 [0.077, 0.182]`` is three figures.
 
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("README.md", "docs")
 RENDERED = re.compile(r"<!-- results: [\w./-]+ -->\n.*?<!-- /results -->", re.DOTALL)
 CHECKED = re.compile(r"<!-- figures: [^>]*-->\n.*?<!-- /figures -->", re.DOTALL)
-NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*`|\]\([^)\s]*\)|https?://\S+", re.DOTALL)
+NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*\n?[^\"\n]*\"|“[^”\n]*\n?[^”\n]*”", re.DOTALL)
 FIGURE = re.compile(r"(?<![\w.\-/#@])(?:(?<=[\s(\[])[-+−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|x(?![\w]))?"
                     r"(?![\w.\-]\w)(?![\w])(?!,\d)")
 LIST_MARKER = re.compile(r"^(\s*)\d+\.(?=\s)", re.MULTILINE)

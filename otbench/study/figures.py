@@ -50,7 +50,7 @@ SOURCE = re.compile(r"runs/[0-9a-f]{8,20}(?:\.[0-9a-f]{8,20})*|grid/\w+|table/[\
 FIGURE = re.compile(r"(?<![\w.\-/#@])(?:(?<=[\s(\[])[-+−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|x(?![\w]))?"
                     r"(?![\w.\-]\w)(?![\w])(?!,\d)")
 """A figure as a reader takes one; the same rule as ``benchmarks/typed_numbers.py``'s count."""
-NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*`|\]\([^)\s]*\)|https?://\S+", re.DOTALL)
+NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*\n?[^\"\n]*\"|“[^”\n]*\n?[^”\n]*”", re.DOTALL)
 LIST_MARKER = re.compile(r"^(\s*)\d+\.(?=\s)", re.MULTILINE)
 BENCHMARKS = "benchmarks"
 """The ledger's folder of kept benchmark outputs."""
@@ -72,8 +72,8 @@ class Unfound:
 
 
 def figure_tokens(text: str) -> Iterator[tuple[int, str]]:
-    """Every figure of ``text`` with its offset: numbers in code, comments, link targets, names and list markers
-    are not figures."""
+    """Every figure of ``text`` with its offset: numbers in code, comments, link targets, quotations, names and list
+    markers are not figures."""
     def blanked(value: str, pattern: re.Pattern[str]) -> str:
         return pattern.sub(lambda found: re.sub(r"[^\n]", " ", found.group(0)), value)
 
