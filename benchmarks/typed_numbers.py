@@ -11,8 +11,8 @@ A page states a figure three ways:
 A figure is a number as a reader takes one: digits with optional thousands separators and decimals, a sign where
 one leads it, a ``%`` or an ``x`` (times) after it. Not figures: numbers inside code (fenced or inline), HTML
 comments, link and image targets, quotations (a user's message in double quotes: an example, not a claim); numbers that are part of a name (``GPT-5``, ``Qwen2.5-Coder-1.5B``, ``exec_simple``,
-a commit ``848185f``: a letter, digit, ``_``, ``-``, ``.``, ``/`` or ``#`` joined to them); the markers of ordered
-lists. The count is of tokens, so ``0.120 [0.077, 0.182]`` is three figures.
+a commit ``848185f``: a letter, digit, ``_``, ``-``, ``.``, ``/`` or ``#`` joined to them), or name a table or
+figure (the paper's ``Table 2``); the markers of ordered lists. The count is of tokens, so ``0.120 [0.077, 0.182]`` is three figures.
 
     python benchmarks/typed_numbers.py                 # a line per page, then the totals
     python benchmarks/typed_numbers.py --json
@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("README.md", "docs")
 RENDERED = re.compile(r"<!-- results: [\w./-]+ -->\n.*?<!-- /results -->", re.DOTALL)
 CHECKED = re.compile(r"<!-- figures: [^>]*-->\n.*?<!-- /figures -->", re.DOTALL)
-NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*\n?[^\"\n]*\"|“[^”\n]*\n?[^”\n]*”", re.DOTALL)
-FIGURE = re.compile(r"(?<![\w.\-/#@])(?:(?<=[\s(\[])[-+−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|x(?![\w]))?"
+NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*\n?[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*\n?[^\"\n]*\"|“[^”\n]*\n?[^”\n]*”", re.DOTALL)
+FIGURE = re.compile(r"(?<![\w.\-/#@])(?<!Table )(?<!Figure )(?:(?<=[\s(\[])[-+−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|x(?![\w]))?"
                     r"(?![\w.\-]\w)(?![\w])(?!,\d)")
 LIST_MARKER = re.compile(r"^(\s*)\d+\.(?=\s)", re.MULTILINE)
 

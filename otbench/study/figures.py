@@ -25,7 +25,13 @@ Sources (:data:`SOURCE`):
   the code fixes (``code/otbench.evals.stats.CONFIDENCE`` for a 95% interval);
 - ``bench/NAME``: a benchmark's output kept in the ledger (``results/benchmarks/NAME.json``, with the command that
   made it): every number in it;
-- ``paper``: the paper's reference figures (:mod:`otbench.study.paper`) and the gap shares they give.
+- ``paper``: the paper's reference figures (:mod:`otbench.study.paper`), each row's difference to base and the gap
+  shares they give, as shares and as points;
+- ``power/TASKS/RATE``, ``needed/RATE/DIFFERENCE``: what ``compare --plan`` works out (:mod:`otbench.evals.stats`):
+  the smallest rise over a base rate that so many pass/fail tasks a row detect, or the tasks a row needs to detect a
+  rise, at alpha 0.05 and Holm's strictest level over the grid's largest table, 80% power, as shares and points;
+  for a continuous figure, ``power/CLUSTERS/SPREAD`` also gives the smallest paired difference so many clusters
+  detect at that spread.
 
 A figure of another kind (a setting's size, a count the code fixes) is not a claim to check: it is left out of the
 prose's regions, or its sentence cites no figure.
@@ -46,11 +52,12 @@ from otbench.errors import ConfigError, DataError
 from otbench.run import ledger
 
 REGION = re.compile(r"<!-- figures: (?P<sources>[^>]*?) -->\n(?P<body>.*?)<!-- /figures -->", re.DOTALL)
-SOURCE = re.compile(r"runs/[0-9a-f]{8,20}(?:\.[0-9a-f]{8,20})*|grid/\w+|table/[\w./-]+|bench/[\w-]+|code/[\w.]+|paper")
-FIGURE = re.compile(r"(?<![\w.\-/#@])(?:(?<=[\s(\[])[-+−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|x(?![\w]))?"
+SOURCE = re.compile(r"runs/[0-9a-f]{8,20}(?:\.[0-9a-f]{8,20})*|grid/\w+|table/[\w./-]+|bench/[\w-]+|code/[\w.]+|paper"
+                    r"|(?:power|needed)/[\d.]+/[\d.]+")
+FIGURE = re.compile(r"(?<![\w.\-/#@])(?<!Table )(?<!Figure )(?:(?<=[\s(\[])[-+−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|x(?![\w]))?"
                     r"(?![\w.\-]\w)(?![\w])(?!,\d)")
 """A figure as a reader takes one; the same rule as ``benchmarks/typed_numbers.py``'s count."""
-NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*\n?[^\"\n]*\"|“[^”\n]*\n?[^”\n]*”", re.DOTALL)
+NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*\n?[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*\n?[^\"\n]*\"|“[^”\n]*\n?[^”\n]*”", re.DOTALL)
 LIST_MARKER = re.compile(r"^(\s*)\d+\.(?=\s)", re.MULTILINE)
 BENCHMARKS = "benchmarks"
 """The ledger's folder of kept benchmark outputs."""
@@ -126,6 +133,8 @@ def source_values(sources: str, results: Path | None = None) -> list[float]:
             values |= set(_numbers(_benchmark(rest, results)))
         elif kind == "code":
             values |= set(_numbers(_constant(rest)))
+        elif kind in ("power", "needed"):
+            values |= _power(kind, *(float(part) for part in rest.split("/")))
         else:
             values |= _paper_values()
     return sorted(value for value in values if math.isfinite(value))
@@ -181,8 +190,11 @@ def _constant(path: str) -> Any:
         raise ConfigError(f"<!-- figures: code/{path} -->: no such constant") from None
 
     def plain(item: Any) -> Any:
-        if dataclasses.is_dataclass(item) and not isinstance(item, type):
-            return plain(dataclasses.asdict(item))
+        if dataclasses.is_dataclass(item):  # a dataclass with defaults for every field: its default instance
+            try:
+                return plain(dataclasses.asdict(item() if isinstance(item, type) else item))
+            except TypeError:
+                return None
         if isinstance(item, dict):
             return {"size": len(item), **{str(key): plain(value) for key, value in item.items()}}
         if isinstance(item, (list, tuple, set, frozenset)):
@@ -198,7 +210,22 @@ def _paper_values() -> set[float]:
     values = {value for table in paper.TABLE2.values() for value in table.values()}
     for (env, setting), table in paper.TABLE2.items():
         values |= {share for label in table if (share := paper.gap_share(env, setting, label)) is not None}
-    return values
+        values |= {value - table["base"] for value in table.values()} if "base" in table else set()
+    return values | {100 * value for value in values}
+
+
+def _power(kind: str, first: float, second: float) -> set[float]:
+    """What ``compare --plan`` works out for ``power/TASKS/RATE`` or ``needed/RATE/DIFFERENCE``."""
+    from otbench.evals import stats
+
+    levels = (stats.ALPHA, stats.ALPHA / 11)  # and Holm's strictest step over the grid's largest table (11 tests)
+    if kind == "power":
+        values = {stats.detectable_difference(int(first), second, alpha=alpha) for alpha in levels if 0 < second < 1}
+        values |= {stats.detectable_mean_difference(int(first), second, alpha=alpha) for alpha in levels}
+    else:
+        values = {stats.tasks_needed(first, second, alpha=alpha) for alpha in levels}
+    values |= {first, second}  # what the plan was asked for: a size, a rate, a difference
+    return values | {100 * value for value in values}
 
 
 def _numbers(data: Any) -> Iterator[float]:
