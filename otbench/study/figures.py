@@ -31,7 +31,9 @@ Sources (:data:`SOURCE`):
   the smallest rise over a base rate that so many pass/fail tasks a row detect, or the tasks a row needs to detect a
   rise, at alpha 0.05 and Holm's strictest level over the grid's largest table, 80% power, as shares and points;
   for a continuous figure, ``power/CLUSTERS/SPREAD`` also gives the smallest paired difference so many clusters
-  detect at that spread.
+  detect at that spread;
+- ``shown``: every number in the region's own code blocks, for prose that restates what a block prints (a block
+  the docs tests run and compare with what it prints: ``tests/test_docs_site.py``).
 
 A figure of another kind (a setting's size, a count the code fixes) is not a claim to check: it is left out of the
 prose's regions, or its sentence cites no figure.
@@ -53,7 +55,9 @@ from otbench.run import ledger
 
 REGION = re.compile(r"<!-- figures: (?P<sources>[^>]*?) -->\n(?P<body>.*?)<!-- /figures -->", re.DOTALL)
 SOURCE = re.compile(r"runs/[0-9a-f]{8,20}(?:\.[0-9a-f]{8,20})*|grid/\w+|table/[\w./-]+|bench/[\w-]+|code/[\w.]+|paper"
-                    r"|(?:power|needed)/[\d.]+/[\d.]+")
+                    r"|(?:power|needed)/[\d.]+/[\d.]+|shown")
+FENCED = re.compile(r"```[^\n]*\n(?P<code>.*?)```", re.DOTALL)
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
 FIGURE = re.compile(r"(?<![\w.\-/#@])(?<!Table )(?<!Figure )(?:(?<=[\s(\[])[-+−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|x(?![\w]))?"
                     r"(?![\w.\-]\w)(?![\w])(?!,\d)")
 """A figure as a reader takes one; the same rule as ``benchmarks/typed_numbers.py``'s count."""
@@ -96,15 +100,29 @@ def check_page(path: Path, results: Path | None = None, *, known: dict[str, list
     known = {} if known is None else known
     unfound = []
     for region in REGION.finditer(text):
-        sources = " ".join(region["sources"].split())
-        if sources not in known:
+        sources = " ".join(source for source in region["sources"].split() if source != "shown")
+        if sources and sources not in known:
             known[sources] = source_values(sources, results)
-        values = known[sources]
+        values = known.get(sources, [])
+        if "shown" in region["sources"].split():
+            values = values + _shown(region["body"])
         start = region.start("body")
         for offset, figure in figure_tokens(region["body"]):
             if not matches(figure, values):
                 unfound.append(Unfound(path, text.count("\n", 0, start + offset) + 1, figure, region["sources"]))
     return unfound
+
+
+def _shown(body: str) -> list[float]:
+    """Every number printed or written in the code blocks of a region's body."""
+    found = []
+    for block in FENCED.finditer(body):
+        for number in NUMBER.findall(block["code"]):
+            try:
+                found.append(float(number.replace(",", "")))
+            except ValueError:
+                continue
+    return found
 
 
 def source_values(sources: str, results: Path | None = None) -> list[float]:
