@@ -267,6 +267,7 @@ def _numbers(data: Any) -> Iterator[float]:
                 yield total
                 yield total / len(data)
         else:
+            yield float(len(data))  # a list's size is a figure too (a toolset's tools)
             for value in data:
                 yield from _numbers(value)
 
