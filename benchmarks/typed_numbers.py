@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("README.md", "docs")
 RENDERED = re.compile(r"<!-- results: [\w./-]+ -->\n.*?<!-- /results -->", re.DOTALL)
 CHECKED = re.compile(r"<!-- figures: [^>]*-->\n.*?<!-- /figures -->", re.DOTALL)
-NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*\n?[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*\n?[^\"\n]*\"|“[^”\n]*\n?[^”\n]*”", re.DOTALL)
+NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*\n?[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*(?:\n[^\"\n]*){0,2}\"|“[^”\n]*(?:\n[^”\n]*){0,2}”", re.DOTALL)
 FIGURE = re.compile(r"(?<![\w.\-/#@])(?<!Table )(?<!Figure )(?:(?<=[\s(\[])[-+−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|x(?![\w]))?"
                     r"(?![\w.\-]\w)(?![\w])(?!,\d)")
 LIST_MARKER = re.compile(r"^(\s*)\d+\.(?=\s)", re.MULTILINE)

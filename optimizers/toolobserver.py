@@ -51,7 +51,7 @@ from otbench.optimizers.knobs import MODES, check
 from otbench.optimizers.request_values import OffRequest, calls_off_request, refused_off_request
 from otbench.optimizers.rivals import Replays, rivals
 from otbench.optimizers.spread import SpreadCalls
-from otbench.optimizers.toolobserver_spec import IMPROVED, Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver_spec import IMPROVED, ITERATIONS, Improvements, ToolObserverKnobs
 from otbench.optimizers.usage import UsageBook
 from otbench.optimizers.varied import FailedCalls, VariedAgent
 
@@ -85,7 +85,7 @@ class ToolObserver(DocOptimizer):
             self.editor.lm = editor_lm
         self.mode = mode
         check(ToolObserverKnobs(max_iterations, batch_size))
-        self.max_iterations = max_iterations if max_iterations is not None else (10 if mode == "online" else 3)
+        self.max_iterations = max_iterations if max_iterations is not None else ITERATIONS[mode]
         self.batch_size = batch_size
         self.oracle_feedback = oracle_feedback
         self._covered: dict[str, int] = {}

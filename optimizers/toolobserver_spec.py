@@ -171,13 +171,18 @@ IMPROVED = Improvements(**{name: True for name in Improvements.names()})
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 
+ITERATIONS = {"online": 10, "offline": 3}
+"""Editor iterations by learning mode when ``--iterations`` is not given."""
+
+
 @dataclass(frozen=True)
 class ToolObserverKnobs:
     """ToolObserver's knobs: its budget (command line, sweeps and checks derive from it:
     :mod:`otbench.optimizers.knobs`), its variant, the improvements switched away from it, and oracle feedback."""
 
     flag_prefix: ClassVar[str] = ""
-    iterations: int | None = knob(None, "max editor iterations (default: 10 online, 3 offline)", minimum=1,
+    iterations: int | None = knob(None, f"max editor iterations (default: {ITERATIONS['online']} online, "
+                                        f"{ITERATIONS['offline']} offline)", minimum=1,
                                   sweep={"online": (1, 10), "offline": (1, 5)})
     batch_size: int = knob(10, "offline mini-batch size", minimum=1, sweep={"offline": (5, 20)}, modes=("offline",))
     variant: str = "improved"

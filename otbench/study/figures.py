@@ -61,7 +61,7 @@ NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
 FIGURE = re.compile(r"(?<![\w.\-/#@])(?<!Table )(?<!Figure )(?:(?<=[\s(\[])[-+−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|x(?![\w]))?"
                     r"(?![\w.\-]\w)(?![\w])(?!,\d)")
 """A figure as a reader takes one; the same rule as ``benchmarks/typed_numbers.py``'s count."""
-NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*\n?[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*\n?[^\"\n]*\"|“[^”\n]*\n?[^”\n]*”", re.DOTALL)
+NOT_PROSE = re.compile(r"```.*?```|<!--.*?-->|`[^`\n]*\n?[^`\n]*`|\]\([^)\s]*\)|https?://\S+|\"[^\"\n]*(?:\n[^\"\n]*){0,2}\"|“[^”\n]*(?:\n[^”\n]*){0,2}”", re.DOTALL)
 LIST_MARKER = re.compile(r"^(\s*)\d+\.(?=\s)", re.MULTILINE)
 BENCHMARKS = "benchmarks"
 """The ledger's folder of kept benchmark outputs."""
