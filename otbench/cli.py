@@ -167,6 +167,10 @@ STOP_GRACE_SECONDS = 60.0
 """How long a stopped command may spend keeping its finished work before it is ended regardless."""
 
 
+REFUSED_EXIT = 2
+"""A command that cannot do as asked (a user's mistake) exits with this code, after one line on stderr."""
+STOPPED_EXIT = 128 + signal.SIGINT
+"""A command stopped by Ctrl-C or SIGTERM exits as a shell reports one ended by Ctrl-C, once its cleanup is done."""
 BROKEN_PIPE_EXIT = 128 + signal.SIGPIPE
 """A command whose output's reader closed the pipe exits as a shell reports a process ended by SIGPIPE."""
 
@@ -193,17 +197,17 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
         code = main(argv)
     except OtbenchError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line, whatever a library's message held
-        code = 2
+        code = REFUSED_EXIT
     except KeyboardInterrupt as stop:
         print(f"interrupted: {str(stop) or 'finished work was kept'}", file=sys.stderr)
-        code = 130
+        code = STOPPED_EXIT
     except BrokenPipeError:  # the output's reader left (``| head``): it has what it wanted, so say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not fail again
         code = BROKEN_PIPE_EXIT
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-    if code == 130:  # finished work is kept; what is still running was stopped and has nothing to finish
+    if code == STOPPED_EXIT:  # finished work is kept; what is still running was stopped and has nothing to finish
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -27,10 +27,10 @@ from otbench.errors import ConfigError
 
 Kind = Literal["directory", "file"]
 
-MIN_FREE_BYTES = 64 * 1024 * 1024
-"""Free space an output needs: room for a run's artefacts, checkpoints and learned docs."""
-
 _MB = 1024 * 1024
+MIN_FREE_MB = 64
+MIN_FREE_BYTES = MIN_FREE_MB * _MB
+"""Free space an output needs: room for a run's artefacts, checkpoints and learned docs."""
 
 
 @dataclass(frozen=True)

@@ -213,8 +213,9 @@ def _constant(path: str) -> Any:
                 return plain(dataclasses.asdict(item() if isinstance(item, type) else item))
             except TypeError:
                 return None
-        if isinstance(item, dict):
-            return {"size": len(item), **{str(key): plain(value) for key, value in item.items()}}
+        if isinstance(item, dict):  # numeric keys are figures too (ratings to their settings)
+            keys = [key for key in item if isinstance(key, (int, float)) and not isinstance(key, bool)]
+            return {"size": len(item), "keys": keys, **{str(key): plain(value) for key, value in item.items()}}
         if isinstance(item, (list, tuple, set, frozenset)):
             return {"size": len(item), "items": [plain(value) for value in item]}
         return item if isinstance(item, (int, float, str, bool)) or item is None else None
