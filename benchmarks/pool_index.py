@@ -17,6 +17,7 @@ copy a distinct text, so each is encoded; encoding and exact search cost the sam
 
     python benchmarks/pool_index.py                   # 1,000 and 5,000 tools, 200 queries
     python benchmarks/pool_index.py --sizes 1000 --queries 50 --json
+    python benchmarks/pool_index.py --keep pool_index  # kept in the results ledger for the pool page's figures
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -107,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000], help="tools in the index")
     parser.add_argument("--queries", type=int, default=200, help="test requests searched, one at a time")
     parser.add_argument("--json", action="store_true", help="one JSON object per size")
+    parser.add_argument("--keep", default=None, metavar="NAME",
+                        help="also keep the rows in the results ledger as bench/NAME, for the pages' figures")
     args = parser.parse_args(argv)
     from otbench.envs.pool.index import MiniLmEncoder
     from otbench.envs.pool.tasks import all_tasks
@@ -116,6 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     loaded = time.perf_counter() - started
     queries = [task.text for task in all_tasks() if task.split == "test"][: args.queries]
     rows = [measure(size, queries, encoder) for size in args.sizes]
+    if args.keep:
+        from otbench.study.figures import keep_benchmark
+
+        given = sys.argv[1:] if argv is None else argv
+        kept = keep_benchmark(args.keep, shlex.join(["python", "benchmarks/pool_index.py", *given]),
+                              [{**row, "model_load_s": round(loaded, 2)} for row in rows])
+        print(f"kept: {kept}", file=sys.stderr)
     if args.json:
         for row in rows:
             print(json.dumps({**row, "model_load_s": round(loaded, 2)}))

@@ -196,6 +196,19 @@ def _benchmark(name: str, results: Path | None) -> Any:
         raise DataError(f"<!-- figures: bench/{name} -->: {path} is no kept benchmark output ({error})") from None
 
 
+def keep_benchmark(name: str, command: str, output: Any, results: Path | None = None) -> Path:
+    """Keep a benchmark's output in the ledger as ``bench/NAME``, with the command that made it, so a page's figures
+    from a run with no LLM are checked against what the run printed, and the run can be made again to compare."""
+    from otbench.paths import results_dir
+
+    if not re.fullmatch(r"[\w-]+", name):
+        raise ConfigError(f"--keep {name!r}: a benchmark's name is letters, digits, _ and -")
+    path = (results or results_dir()) / BENCHMARKS / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"command": command, "output": output}, indent=1, sort_keys=True) + "\n")
+    return path
+
+
 def _constant(path: str) -> Any:
     """The value ``MODULE.NAME`` names, as JSON-like data (a dataclass as its fields, a container also by its size)."""
     import dataclasses
@@ -290,10 +303,12 @@ def entry_values(entry: ledger.Entry) -> Iterator[float]:
     tokens, seconds = ledger.spent(entry)
     yield float(tokens)
     phases = entry.tokens_by_phase
-    if tokens and "all" in phases:  # each phase's share of what the run cost (paid and cache-served)
-        for counted in phases.values():
-            if isinstance(counted, dict):
-                yield sum(float(counted.get(key, 0)) for key in ("total_tokens", "cached_tokens")) / tokens
+    for counted in phases.values():  # each phase's tokens as a budget counts them (paid and cache-served)
+        if isinstance(counted, dict):
+            spent = sum(float(counted.get(key, 0)) for key in ("total_tokens", "cached_tokens"))
+            yield spent
+            if tokens and "all" in phases:  # and its share of what the run cost
+                yield spent / tokens
     for time in (seconds, entry.seconds):
         if time is not None:
             yield from (time, time / 60, time / 3600, float(int(time // 60)), time - 60 * int(time // 60))
