@@ -4,13 +4,16 @@ For each size N it builds what ``search_tools`` searches, with the real encoder 
 thread, as the environment runs it) and an empty embedding store, so every doc is encoded:
 
 - ``encode_s``: encoding the N docs (the cold build: every tool's docs are new);
-- ``faiss_s``: the FAISS index from the stored vectors (what a new version of the docs costs once its vectors exist);
-- ``rebuild_s``: a new version where 1% of the tools' docs changed (those are encoded again, the rest are read
-  from the store), then its index: what an optimizer's candidate docs cost;
+- ``faiss_build_ms``: the FAISS index from the stored vectors (what a new version of the docs costs once its vectors
+  exist);
+- ``rebuild_s``: a new version where ``changed_share`` of the tools' docs (1%) changed (those are encoded again, the
+  rest are read from the store), then its index: what an optimizer's candidate docs cost;
 - ``vectors_mb``: the index's float32 vectors; ``rss_mb``: the process's resident memory grown by the build
   (the store and the index), and ``peak_rss_mb`` the process's peak so far (the model included);
 - search latency over test requests, one at a time: ``search_ms`` (encode the query, then search) and
-  ``faiss_ms`` (the FAISS search alone), median and 95th percentile.
+  ``faiss_ms`` (the FAISS search alone), median and 95th percentile;
+- ``load_average``: the machine's one-minute load average when the size's measurement began (timings taken on a
+  shared machine are upper bounds).
 
 The catalogue holds 1,025 tools; past that, N tools are the catalogue's gold docs again under new names (each
 copy a distinct text, so each is encoded; encoding and exact search cost the same for any text of that length).
@@ -68,6 +71,7 @@ def entries(size: int) -> list[tuple[str, str]]:
 def measure(size: int, queries: list[str], encoder: object) -> dict[str, float]:
     from otbench.envs.pool.index import EmbeddingStore, Snapshot, ToolIndex
 
+    load = round(os.getloadavg()[0], 2)
     listed = entries(size)
     store = EmbeddingStore(encoder)  # type: ignore[arg-type]
     index = ToolIndex(store)
@@ -95,7 +99,8 @@ def measure(size: int, queries: list[str], encoder: object) -> dict[str, float]:
         ended = time.perf_counter()
         searches.append((ended - started) * 1000)
         faiss_only.append((ended - middle) * 1000)
-    return {"tools": size, "encode_s": round(encoded, 2), "faiss_s": round(built, 4), "rebuild_s": round(rebuilt, 2),
+    return {"tools": size, "load_average": load, "encode_s": round(encoded, 2), "faiss_build_ms": round(built * 1000, 2),
+            "rebuild_s": round(rebuilt, 2), "changed_share": round(len(range(0, size, 100)) / size, 4),
             "vectors_mb": round(vectors.nbytes / 2**20, 2), "rss_mb": round(grown, 1),
             "peak_rss_mb": round(_status("VmHWM"), 1),
             "search_ms_median": round(statistics.median(searches), 2),
