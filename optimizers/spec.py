@@ -131,22 +131,22 @@ class OptimizerSpec:
         not added twice."""
         if "learn_tokens" not in taken:
             group.add_argument("--learn-tokens", dest="learn_tokens", type=_token_count, default=None, metavar="N",
-                               help=f"{LEARN_TOKENS_HELP} (default: no budget)")
+                               help=knob_rules.help_text(f"{LEARN_TOKENS_HELP} (default: no budget)"))
             taken.add("learn_tokens")
         if not budget_only and self.offers_probe and "probe" not in taken:
             group.add_argument("--probe", dest="probe", action=argparse.BooleanOptionalAction, default=None,
-                               help=f"{PROBE_HELP} (default off)")
+                               help=knob_rules.help_text(f"{PROBE_HELP} (default off)"))
             taken.add("probe")
         if not budget_only and self.offers_probe and "experiment" not in taken:
             group.add_argument("--experiment", dest="experiment", action=argparse.BooleanOptionalAction, default=None,
-                               help=f"{EXPERIMENT_HELP} (default off)")
+                               help=knob_rules.help_text(f"{EXPERIMENT_HELP} (default off)"))
             taken.add("experiment")
         for switch, text in (("coverage", COVERAGE_HELP), ("worded_errors", WORDED_ERRORS_HELP),
                              ("request_scales", REQUEST_SCALES_HELP), ("gate", GATE_HELP)):
             if not budget_only and switch not in taken:
                 default = "on" if SHARED_SWITCHES[switch] else "off"
                 group.add_argument(f"--{switch.replace('_', '-')}", dest=switch, action=argparse.BooleanOptionalAction,
-                                   default=None, help=f"{text} (default {default})")
+                                   default=None, help=knob_rules.help_text(f"{text} (default {default})"))
                 taken.add(switch)
         fresh = [name for name, _, _ in knob_rules.declared(self.knobs)
                  if knob_rules.dest(self.knobs, name) not in taken]
