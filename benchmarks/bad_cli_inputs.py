@@ -183,6 +183,7 @@ def _cases() -> list[Case]:
         "--env browsecomp --vary-repeats", "--mode online --env chess --describe-from-calls")
     add("optimize", "does not apply", "--env chess --batch-size 4", "--limit 2", expect="accepted")
     add("otbench", "does not apply", "--help", expect="accepted")
+    add("evaluate optimize compare reproduce results export ui bench prepare serve", "help", "--help", expect="accepted")
     return cases
 
 
