@@ -259,7 +259,7 @@ class DocOptimizer(Teleprompter):
     def __init__(self, *, env: Environment, num_threads: int = 1, tracker: IterationTracker | None = None,
                  progress: bool = True, probe: bool = False, experiment: bool = False,
                  token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True,
-                 request_scales: bool = True, gate: bool = True) -> None:
+                 request_scales: bool = False, gate: bool = True) -> None:
         super().__init__()
         if token_budget is not None and token_budget < 1:
             raise ConfigError(f"token_budget must be a positive number of tokens, not {token_budget}; leave it None "

@@ -230,7 +230,7 @@ class Play2Prompt(DocOptimizer):
         expansions: int = Play2PromptKnobs.expansions, iterations: int = Play2PromptKnobs.iterations,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
         experiment: bool = False, token_budget: int | None = None,
-        coverage: bool = False, worded_errors: bool = True, request_scales: bool = True,
+        coverage: bool = False, worded_errors: bool = True, request_scales: bool = False,
         gate: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
