@@ -1,0 +1,192 @@
+"""Imports only point down, and no module reaches itself through others.
+
+The import graph is read from the source with :mod:`ast`, not by importing: every ``import`` and ``from ... import``
+of an otbench module counts, those inside functions (imported on first use) and under ``TYPE_CHECKING`` included,
+since each is a dependency a reader has to follow. The folders ``otbench/modules``, ``otbench/optimizers`` and
+``otbench/evals`` may be links to the top-level folders; they are read as the packages they are installed as.
+
+A module may import a module of its own layer or of a layer below (:data:`LAYERS`, lowest first). Within a layer any
+direction is allowed, but never a circle.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "otbench"
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("otbench", "otbench.errors", "otbench.paths", "otbench.cli"),  # basics: errors, places, command-line plumbing
+    ("otbench.core",),  # calls, trajectories, faults, tables: what every part speaks
+    ("otbench.llm",),  # reaching models: sessions, servers, metering, traces
+    ("otbench.modules",),  # DSPy modules: the agent, the editor, tool docs
+    ("otbench.envs.base",),  # the one interface through which metrics and optimizers see an environment
+    ("otbench.evals",),  # metrics, statistics and the rollout harness
+    ("otbench.envs",),  # environments (they know nothing of optimizers)
+    ("otbench.optimizers",),  # teleprompters (they see environments through envs.base)
+    ("otbench.run",),  # one run's life: definition, execution, store, lookup, ledger
+    ("otbench.study",),  # work over several runs
+    ("otbench.*",),  # the commands: every other module of the top level (optimize, evaluate, console, ...)
+)
+"""The layers, lowest first. A module belongs to the layer naming it or the package it is in (the longest such name;
+``otbench`` is the package's own ``__init__`` only); ``otbench.*`` is every other module of the top level."""
+
+ALLOWED_UPWARD: frozenset[tuple[str, str]] = frozenset({
+    ("otbench.cli", "otbench.llm.session"),
+    ("otbench.cli", "otbench.run.outputs"),
+    ("otbench.core.tables", "otbench.evals.stats"),
+    ("otbench.envs.chess.options", "otbench.run.outputs"),
+    ("otbench.envs.wild.generate", "otbench.run.outputs"),
+    ("otbench.evals.harness", "otbench.run.tracing"),
+    ("otbench.llm.metering", "otbench.run.tracing"),
+    ("otbench.run.optimization", "otbench.study.sweep"),
+})
+"""Upward imports still to be removed, each ``(importer, imported)``; none may be added."""
+
+ALLOWED_CIRCLES: tuple[tuple[str, ...], ...] = (
+    ("otbench.cli", "otbench.envs.registry", "otbench.run.definition", "otbench.run.outputs", "otbench.run.tracking"),
+    ("otbench.envs.pool.apps.text", "otbench.envs.pool.kinds"),
+    ("otbench.optimizers.gepa", "otbench.optimizers.gepa_spec"),
+    ("otbench.optimizers.play2prompt", "otbench.optimizers.play2prompt_spec"),
+    ("otbench.optimizers.toolobserver", "otbench.optimizers.toolobserver_spec"),
+    ("otbench.run.docs_io", "otbench.run.evaluation", "otbench.run.ledger", "otbench.run.lookup"),
+)
+"""Circles still to be broken, each its modules in order; none may be added or grow."""
+
+
+def module_files() -> dict[str, Path]:
+    """Every otbench module by its dotted name (a package by its ``__init__``), links followed."""
+    found = {}
+    for directory, _, files in os.walk(PACKAGE, followlinks=True):
+        for name in files:
+            if name.endswith(".py"):
+                path = Path(directory) / name
+                parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+                found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _known(name: str, modules: dict[str, Path]) -> str | None:
+    """The module ``name`` loads: itself if it is one, else the nearest package above it that is."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The otbench modules ``module`` imports, anywhere in its source (``from P import m`` imports module ``P.m``
+    when there is one, else ``P``)."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package[:len(package) - node.level + 1], *([base] if base else [])])
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        for name in names:
+            target = _known(name, modules) if name.split(".")[0] == "otbench" else None
+            if target is not None and target != module:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = module_files()
+    return {module: imports_of(module, path, modules) for module, path in sorted(modules.items())}
+
+
+def layer_of(module: str) -> int:
+    best, best_length = len(LAYERS) - 1, -1
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            inside = module.startswith(prefix + ".") and prefix != "otbench"
+            if (module == prefix or inside) and len(prefix) > best_length:
+                best, best_length = index, len(prefix)
+    return best
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((module, target) for module, targets in graph.items() for target in targets
+                  if layer_of(target) > layer_of(module))
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found)
+
+
+def test_the_graph_is_read_from_every_package():
+    graph = import_graph()
+    assert {"otbench.cli", "otbench.modules.agent", "otbench.optimizers.registry", "otbench.evals.harness"} <= set(graph)
+    assert "otbench.core.trajectory" in graph["otbench.evals.harness"]
+    assert "otbench.optimizers.toolobserver" in graph["otbench.optimizers.toolobserver_spec"]  # imported on first use
+
+
+def test_no_module_imports_a_layer_above_it():
+    upward = upward_imports(import_graph())
+    print(f"{len(upward)} upward imports ({len(ALLOWED_UPWARD)} allowed)")
+    new = [f"{module} -> {target}" for module, target in upward if (module, target) not in ALLOWED_UPWARD]
+    assert not new, "imports of a layer above (see LAYERS in tests/test_layers.py): " + "; ".join(new)
+    gone = sorted(ALLOWED_UPWARD - set(upward))
+    assert not gone, f"no longer imported, take them off ALLOWED_UPWARD: {gone}"
+
+
+def test_no_circles():
+    found = circles(import_graph())
+    print(f"{len(found)} circles ({len(ALLOWED_CIRCLES)} allowed)")
+    new = [" <-> ".join(circle) for circle in found if tuple(circle) not in ALLOWED_CIRCLES]
+    assert not new, "import circles: " + "; ".join(new)
+    gone = [circle for circle in ALLOWED_CIRCLES if list(circle) not in found]
+    assert not gone, f"broken, take them off ALLOWED_CIRCLES: {gone}"
+
+
+def test_the_checks_find_what_they_look_for():
+    graph = {"otbench.envs.a": {"otbench.cli", "otbench.run.x"}, "otbench.run.x": {"otbench.run.y"},
+             "otbench.run.y": {"otbench.run.x"}, "otbench.cli": set()}
+    assert upward_imports(graph) == [("otbench.envs.a", "otbench.run.x")]
+    assert circles(graph) == [["otbench.run.x", "otbench.run.y"]]
+    assert layer_of("otbench.optimize") == layer_of("otbench.console") == len(LAYERS) - 1
+    assert layer_of("otbench") == layer_of("otbench.cli") == 0
