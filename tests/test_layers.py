@@ -39,8 +39,6 @@ ALLOWED_UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("otbench.core.tables", "otbench.evals.stats"),
     ("otbench.envs.chess.options", "otbench.run.outputs"),
     ("otbench.envs.wild.generate", "otbench.run.outputs"),
-    ("otbench.evals.harness", "otbench.run.tracing"),
-    ("otbench.llm.metering", "otbench.run.tracing"),
     ("otbench.run.optimization", "otbench.study.sweep"),
 })
 """Upward imports still to be removed, each ``(importer, imported)``; none may be added."""

@@ -348,10 +348,10 @@ def _scalar(value: Any) -> str:
 @contextmanager
 def _ended_by_its_outcome(run: Any) -> Iterator[None]:
     """The active run ends FAILED if the block raises, KILLED on Ctrl-C or SIGTERM (resumable), keeping
-    what it logged; its LM calls are its traces (:mod:`otbench.run.tracing`)."""
+    what it logged; its LM calls are its traces (:mod:`otbench.llm.tracing`)."""
     import mlflow
 
-    from otbench.run.tracing import traced_run
+    from otbench.llm.tracing import traced_run
 
     try:
         with traced_run(run.info.run_id):
