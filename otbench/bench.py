@@ -44,7 +44,7 @@ from otbench.envs.registry import (
     resolve,
 )
 from otbench.errors import ConfigError
-from otbench.run.outputs import check_outputs
+from otbench.outputs import check_outputs
 from otbench.run.settings import lm_from_values
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]

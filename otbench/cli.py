@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from otbench.errors import ConfigError, OtbenchError, SetupError
-from otbench.run.outputs import STORE_DIRECTORY
+from otbench.outputs import STORE_DIRECTORY
 
 API_BASE_VARIABLE = "OTBENCH_API_BASE"
 EDITOR_API_BASE_VARIABLE = "OTBENCH_EDITOR_API_BASE"

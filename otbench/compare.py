@@ -34,7 +34,7 @@ from otbench.core.tables import format_table
 from otbench.envs.registry import add_environment_arguments, options_from_values, refuse_other_environments
 from otbench.errors import ConfigError
 from otbench.optimizers.registry import OPTIMIZERS
-from otbench.run.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
+from otbench.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.run.settings import lm_from_values, tracking_from_values
 from otbench.study.comparing import DEFAULT_LIMIT, CompareOptions, CompareResult, plan, run
 

@@ -28,9 +28,9 @@ from otbench.envs.registry import (
 )
 from otbench.evals.robustness import ROBUSTNESS_METRICS
 from otbench.llm.session import LMOptions
+from otbench.outputs import check_outputs
 from otbench.run import definition as defining
 from otbench.run.definition import RunDefinition
-from otbench.run.outputs import check_outputs
 from otbench.run.settings import RunSettings, TrackingOptions, lm_from_values, tracking_from_values
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy): --help answers at once

@@ -44,9 +44,9 @@ from otbench.envs.registry import (
 from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
 from otbench.optimizers.registry import DEFAULT, OPTIMIZERS, spec_of
+from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.run import definition as defining
 from otbench.run.definition import RunDefinition
-from otbench.run.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.run.settings import HOW_IT_RUNS, RunSettings, TrackingOptions, lm_from_values, tracking_from_values
 from otbench.study.sweep import SweepOptions, SweepResult, print_sweep
 

@@ -28,7 +28,7 @@ from otbench.cli import (
 )
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, RunError
-from otbench.run.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs, refuse
+from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.run.settings import RunSettings, lm_from_values, tracking_from_values
 from otbench.study.grid import SIZES, ReproduceOptions, run, status
 

@@ -36,6 +36,7 @@ from otbench.run.definition import DEFINITION_TAG, Optimizer, RunDefinition, Sam
 from otbench.run.evaluation import TaskKeeper, kept_scoring
 from otbench.run.outcomes import RunOutcomes
 from otbench.run.settings import RunSettings
+from otbench.store import require_store
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy)
     from otbench.core.trajectory import Trajectory
@@ -191,7 +192,7 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
 def resume(run_id: str, settings: RunSettings) -> OptimizeResult:
     """An interrupted run continued from its checkpoint, in the same MLflow run: its definition is the
     checkpoint's (:func:`resumable`), its settings the ones given here."""
-    tracking.require_store(settings.tracking.uri, settings.tracking.directory, f"--resume {run_id}")
+    require_store(settings.tracking.uri, settings.tracking.directory, f"--resume {run_id}")
     tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
     definition, checkpoint = resumable(run_id)
     check(definition, settings)
