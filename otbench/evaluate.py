@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main, seed
+from otbench.cli import OneLineParser, add_tracking_arguments, positive_int, run_main, seed
 from otbench.core.tables import format_table, interval_table, server_table
 from otbench.envs.registry import (
     EnvironmentOptions,
@@ -31,7 +31,7 @@ from otbench.llm.session import LMOptions
 from otbench.outputs import check_outputs
 from otbench.run import definition as defining
 from otbench.run.definition import RunDefinition
-from otbench.run.settings import RunSettings, TrackingOptions, lm_from_values, tracking_from_values
+from otbench.run.settings import RunSettings, TrackingOptions, add_lm_arguments, lm_from_values, tracking_from_values
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy): --help answers at once
     from otbench.run.evaluation import EvaluateResult

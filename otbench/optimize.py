@@ -21,15 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import (
-    OneLineParser,
-    add_lm_arguments,
-    add_tracking_arguments,
-    given_options,
-    positive_int,
-    run_main,
-    seed,
-)
+from otbench.cli import OneLineParser, add_tracking_arguments, given_options, positive_int, run_main, seed
 from otbench.core.tables import format_table, server_table
 from otbench.envs.registry import (
     ENVIRONMENTS,
@@ -47,7 +39,14 @@ from otbench.optimizers.registry import DEFAULT, OPTIMIZERS, spec_of
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.run import definition as defining
 from otbench.run.definition import RunDefinition
-from otbench.run.settings import HOW_IT_RUNS, RunSettings, TrackingOptions, lm_from_values, tracking_from_values
+from otbench.run.settings import (
+    HOW_IT_RUNS,
+    RunSettings,
+    TrackingOptions,
+    add_lm_arguments,
+    lm_from_values,
+    tracking_from_values,
+)
 from otbench.study.sweep import SweepOptions, SweepResult, print_sweep
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
