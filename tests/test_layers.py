@@ -41,7 +41,6 @@ ALLOWED_UPWARD: frozenset[tuple[str, str]] = frozenset({
 """Upward imports still to be removed, each ``(importer, imported)``; none may be added."""
 
 ALLOWED_CIRCLES: tuple[tuple[str, ...], ...] = (
-    ("otbench.envs.pool.apps.text", "otbench.envs.pool.kinds"),
     ("otbench.optimizers.gepa", "otbench.optimizers.gepa_spec"),
     ("otbench.optimizers.play2prompt", "otbench.optimizers.play2prompt_spec"),
     ("otbench.optimizers.toolobserver", "otbench.optimizers.toolobserver_spec"),
