@@ -130,7 +130,8 @@ def resumable(run_id: str) -> tuple[RunDefinition, dict[str, Any]]:
 
     import mlflow
 
-    from otbench.run.lookup import definition_from_json, definition_from_values, same_run
+    from otbench.run.logged import definition_from_json, definition_from_values
+    from otbench.run.lookup import same_run
 
     checkpoint = tracking.resumable_checkpoint(run_id)
     if "definition" in checkpoint:
