@@ -47,7 +47,7 @@ from otbench.run.settings import (
     lm_from_values,
     tracking_from_values,
 )
-from otbench.study.sweep import SweepOptions, SweepResult, print_sweep
+from otbench.study.sweep import SweepOptions, SweepResult, print_sweep, sweep_optimizer
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
     from otbench.run.optimization import OptimizeResult
@@ -126,13 +126,12 @@ def run(options: OptimizeOptions) -> OptimizeResult:
 
 def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:
     """``--sweep N``: tune the optimizer's knobs with optuna, every trial an optimize run (:mod:`otbench.study.sweep`)."""
-    from otbench.run import optimization
 
     if options.resume:
         raise ConfigError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
     if sweeping.study_name is not None and not sweeping.study_name.strip():
         raise ConfigError("--study-name '': name the study (or drop it for one named after the run)")
-    return optimization.sweep(options.definition(), options.settings(), sweeping)
+    return sweep_optimizer(options.definition(), options.settings(), sweeping)
 
 
 # -- the command line ----------------------------------------------------------------------------------------

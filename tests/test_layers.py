@@ -35,7 +35,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ``otbench`` is the package's own ``__init__`` only); ``otbench.*`` is every other module of the top level."""
 
 ALLOWED_UPWARD: frozenset[tuple[str, str]] = frozenset({
-    ("otbench.run.optimization", "otbench.study.sweep"),
 })
 """Upward imports still to be removed, each ``(importer, imported)``; none may be added."""
 
