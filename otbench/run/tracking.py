@@ -28,7 +28,6 @@ Where the store is, and whether a server answers, is :mod:`otbench.store`'s to s
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import json
 import logging
@@ -38,6 +37,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 import otbench  # noqa: F401  (offline-safe environment before mlflow loads)
 from otbench.paths import mlruns_dir
@@ -69,16 +70,13 @@ def store_uris(directory: Path | None = None) -> tuple[str, str]:
 def store_lock(database: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``database``'s lock file (``mlflow.db.lock``) for the block.
 
-    An advisory ``flock``: every otbench process that opens the store takes it, and the kernel
-    releases it when the holder dies, so a killed command never leaves the store locked.
+    An operating-system lock (:class:`filelock.FileLock`: ``flock`` on POSIX, ``LockFileEx`` on Windows): every
+    otbench process that opens the store takes it, and the kernel releases it when the holder dies, so a killed
+    command never leaves the store locked.
     """
     database.parent.mkdir(parents=True, exist_ok=True)
-    with open(database.with_name(f"{database.name}.lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with FileLock(database.with_name(f"{database.name}.lock")):
+        yield
 
 
 def _first_use_lock(uri: str) -> AbstractContextManager[None]:
