@@ -39,7 +39,7 @@ from otbench.optimizers.base import (
     checkpoint_trajectory,
     restore_trajectory,
 )
-from otbench.optimizers.gepa_spec import GEPAKnobs
+from otbench.optimizers.gepa_knobs import GEPAKnobs
 from otbench.optimizers.knobs import check
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool
 from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 from otbench.optimizers.knobs import check
-from otbench.optimizers.play2prompt_spec import Play2PromptKnobs
+from otbench.optimizers.play2prompt_knobs import Play2PromptKnobs
 from otbench.optimizers.rivals import rivals
 
 PLAYER_ROLE = """\

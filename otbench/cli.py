@@ -1,4 +1,4 @@
-"""Shared command-line plumbing: LM and tracking options, one-line errors, exit codes.
+"""Shared command-line plumbing: argument kinds, tracking options, one-line errors, exit codes.
 
 What otbench cannot do as asked (an :class:`~otbench.errors.OtbenchError` from the library, a bad
 option) prints one line and exits 2; Ctrl-C exits 130 after the command's own cleanup has kept
@@ -25,11 +25,10 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NoReturn
 
 from otbench.errors import ConfigError, OtbenchError, SetupError
-from otbench.run.outputs import STORE_DIRECTORY
+from otbench.outputs import STORE_DIRECTORY
 
 API_BASE_VARIABLE = "OTBENCH_API_BASE"
 EDITOR_API_BASE_VARIABLE = "OTBENCH_EDITOR_API_BASE"
@@ -123,37 +122,6 @@ def refuse_unusable_address(host: str, port: int, label: str) -> None:
             probe.bind(address)
     except OSError as error:  # socket.gaierror (no such host) is an OSError too
         raise SetupError(f"{label}: cannot listen on {host}:{port} ({error.strerror or error})") from None
-
-
-def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -> None:
-    from otbench.llm.session import API_KEY_VARIABLE, DEFAULT_API_KEY, EMBEDDED
-
-    group = parser.add_argument_group("language models")
-    group.add_argument("--lm", default=EMBEDDED,
-                       help="agent model: 'embedded' (local Qwen2.5-Coder-1.5B, default) or a litellm model string")
-    group.add_argument("--api-base", default=os.environ.get(API_BASE_VARIABLE), metavar="URL",
-                       help="the agent's OpenAI-compatible server, already running (vLLM, SGLang, Ollama, llama.cpp, "
-                            f"python -m otbench.serve); --lm names its model (default ${API_BASE_VARIABLE})")
-    if editor:
-        group.add_argument("--editor-lm", default=None, help="editor model (default: same as --lm)")
-        group.add_argument("--editor-api-base", default=os.environ.get(EDITOR_API_BASE_VARIABLE), metavar="URL",
-                           help="the editor's server (default: --api-base when --editor-lm is not given; "
-                                f"${EDITOR_API_BASE_VARIABLE})")
-    group.add_argument("--api-key", default=os.environ.get(API_KEY_VARIABLE, DEFAULT_API_KEY), metavar="KEY",
-                       help="the key --api-base's server takes (python -m otbench.serve prints it); better "
-                            f"${API_KEY_VARIABLE}, which other users cannot read in the process list (default "
-                            f"${API_KEY_VARIABLE}, else '{DEFAULT_API_KEY}', else the key of a server otbench started here)")
-    group.add_argument("--embedded-model", default="qwen-1.5b",
-                       help="embedded weights: qwen-1.5b or qwen-0.5b (default qwen-1.5b)")
-    group.add_argument("--gguf", type=Path, default=None,
-                       help="serve this local GGUF file instead of the embedded model (default: the embedded weights)")
-    group.add_argument("--threads", type=positive_int, default=None,
-                       help="CPU threads for the embedded model (default: every core)")
-    group.add_argument("--temperature", type=non_negative_float, default=0.0, help="sampling temperature (default 0)")
-    group.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
-    group.add_argument("--no-grammar", action="store_true",
-                       help="send the embedded model reply schemas as response_format (pretty-printed JSON, about "
-                            "twice the tokens) instead of compact grammars")
 
 
 def add_tracking_arguments(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 from otbench.cli import OneLineParser, add_tracking_arguments, run_main
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, DataError
-from otbench.run.outputs import OUTPUT_DIRECTORY, check_outputs
+from otbench.outputs import OUTPUT_DIRECTORY, check_outputs
 from otbench.run.settings import tracking_from_values
 
 ROOT = Path(".")

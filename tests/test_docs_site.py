@@ -32,7 +32,7 @@ from otbench.llm import session
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.registry import OPTIMIZERS
-from otbench.optimizers.toolobserver_spec import Improvements
+from otbench.optimizers.toolobserver_knobs import Improvements
 from otbench.run import tracking
 from otbench.run.prompts import register_docs
 

@@ -24,7 +24,7 @@ from otbench.optimizers.play2prompt import SCORED_TOOLS, DocRefiner, Play2Prompt
 from otbench.optimizers.registry import spec_of
 from otbench.optimizers.rivals import RIVALS_KEPT, rivals
 from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_spec import PAPER
+from otbench.optimizers.toolobserver_knobs import PAPER
 
 
 def _agent(ledger):

@@ -23,7 +23,7 @@ from otbench.modules.agent import AgentReply, FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_spec import PAPER
+from otbench.optimizers.toolobserver_knobs import PAPER
 from otbench.run.docs_io import apply_docs, keep_memory
 
 

@@ -15,7 +15,7 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.evidence import EvidenceBook, read_error
 from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_spec import IMPROVED, PAPER, Improvements
+from otbench.optimizers.toolobserver_knobs import IMPROVED, PAPER, Improvements
 
 
 def describing_editor(messages):
