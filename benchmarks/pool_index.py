@@ -4,19 +4,23 @@ For each size N it builds what ``search_tools`` searches, with the real encoder 
 thread, as the environment runs it) and an empty embedding store, so every doc is encoded:
 
 - ``encode_s``: encoding the N docs (the cold build: every tool's docs are new);
-- ``faiss_s``: the FAISS index from the stored vectors (what a new version of the docs costs once its vectors exist);
-- ``rebuild_s``: a new version where 1% of the tools' docs changed (those are encoded again, the rest are read
-  from the store), then its index: what an optimizer's candidate docs cost;
+- ``faiss_build_ms``: the FAISS index from the stored vectors (what a new version of the docs costs once its vectors
+  exist);
+- ``rebuild_s``: a new version where ``changed_share`` of the tools' docs (1%) changed (those are encoded again, the
+  rest are read from the store), then its index: what an optimizer's candidate docs cost;
 - ``vectors_mb``: the index's float32 vectors; ``rss_mb``: the process's resident memory grown by the build
   (the store and the index), and ``peak_rss_mb`` the process's peak so far (the model included);
 - search latency over test requests, one at a time: ``search_ms`` (encode the query, then search) and
-  ``faiss_ms`` (the FAISS search alone), median and 95th percentile.
+  ``faiss_ms`` (the FAISS search alone), median and 95th percentile;
+- ``load_average``: the machine's one-minute load average when the size's measurement began (timings taken on a
+  shared machine are upper bounds).
 
 The catalogue holds 1,025 tools; past that, N tools are the catalogue's gold docs again under new names (each
 copy a distinct text, so each is encoded; encoding and exact search cost the same for any text of that length).
 
     python benchmarks/pool_index.py                   # 1,000 and 5,000 tools, 200 queries
     python benchmarks/pool_index.py --sizes 1000 --queries 50 --json
+    python benchmarks/pool_index.py --keep pool_index  # kept in the results ledger for the pool page's figures
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -66,6 +71,7 @@ def entries(size: int) -> list[tuple[str, str]]:
 def measure(size: int, queries: list[str], encoder: object) -> dict[str, float]:
     from otbench.envs.pool.index import EmbeddingStore, Snapshot, ToolIndex
 
+    load = round(os.getloadavg()[0], 2)
     listed = entries(size)
     store = EmbeddingStore(encoder)  # type: ignore[arg-type]
     index = ToolIndex(store)
@@ -93,7 +99,8 @@ def measure(size: int, queries: list[str], encoder: object) -> dict[str, float]:
         ended = time.perf_counter()
         searches.append((ended - started) * 1000)
         faiss_only.append((ended - middle) * 1000)
-    return {"tools": size, "encode_s": round(encoded, 2), "faiss_s": round(built, 4), "rebuild_s": round(rebuilt, 2),
+    return {"tools": size, "load_average": load, "encode_s": round(encoded, 2), "faiss_build_ms": round(built * 1000, 2),
+            "rebuild_s": round(rebuilt, 2), "changed_share": round(len(range(0, size, 100)) / size, 4),
             "vectors_mb": round(vectors.nbytes / 2**20, 2), "rss_mb": round(grown, 1),
             "peak_rss_mb": round(_status("VmHWM"), 1),
             "search_ms_median": round(statistics.median(searches), 2),
@@ -107,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000], help="tools in the index")
     parser.add_argument("--queries", type=int, default=200, help="test requests searched, one at a time")
     parser.add_argument("--json", action="store_true", help="one JSON object per size")
+    parser.add_argument("--keep", default=None, metavar="NAME",
+                        help="also keep the rows in the results ledger as bench/NAME, for the pages' figures")
     args = parser.parse_args(argv)
     from otbench.envs.pool.index import MiniLmEncoder
     from otbench.envs.pool.tasks import all_tasks
@@ -116,6 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     loaded = time.perf_counter() - started
     queries = [task.text for task in all_tasks() if task.split == "test"][: args.queries]
     rows = [measure(size, queries, encoder) for size in args.sizes]
+    if args.keep:
+        from otbench.study.figures import keep_benchmark
+
+        given = sys.argv[1:] if argv is None else argv
+        kept = keep_benchmark(args.keep, shlex.join(["python", "benchmarks/pool_index.py", *given]),
+                              [{**row, "model_load_s": round(loaded, 2)} for row in rows])
+        print(f"kept: {kept}", file=sys.stderr)
     if args.json:
         for row in rows:
             print(json.dumps({**row, "model_load_s": round(loaded, 2)}))

@@ -7,11 +7,15 @@ requests it answered, as Tool2Vec does): the ablation of ``--pool-index``. ``usa
 difference in recall@5 on the same requests, with its test.
 
 Each learned docs file (``--docs``, ``LABEL=PATH`` or a path) is scored beside them, with its paired difference
-from the docs it was learned from (``--setting``) and its share of gold's recall@5, under the ``docs`` index.
+from the docs it was learned from (``--setting``) and from gold's, under the ``docs`` index; every docs source's
+recall@5 is also given as its share of gold's, and gold's row gives the pool's tools, apps and test requests by the
+tools they need.
 
     python benchmarks/pool_retrieval.py                              # pools of 30, 300, 1000 and all
     python benchmarks/pool_retrieval.py --sizes 30 --docs +TO=learned.json +ET=et.json --setting names_only --json
     python benchmarks/pool_retrieval.py --sizes 30 --docs +TO=learned.json --won   # the searches each tool won
+    python benchmarks/pool_retrieval.py --sizes 30 --docs +TO=ledger:72f79965       # a ledger entry's final docs
+    python benchmarks/pool_retrieval.py --sizes 30 --keep pool_retrieval-30         # kept for the pool page's figures
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -35,15 +41,20 @@ def _cell(value: dict[str, float]) -> str:
     return f"{value['value']:.3f} [{value['low']:.2f}, {value['high']:.2f}]"
 
 
-def _learned(given: str) -> tuple[str, Path]:
-    """``LABEL=PATH`` or a path (labelled by its folder: an optimize run's ``RUN_ID/final_docs.json``)."""
+def _learned(given: str) -> tuple[str, Any]:
+    """``LABEL=PATH`` or a path (labelled by its folder: an optimize run's ``RUN_ID/final_docs.json``), or
+    ``LABEL=ledger:KEY`` for the final docs a results ledger entry keeps; the label and the docs' JSON."""
+    from otbench.run import ledger
+
     label, _, path = given.rpartition("=")
+    if path.startswith(ledger.LEDGER):
+        return (label or path), ledger.docs_entry(path).artifacts[ledger.RUN_DOCS_ARTIFACT]
     found = Path(path)
-    return (label or f"learned ({found.parent.name or found.stem})"), found
+    return (label or f"learned ({found.parent.name or found.stem})"), json.loads(found.read_text())
 
 
 def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int | None,
-        won: bool = False) -> list[dict[str, object]]:
+        won: bool = False) -> list[dict[str, Any]]:
     from otbench.envs.base import sample_tasks
     from otbench.envs.pool import retrieval
     from otbench.envs.pool.env import TOOLSET, PoolEnvironment
@@ -53,11 +64,11 @@ def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int |
 
     encoder = MiniLmEncoder()
     index = ToolIndex(EmbeddingStore(encoder, default_store_path(encoder)))
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     sources: list[tuple[str, str, Toolbox | None]] = [(name, name, None) for name in SOURCES]
     for given in learned:
-        label, path = _learned(given)
-        sources.append((label, learned_setting, Toolbox.from_json(json.loads(path.read_text()))))
+        label, learned_docs = _learned(given)
+        sources.append((label, learned_setting, Toolbox.from_json(learned_docs)))
     for size in sizes:
         by_docs: dict[str, list[retrieval.Scored]] = {}
         for label, setting, docs in sources:
@@ -89,8 +100,16 @@ def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int |
                     learned_row["tools_learned"] = tools_changed(start, toolbox, [TOOLSET])
                     if won:
                         learned_row["won"] = _won(env, index, tests, start, toolbox)
+                        learned_row["won_by_tool"] = _by_tool(learned_row["won"])
                     learned_row["minus_start_recall_at_5"] = _difference(scored["docs"], by_docs[learned_setting])
                     learned_row["minus_gold_recall_at_5"] = _difference(scored["docs"], by_docs["gold"])
+        gold = next(row for row in rows if row["pool"] == size and row["docs"] == "gold" and row["index"] == "docs")
+        needed = Counter(int(item.metrics["tools_needed"]) for item in by_docs["gold"])
+        gold.update({"tools": len(env.specs), "apps": len({spec.app for spec in env.specs}),
+                     "tests_by_tools_needed": {str(count): needed[count] for count in sorted(needed)}})
+        for row in rows:
+            if row["pool"] == size and row["index"] == "docs":
+                row["share_of_gold_recall_at_5"] = round(row["recall_at_5"]["value"] / gold["recall_at_5"]["value"], 4)
     return rows
 
 
@@ -110,6 +129,14 @@ def _won(env: Any, index: Any, tests: list[Any], start: Any, learned: Any) -> li
     return [{**asdict(won), "real": env.to_real[won.tool], "app": apps[env.to_real[won.tool]],
              "description": described.get(won.tool, ""), "passed": [env.to_real[name] for name in won.passed]}
             for won in retrieval.won_searches(tests, before, after, env.to_shown)]
+
+
+def _by_tool(won: list[dict[str, Any]]) -> dict[str, list[list[int | None]]]:
+    """The searches won, by the tool's real name: each as its rank before and after (None: below the depth)."""
+    grouped: dict[str, list[list[int | None]]] = {}
+    for search in sorted(won, key=lambda search: (search["real"], search["after"])):
+        grouped.setdefault(search["real"], []).append([search["before"], search["after"]])
+    return grouped
 
 
 def _print_won(row: dict[str, Any]) -> None:
@@ -140,14 +167,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["30", "300", "1000", "all"], help="pool sizes")
     parser.add_argument("--docs", nargs="*", default=[], metavar="[LABEL=]PATH",
-                        help="learned docs files (an optimize run's final_docs.json) to score too")
+                        help="learned docs files (an optimize run's final_docs.json, or ledger:KEY) to score too")
     parser.add_argument("--setting", default="names_only", help="the setting the --docs files were learned in")
     parser.add_argument("--limit", type=int, default=None, help="a seeded sample of N test requests per pool")
     parser.add_argument("--won", action="store_true",
                         help="list the searches each learned docs file won (needed tool into the top 5), by tool")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    parser.add_argument("--keep", default=None, metavar="NAME",
+                        help="also keep the rows in the results ledger as bench/NAME, for the pages' figures")
     args = parser.parse_args(argv)
     rows = run(args.sizes, args.docs, args.setting, args.limit, won=args.won)
+    if args.keep:
+        from otbench.study.figures import keep_benchmark
+
+        given = sys.argv[1:] if argv is None else argv
+        kept = keep_benchmark(args.keep, shlex.join(["python", "benchmarks/pool_retrieval.py", *given]), rows)
+        print(f"kept: {kept}", file=sys.stderr)
     if args.json:
         for row in rows:
             print(json.dumps(row))
@@ -157,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         gains = [_gain_text(row.get(name)) for name in ("usage_minus_docs_recall_at_5", "minus_start_recall_at_5",
                                                         "minus_gold_recall_at_5")]
-        cells = [_cell(row[name]) for name in ("recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10")]  # type: ignore[arg-type]
-        kinds = [_cell(row[name]) if row[name] else "-" for name in ("single_recall_at_5", "workflow_recall_at_5")]  # type: ignore[arg-type]
+        cells = [_cell(row[name]) for name in ("recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10")]
+        kinds = [_cell(row[name]) if row[name] else "-" for name in ("single_recall_at_5", "workflow_recall_at_5")]
         print("  ".join([str(row["pool"]), str(row["docs"]), str(row["index"]), str(row["n"]), *cells, *kinds,
                          *gains, str(row.get("tools_learned", ""))]))
     for row in rows:

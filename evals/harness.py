@@ -9,9 +9,9 @@ from typing import Any
 from otbench.core.parallel import parallel_map
 from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent, Environment
+from otbench.llm import tracing
 from otbench.llm.metering import task_usage
 from otbench.modules.tool_docs import Toolbox
-from otbench.run import tracing
 
 
 def run_rollouts(
@@ -24,7 +24,7 @@ def run_rollouts(
     ``on_finished`` sees each trajectory as it finishes (in the caller's thread). With ``stop``, a task not yet
     started when it returns True is not run: the trajectories are those of the tasks run (a budget spent).
 
-    Each rollout is one MLflow trace of the run being traced (:mod:`otbench.run.tracing`), if any.
+    Each rollout is one MLflow trace of the run being traced (:mod:`otbench.llm.tracing`), if any.
     """
     def traced_rollout(task: Any) -> Trajectory | None:
         if stop is not None and stop():

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import dspy
 from dspy.teleprompt import Teleprompter
 
-from otbench.core.calls import CallResult, ToolCall, read_worded_error
+from otbench.core.calls import CallResult, ToolCall, read_against_request, read_worded_error
 from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Environment, task_key
 from otbench.errors import ConfigError
@@ -48,6 +48,10 @@ numbers its steps after the pass's."""
 
 COVERAGE_EVIDENCE = "coverage_evidence"
 """Checkpoint entry of the coverage pass's own steps: what its calls showed so far."""
+
+GATE_DECIDED = "gate_decided"
+"""Checkpoint entry: the gate's decisions once it has scored both docs (by tool key), so a run stopped after them (while
+its test tasks are scored) applies them again on resume instead of paying for the gate's rollouts twice."""
 
 OBSERVED_CALLS = "observed_calls"
 """Resume entry: the calls the interrupted run saw (``{"toolset": ..., **CallResult.to_dict()}`` each), which a
@@ -83,6 +87,13 @@ class IterationTracker(Protocol):
     def log_iteration(self, record: IterationRecord) -> None: ...
 
 
+class StateKeepingTracker(IterationTracker, Protocol):
+    """A tracker that can add entries to the last checkpoint it wrote: what a compile decides after its last
+    iteration (the gate's decisions) survives a stop that comes later."""
+
+    def keep_state(self, state: dict[str, Any]) -> None: ...
+
+
 class _Recording:
     """Keeps the iterations a compile logs (for its results) and passes each on to the user's tracker, with the
     calls the optimizer saw since the iteration before and, in its checkpoint, the docs the compile started from:
@@ -113,19 +124,28 @@ class _Recording:
         self.records.append(record)
         self.tracker.log_iteration(record)
 
+    def keep_state(self, state: dict[str, Any]) -> None:
+        """Add ``state`` to the last checkpoint, where the user's tracker can keep it (:class:`StateKeepingTracker`)."""
+        keep = getattr(self.tracker, "keep_state", None)
+        if keep is not None and self.records:
+            keep(state)
+
 
 class _WatchedEnvironment:
     """The environment an optimizer works with, keeping every call result it sees (in tasks and outside them):
     the evidence its learned docs are judged against (:mod:`otbench.evals.invented`)."""
 
     def __init__(self, env: Environment, earlier: Sequence[tuple[str, CallResult]] = (), *,
-                 worded_errors: bool = False) -> None:
+                 worded_errors: bool = False, request_scales: bool = False) -> None:
         self._env = env
         self._lock = threading.Lock()
         self.calls: list[tuple[str, CallResult]] = list(earlier)
         self.worded_errors = worded_errors
         """Whether an answer that is an error in words is read as the failed call it is
         (:func:`~otbench.core.calls.worded_error`)."""
+        self.request_scales = request_scales
+        """Whether a task's call that passes a number of its request on another scale (0.15 for the request's 15%) is
+        read as a failed call whose error says so (:func:`~otbench.core.calls.scale_mismatch`)."""
 
     def calls_since(self, start: int) -> list[tuple[str, CallResult]]:
         with self._lock:
@@ -147,6 +167,9 @@ class _WatchedEnvironment:
         trajectory = self._env.rollout(agent, toolbox, task)
         if self.worded_errors:  # scored as the environment scores it; read for what each call really did
             trajectory = replace(trajectory, steps=[self._read(step) for step in trajectory.steps])
+        if self.request_scales:  # and read against what the request asked
+            trajectory = replace(trajectory, steps=[read_against_request(trajectory.question, step)
+                                                    for step in trajectory.steps])
         with self._lock:
             self.calls.extend((trajectory.toolset, step) for step in trajectory.steps)
         return trajectory
@@ -224,7 +247,9 @@ class DocOptimizer(Teleprompter):
     The help every optimizer may take alike: ``probe`` and ``experiment`` before it learns; ``coverage`` (offline),
     the tool-by-tool pass of :mod:`otbench.optimizers.coverage` before its own learning, under the same budget, its
     steps logged first; ``worded_errors``, an answer that is an error in words read as the failed call it is,
-    wherever the optimizer sees calls (:func:`~otbench.core.calls.worded_error`); ``gate`` (offline, on by default),
+    wherever the optimizer sees calls (:func:`~otbench.core.calls.worded_error`); ``request_scales`` (offline), a task's call
+    that passes a number of its request on another scale (0.15 for 15%) read as a doubtful, failed call
+    (:func:`~otbench.core.calls.scale_mismatch`); ``gate`` (offline, on by default),
     a learned doc kept only where the evidence says it is no worse than the doc its tool started with
     (:mod:`otbench.optimizers.gate`).
     """
@@ -234,7 +259,7 @@ class DocOptimizer(Teleprompter):
     def __init__(self, *, env: Environment, num_threads: int = 1, tracker: IterationTracker | None = None,
                  progress: bool = True, probe: bool = False, experiment: bool = False,
                  token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True,
-                 gate: bool = True) -> None:
+                 request_scales: bool = False, gate: bool = True) -> None:
         super().__init__()
         if token_budget is not None and token_budget < 1:
             raise ConfigError(f"token_budget must be a positive number of tokens, not {token_budget}; leave it None "
@@ -246,6 +271,7 @@ class DocOptimizer(Teleprompter):
         self.experiment = experiment
         self.coverage = coverage
         self.worded_errors = worded_errors
+        self.request_scales = request_scales
         self.gate = gate
         self.coverage_evidence: EvidenceBook | None = None
         """What the coverage pass's calls showed (set by a compile that ran it), for an optimizer that reads evidence."""
@@ -282,7 +308,8 @@ class DocOptimizer(Teleprompter):
         start = Toolbox.from_json(resume[START_DOCS]) if START_DOCS in resume else student.toolbox
         watched = _WatchedEnvironment(self.env, [(entry["toolset"], CallResult.from_dict(entry))
                                                  for entry in resume.get(OBSERVED_CALLS, ())],
-                                      worded_errors=self.worded_errors or self.coverage)
+                                      worded_errors=self.worded_errors or self.coverage,
+                                      request_scales=self.request_scales and self._mode() == "offline")
         recording = _Recording(self.tracker, watched, start.to_json(), self.learning_budget)
         self.tracker, outer = recording, self.tracker
         self.env, env = watched, self.env
@@ -298,7 +325,12 @@ class DocOptimizer(Teleprompter):
                                                                           list(valset))
         decisions: dict[str, GateDecision] = {}
         if self.gate and self._mode() == "offline":
-            decisions = self._gate(program, start, self._gate_tasks(list(trainset), list(valset or [])))
+            if GATE_DECIDED in resume:  # decided before the stop: the same decisions, no rollouts paid again
+                decisions = {key: GateDecision.from_dict(value) for key, value in resume[GATE_DECIDED].items()}
+                program.toolbox = gated(start, program.toolbox, decisions)
+            else:
+                decisions = self._gate(program, start, self._gate_tasks(list(trainset), list(valset or [])))
+                recording.keep_state({GATE_DECIDED: {key: decision.to_dict() for key, decision in decisions.items()}})
         invented = invented_claims(program.toolbox, start, watched.calls, self._toolsets(list(trainset)))
         program.detailed_results = DocOptimizationResult(
             iterations=tuple(IterationResult(r.step, dict(r.metrics), r.toolbox.to_json(), tuple(r.trajectories))

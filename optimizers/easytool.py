@@ -116,10 +116,12 @@ class EasyTool(DocOptimizer):
     def __init__(self, *, env: Environment, writer: EasyToolWriter | None = None, editor_lm: dspy.LM | None = None,
                  num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
                  probe: bool = False, experiment: bool = False, token_budget: int | None = None,
-                 coverage: bool = False, worded_errors: bool = True, gate: bool = True) -> None:
+                 coverage: bool = False, worded_errors: bool = True, request_scales: bool = False,
+                 gate: bool = True) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
                          experiment=experiment, token_budget=token_budget,
-                         coverage=coverage, worded_errors=worded_errors, gate=gate)
+                         coverage=coverage, worded_errors=worded_errors,
+                         request_scales=request_scales, gate=gate)
         self.writer = writer or EasyToolWriter()
         if editor_lm is not None:
             self.writer.lm = editor_lm

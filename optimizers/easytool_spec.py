@@ -26,6 +26,8 @@ class EasyToolKnobs:
     """The shared coverage pass (:data:`otbench.optimizers.spec.COVERAGE_HELP`)."""
     worded_errors: bool = True
     """The shared reading of errors in words (:data:`otbench.optimizers.spec.WORDED_ERRORS_HELP`)."""
+    request_scales: bool = False
+    """The shared reading of calls against their requests' scales (:data:`otbench.optimizers.spec.REQUEST_SCALES_HELP`)."""
     gate: bool = True
     """The shared gate (:data:`otbench.optimizers.spec.GATE_HELP`)."""
     learn_tokens: int | None = None

@@ -39,7 +39,7 @@ from otbench.optimizers.base import (
     checkpoint_trajectory,
     restore_trajectory,
 )
-from otbench.optimizers.gepa_spec import GEPAKnobs
+from otbench.optimizers.gepa_knobs import GEPAKnobs
 from otbench.optimizers.knobs import check
 
 if TYPE_CHECKING:
@@ -144,11 +144,13 @@ class GEPA(DocOptimizer):
         budget: int = GEPAKnobs.budget, minibatch: int = GEPAKnobs.minibatch, seed: int = 0, num_threads: int = 1,
         tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
         experiment: bool = False, token_budget: int | None = None,
-        coverage: bool = False, worded_errors: bool = True, gate: bool = True,
+        coverage: bool = False, worded_errors: bool = True, request_scales: bool = False,
+        gate: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
                          experiment=experiment, token_budget=token_budget,
-                         coverage=coverage, worded_errors=worded_errors, gate=gate)
+                         coverage=coverage, worded_errors=worded_errors,
+                         request_scales=request_scales, gate=gate)
         check(GEPAKnobs(budget, minibatch))
         self.reflection_lm, self.scorer = reflection_lm, scorer
         self.budget, self.minibatch, self.seed = budget, minibatch, seed

@@ -82,6 +82,12 @@ def int_at_least(minimum: int) -> Any:
     return parse
 
 
+def help_text(text: str) -> str:
+    """``text`` as argparse's help: it formats help with ``%`` (``%(default)s``), so a literal ``%`` (a request's
+    "15%") is doubled, or ``--help`` ends in a traceback."""
+    return text.replace("%", "%%")
+
+
 def add_arguments(group: argparse._ArgumentGroup, knobs: type[Knobs], *, only: list[str] | None = None) -> None:
     """One ``--flag`` per knob (those named in ``only``, where given), with its default and bound."""
     for name, declaration, default in declared(knobs):
@@ -91,7 +97,7 @@ def add_arguments(group: argparse._ArgumentGroup, knobs: type[Knobs], *, only: l
         shown = f" (default {default})" if default is not None else ""
         group.add_argument(f"--{option.replace('_', '-')}", dest=option, default=default,
                            type=int_at_least(declaration.minimum) if declaration.minimum is not None else int,
-                           help=f"{declaration.help}{shown}")
+                           help=help_text(f"{declaration.help}{shown}"))
 
 
 def from_values(knobs: type[Knobs], values: Mapping[str, Any]) -> Any:

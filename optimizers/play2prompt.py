@@ -48,7 +48,7 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool
 from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 from otbench.optimizers.knobs import check
-from otbench.optimizers.play2prompt_spec import Play2PromptKnobs
+from otbench.optimizers.play2prompt_knobs import Play2PromptKnobs
 from otbench.optimizers.rivals import rivals
 
 PLAYER_ROLE = """\
@@ -230,11 +230,13 @@ class Play2Prompt(DocOptimizer):
         expansions: int = Play2PromptKnobs.expansions, iterations: int = Play2PromptKnobs.iterations,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True, probe: bool = False,
         experiment: bool = False, token_budget: int | None = None,
-        coverage: bool = False, worded_errors: bool = True, gate: bool = True,
+        coverage: bool = False, worded_errors: bool = True, request_scales: bool = False,
+        gate: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
                          experiment=experiment, token_budget=token_budget,
-                         coverage=coverage, worded_errors=worded_errors, gate=gate)
+                         coverage=coverage, worded_errors=worded_errors,
+                         request_scales=request_scales, gate=gate)
         check(Play2PromptKnobs(initial_samples, retries, top_k, beam_width, expansions, iterations))
         self.player, self.refiner, self.scorer = player or ToolPlayer(), refiner or DocRefiner(), scorer
         if explorer_lm is not None:

@@ -1,43 +1,17 @@
-"""Play2Prompt as the commands see it: its budget knobs and how it is built (no DSPy here:
+"""Play2Prompt as the commands see it: its flags, from its budget knobs
+(:mod:`otbench.optimizers.play2prompt_knobs`), and how it is built (no DSPy here:
 :mod:`otbench.optimizers.spec`; the teleprompter is :class:`otbench.optimizers.play2prompt.Play2Prompt`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from otbench.optimizers.knobs import knob
+from otbench.optimizers.play2prompt_knobs import Play2PromptKnobs
 from otbench.optimizers.spec import Built, OptimizerSpec
 
 if TYPE_CHECKING:
     from otbench.optimizers.base import DocOptimizer
-
-
-@dataclass(frozen=True)
-class Play2PromptKnobs:
-    """Play2Prompt's budget; the defaults are the smallest that still keeps a beam of docs (command line,
-    sweeps and checks derive from these declarations: :mod:`otbench.optimizers.knobs`)."""
-
-    flag_prefix: ClassVar[str] = "p2p"
-    samples: int = knob(3, "tool-play samples per tool", minimum=1, sweep=(1, 4))
-    retries: int = knob(2, "retries after a failed call", minimum=0, sweep=(0, 3))
-    top_k: int = knob(3, "examples kept per tool", minimum=1, sweep=(1, 4))
-    beam_width: int = knob(2, "docs kept per round", minimum=1, sweep=(1, 3))
-    expansions: int = knob(2, "rewrites per beam doc", minimum=1, sweep=(1, 3))
-    iterations: int = knob(1, "beam rounds", minimum=1, sweep=(1, 3))
-    probe: bool = False
-    """The shared probe (:data:`otbench.optimizers.spec.PROBE_HELP`)."""
-    experiment: bool = False
-    """The shared experiment (:data:`otbench.optimizers.spec.EXPERIMENT_HELP`)."""
-    coverage: bool = False
-    """The shared coverage pass (:data:`otbench.optimizers.spec.COVERAGE_HELP`)."""
-    worded_errors: bool = True
-    """The shared reading of errors in words (:data:`otbench.optimizers.spec.WORDED_ERRORS_HELP`)."""
-    gate: bool = True
-    """The shared gate (:data:`otbench.optimizers.spec.GATE_HELP`)."""
-    learn_tokens: int | None = None
-    """The shared learning budget in tokens (:mod:`otbench.optimizers.budget`); None, no budget."""
 
 
 def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:

@@ -52,19 +52,29 @@ WORDED_ERRORS_HELP = ("read an answer that is an error in words (a text opening 
                       "optimizer reads calls")
 """The shared reading of errors in words (:func:`otbench.core.calls.worded_error`), on by default for every optimizer."""
 
+REQUEST_SCALES_HELP = ("offline: read a task's call against its request: one that passes a number of the request on another "
+                       "scale than the request states it (0.15 or 1500 where the request says 15%) is read as a "
+                       "failed call whose error says so, so the learner tries the value as written and the editor "
+                       "sees both answers")
+"""The shared reading of calls against their requests' scales (:func:`otbench.core.calls.scale_mismatch`), off by
+default: many tools take a rate as a fraction (the Wild dialogues' mortgage and binomial functions, from BFCL, take
+0.045 for the request's 4.5%), and there the doubt marks right calls failed."""
+
 GATE_HELP = ("offline: keep a learned doc only where the evidence says it is no worse than the doc its tool started "
              "with: the starting and the learned docs are scored on the same train tasks, and each tool keeps its "
-             "learned doc where the calls it guided worked at least as often, else where the toolset scored at least "
+             "learned doc where the calls it guided worked more often, else where the toolset scored at least "
              "as well; the others get their starting doc back")
 """The shared gate (:mod:`otbench.optimizers.gate`), on by default for every optimizer."""
 
-SHARED_SWITCHES = {"coverage": False, "worded_errors": True, "gate": True}
+SHARED_SWITCHES = {"coverage": False, "worded_errors": True, "request_scales": False, "gate": True}
 """The switches every optimizer's knobs have, with their defaults: a definition keeps one only where it departs from
 its default and acts in the run's learning mode (:data:`SWITCH_MODES`), so runs defined before it existed keep their
 definition."""
 
-SWITCH_MODES = {"coverage": ("offline",), "worded_errors": ("online", "offline"), "gate": ("offline",)}
-"""Where each shared switch acts: the coverage pass and the gate need a shared toolset and train tasks."""
+SWITCH_MODES = {"coverage": ("offline",), "worded_errors": ("online", "offline"),
+                "request_scales": ("offline",), "gate": ("offline",)}
+"""Where each shared switch acts: the coverage pass and the gate need a shared toolset and train tasks; a doubt about
+a call's scale is tested by experiments and settled by the gate, so it acts where the gate does."""
 
 LEARN_TOKENS_HELP = ("learning budget in tokens, the same for every optimizer: stop starting learning work (an "
                      "iteration, a tool, an editor call) once the compile has spent this many, paid and cache-served, "
@@ -122,21 +132,22 @@ class OptimizerSpec:
         not added twice."""
         if "learn_tokens" not in taken:
             group.add_argument("--learn-tokens", dest="learn_tokens", type=_token_count, default=None, metavar="N",
-                               help=f"{LEARN_TOKENS_HELP} (default: no budget)")
+                               help=knob_rules.help_text(f"{LEARN_TOKENS_HELP} (default: no budget)"))
             taken.add("learn_tokens")
         if not budget_only and self.offers_probe and "probe" not in taken:
             group.add_argument("--probe", dest="probe", action=argparse.BooleanOptionalAction, default=None,
-                               help=f"{PROBE_HELP} (default off)")
+                               help=knob_rules.help_text(f"{PROBE_HELP} (default off)"))
             taken.add("probe")
         if not budget_only and self.offers_probe and "experiment" not in taken:
             group.add_argument("--experiment", dest="experiment", action=argparse.BooleanOptionalAction, default=None,
-                               help=f"{EXPERIMENT_HELP} (default off)")
+                               help=knob_rules.help_text(f"{EXPERIMENT_HELP} (default off)"))
             taken.add("experiment")
-        for switch, text in (("coverage", COVERAGE_HELP), ("worded_errors", WORDED_ERRORS_HELP), ("gate", GATE_HELP)):
+        for switch, text in (("coverage", COVERAGE_HELP), ("worded_errors", WORDED_ERRORS_HELP),
+                             ("request_scales", REQUEST_SCALES_HELP), ("gate", GATE_HELP)):
             if not budget_only and switch not in taken:
                 default = "on" if SHARED_SWITCHES[switch] else "off"
                 group.add_argument(f"--{switch.replace('_', '-')}", dest=switch, action=argparse.BooleanOptionalAction,
-                                   default=None, help=f"{text} (default {default})")
+                                   default=None, help=knob_rules.help_text(f"{text} (default {default})"))
                 taken.add(switch)
         fresh = [name for name, _, _ in knob_rules.declared(self.knobs)
                  if knob_rules.dest(self.knobs, name) not in taken]

@@ -10,9 +10,9 @@ editor analyse mini-batches of attempts with their outcome signal, merge the bat
 consensus, and repeat ``max_iterations`` (K) times. Improved, the editor instead writes each
 tool's doc from usage counts that code kept over all attempts so far.
 
-The paper's method is :data:`~otbench.optimizers.toolobserver_spec.PAPER`. What makes it work with a small editor
-is a set of named knobs, each an ablation of its own (:class:`~otbench.optimizers.toolobserver_spec.Improvements`),
-all on in :data:`~otbench.optimizers.toolobserver_spec.IMPROVED`: tools are probed so they state their interface,
+The paper's method is :data:`~otbench.optimizers.toolobserver_knobs.PAPER`. What makes it work with a small editor
+is a set of named knobs, each an ablation of its own (:class:`~otbench.optimizers.toolobserver_knobs.Improvements`),
+all on in :data:`~otbench.optimizers.toolobserver_knobs.IMPROVED`: tools are probed so they state their interface,
 facts are read from their answers by code, a learned parameter schema is shown where the setting
 hides one, the editor documents one tool at a time from that tool's facts, and an edit that makes
 the next attempt fail more often is undone.
@@ -51,7 +51,7 @@ from otbench.optimizers.knobs import MODES, check
 from otbench.optimizers.request_values import OffRequest, calls_off_request, refused_off_request
 from otbench.optimizers.rivals import Replays, rivals
 from otbench.optimizers.spread import SpreadCalls
-from otbench.optimizers.toolobserver_spec import IMPROVED, Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver_knobs import IMPROVED, ITERATIONS, Improvements, ToolObserverKnobs
 from otbench.optimizers.usage import UsageBook
 from otbench.optimizers.varied import FailedCalls, VariedAgent
 
@@ -70,10 +70,12 @@ class ToolObserver(DocOptimizer):
         mode: str | None = None, max_iterations: int | None = ToolObserverKnobs.iterations,
         batch_size: int = ToolObserverKnobs.batch_size, oracle_feedback: bool = False, improvements: Improvements | None = None,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
-        token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True, gate: bool = True,
+        token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True,
+        request_scales: bool = False, gate: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress,
-                         token_budget=token_budget, coverage=coverage, worded_errors=worded_errors, gate=gate)
+                         token_budget=token_budget, coverage=coverage, worded_errors=worded_errors,
+                         request_scales=request_scales, gate=gate)
         mode = mode or env.learning
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
@@ -83,7 +85,7 @@ class ToolObserver(DocOptimizer):
             self.editor.lm = editor_lm
         self.mode = mode
         check(ToolObserverKnobs(max_iterations, batch_size))
-        self.max_iterations = max_iterations if max_iterations is not None else (10 if mode == "online" else 3)
+        self.max_iterations = max_iterations if max_iterations is not None else ITERATIONS[mode]
         self.batch_size = batch_size
         self.oracle_feedback = oracle_feedback
         self._covered: dict[str, int] = {}

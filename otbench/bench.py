@@ -39,7 +39,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from otbench.cli import OneLineParser, add_lm_arguments, positive_int, run_main, seed
+from otbench.cli import OneLineParser, positive_int, run_main, seed
 from otbench.core.tables import format_table, server_table
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
@@ -50,8 +50,8 @@ from otbench.envs.registry import (
     resolve,
 )
 from otbench.errors import ConfigError
-from otbench.run.outputs import check_outputs
-from otbench.run.settings import lm_from_values
+from otbench.outputs import check_outputs
+from otbench.run.settings import add_lm_arguments, lm_from_values
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]
 BENCHMARKS = ("oracle", "retrieval", "llm", "slots", "learning")

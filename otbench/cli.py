@@ -1,4 +1,4 @@
-"""Shared command-line plumbing: LM and tracking options, one-line errors, exit codes.
+"""Shared command-line plumbing: argument kinds, tracking options, one-line errors, exit codes.
 
 What otbench cannot do as asked (an :class:`~otbench.errors.OtbenchError` from the library, a bad
 option) prints one line and exits 2; Ctrl-C exits 130 after the command's own cleanup has kept
@@ -25,11 +25,10 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NoReturn
 
 from otbench.errors import ConfigError, OtbenchError, SetupError
-from otbench.run.outputs import STORE_DIRECTORY
+from otbench.outputs import STORE_DIRECTORY
 
 API_BASE_VARIABLE = "OTBENCH_API_BASE"
 EDITOR_API_BASE_VARIABLE = "OTBENCH_EDITOR_API_BASE"
@@ -125,37 +124,6 @@ def refuse_unusable_address(host: str, port: int, label: str) -> None:
         raise SetupError(f"{label}: cannot listen on {host}:{port} ({error.strerror or error})") from None
 
 
-def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -> None:
-    from otbench.llm.session import API_KEY_VARIABLE, DEFAULT_API_KEY, EMBEDDED
-
-    group = parser.add_argument_group("language models")
-    group.add_argument("--lm", default=EMBEDDED,
-                       help="agent model: 'embedded' (local Qwen2.5-Coder-1.5B, default) or a litellm model string")
-    group.add_argument("--api-base", default=os.environ.get(API_BASE_VARIABLE), metavar="URL",
-                       help="the agent's OpenAI-compatible server, already running (vLLM, SGLang, Ollama, llama.cpp, "
-                            f"python -m otbench.serve); --lm names its model (default ${API_BASE_VARIABLE})")
-    if editor:
-        group.add_argument("--editor-lm", default=None, help="editor model (default: same as --lm)")
-        group.add_argument("--editor-api-base", default=os.environ.get(EDITOR_API_BASE_VARIABLE), metavar="URL",
-                           help="the editor's server (default: --api-base when --editor-lm is not given; "
-                                f"${EDITOR_API_BASE_VARIABLE})")
-    group.add_argument("--api-key", default=os.environ.get(API_KEY_VARIABLE, DEFAULT_API_KEY), metavar="KEY",
-                       help="the key --api-base's server takes (python -m otbench.serve prints it); better "
-                            f"${API_KEY_VARIABLE}, which other users cannot read in the process list (default "
-                            f"${API_KEY_VARIABLE}, else '{DEFAULT_API_KEY}', else the key of a server otbench started here)")
-    group.add_argument("--embedded-model", default="qwen-1.5b",
-                       help="embedded weights: qwen-1.5b or qwen-0.5b (default qwen-1.5b)")
-    group.add_argument("--gguf", type=Path, default=None,
-                       help="serve this local GGUF file instead of the embedded model (default: the embedded weights)")
-    group.add_argument("--threads", type=positive_int, default=None,
-                       help="CPU threads for the embedded model (default: every core)")
-    group.add_argument("--temperature", type=non_negative_float, default=0.0, help="sampling temperature (default 0)")
-    group.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
-    group.add_argument("--no-grammar", action="store_true",
-                       help="send the embedded model reply schemas as response_format (pretty-printed JSON, about "
-                            "twice the tokens) instead of compact grammars")
-
-
 def add_tracking_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("tracking")
     group.add_argument("--mlruns", type=STORE_DIRECTORY, default=None, help="local MLflow store directory (default ./mlruns)")
@@ -167,6 +135,10 @@ STOP_GRACE_SECONDS = 60.0
 """How long a stopped command may spend keeping its finished work before it is ended regardless."""
 
 
+REFUSED_EXIT = 2
+"""A command that cannot do as asked (a user's mistake) exits with this code, after one line on stderr."""
+STOPPED_EXIT = 128 + signal.SIGINT
+"""A command stopped by Ctrl-C or SIGTERM exits as a shell reports one ended by Ctrl-C, once its cleanup is done."""
 BROKEN_PIPE_EXIT = 128 + signal.SIGPIPE
 """A command whose output's reader closed the pipe exits as a shell reports a process ended by SIGPIPE."""
 
@@ -193,17 +165,17 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
         code = main(argv)
     except OtbenchError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line, whatever a library's message held
-        code = 2
+        code = REFUSED_EXIT
     except KeyboardInterrupt as stop:
         print(f"interrupted: {str(stop) or 'finished work was kept'}", file=sys.stderr)
-        code = 130
+        code = STOPPED_EXIT
     except BrokenPipeError:  # the output's reader left (``| head``): it has what it wanted, so say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not fail again
         code = BROKEN_PIPE_EXIT
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-    if code == 130:  # finished work is kept; what is still running was stopped and has nothing to finish
+    if code == STOPPED_EXIT:  # finished work is kept; what is still running was stopped and has nothing to finish
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

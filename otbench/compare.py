@@ -20,22 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from otbench.cli import (
-    OneLineParser,
-    add_lm_arguments,
-    add_tracking_arguments,
-    positive_float,
-    positive_int,
-    run_main,
-    seed,
-    seed_list,
-)
+from otbench.cli import OneLineParser, add_tracking_arguments, positive_float, positive_int, run_main, seed, seed_list
 from otbench.core.tables import format_table
 from otbench.envs.registry import add_environment_arguments, options_from_values, refuse_other_environments
 from otbench.errors import ConfigError
 from otbench.optimizers.registry import OPTIMIZERS
-from otbench.run.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
-from otbench.run.settings import lm_from_values, tracking_from_values
+from otbench.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
+from otbench.run.settings import add_lm_arguments, lm_from_values, tracking_from_values
 from otbench.study.comparing import DEFAULT_LIMIT, CompareOptions, CompareResult, plan, run
 
 __all__ = ["CompareOptions", "CompareResult", "main", "plan", "run"]

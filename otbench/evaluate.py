@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import OneLineParser, add_lm_arguments, add_tracking_arguments, positive_int, run_main, seed
-from otbench.core.tables import format_table, interval_table, server_table
+from otbench.cli import OneLineParser, add_tracking_arguments, positive_int, run_main, seed
+from otbench.core.tables import format_table, server_table
 from otbench.envs.registry import (
     EnvironmentOptions,
     add_environment_arguments,
@@ -28,12 +28,13 @@ from otbench.envs.registry import (
 )
 from otbench.evals.robustness import ROBUSTNESS_METRICS
 from otbench.llm.session import LMOptions
+from otbench.outputs import check_outputs
 from otbench.run import definition as defining
 from otbench.run.definition import RunDefinition
-from otbench.run.outputs import check_outputs
-from otbench.run.settings import RunSettings, TrackingOptions, lm_from_values, tracking_from_values
+from otbench.run.settings import RunSettings, TrackingOptions, add_lm_arguments, lm_from_values, tracking_from_values
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy): --help answers at once
+    from otbench.evals.stats import Interval
     from otbench.run.evaluation import EvaluateResult
 
 
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print(result: EvaluateResult) -> None:
     summary = result.summary
-    print(interval_table(result.metric_names, summary, result.intervals))
+    print(_interval_table(result.metric_names, summary, result.intervals))
     robust = {k: summary[k] for k in ROBUSTNESS_METRICS if k in summary}
     print(format_table([robust]), file=sys.stdout)
     rows = [{"phase": phase, **row} for phase, row in result.tokens_by_phase.items()]
@@ -144,6 +145,20 @@ def _print(result: EvaluateResult) -> None:
     if server:
         print(server)
     print(f"seconds: {summary['seconds']}   MLflow run: {result.run_id}")
+
+
+def _interval_table(metric_names: Sequence[str], values: Mapping[str, Any], intervals: Mapping[str, Interval]) -> str:
+    """One line per metric: its value, 95% interval, the tasks behind it and how the interval was computed."""
+    rows = []
+    for name in metric_names:
+        found = intervals.get(name)
+        if found is None and name not in values:
+            continue
+        value = found.value if found is not None else values[name]
+        rows.append({"metric": name, "value": float(value), "95% interval": found.bounds_text() if found else "[-]",
+                     "n": found.n if found else int(values.get("n", 0)),
+                     "interval": found.method if found else "none"})
+    return format_table(rows, ["metric", "value", "95% interval", "n", "interval"])
 
 
 if __name__ == "__main__":

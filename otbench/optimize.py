@@ -21,15 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import (
-    OneLineParser,
-    add_lm_arguments,
-    add_tracking_arguments,
-    given_options,
-    positive_int,
-    run_main,
-    seed,
-)
+from otbench.cli import OneLineParser, add_tracking_arguments, given_options, positive_int, run_main, seed
 from otbench.core.tables import format_table, server_table
 from otbench.envs.registry import (
     ENVIRONMENTS,
@@ -44,11 +36,18 @@ from otbench.envs.registry import (
 from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
 from otbench.optimizers.registry import DEFAULT, OPTIMIZERS, spec_of
+from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
 from otbench.run import definition as defining
 from otbench.run.definition import RunDefinition
-from otbench.run.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
-from otbench.run.settings import HOW_IT_RUNS, RunSettings, TrackingOptions, lm_from_values, tracking_from_values
-from otbench.study.sweep import SweepOptions, SweepResult, print_sweep
+from otbench.run.settings import (
+    HOW_IT_RUNS,
+    RunSettings,
+    TrackingOptions,
+    add_lm_arguments,
+    lm_from_values,
+    tracking_from_values,
+)
+from otbench.study.sweep import SweepOptions, SweepResult, print_sweep, sweep_optimizer
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy): --help answers at once
     from otbench.run.optimization import OptimizeResult
@@ -127,13 +126,12 @@ def run(options: OptimizeOptions) -> OptimizeResult:
 
 def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:
     """``--sweep N``: tune the optimizer's knobs with optuna, every trial an optimize run (:mod:`otbench.study.sweep`)."""
-    from otbench.run import optimization
 
     if options.resume:
         raise ConfigError("--sweep and --resume do not mix: rerun the sweep with the same --storage to continue it")
     if sweeping.study_name is not None and not sweeping.study_name.strip():
         raise ConfigError("--study-name '': name the study (or drop it for one named after the run)")
-    return optimization.sweep(options.definition(), options.settings(), sweeping)
+    return sweep_optimizer(options.definition(), options.settings(), sweeping)
 
 
 # -- the command line ----------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import argparse
 
 from otbench.cli import OneLineParser, run_main
 from otbench.llm.weights import EMBEDDED_MODELS, ensure_gguf
-from otbench.run.outputs import check_outputs
+from otbench.outputs import check_outputs
 
 
 def main(argv: list[str] | None = None) -> int:

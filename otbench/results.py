@@ -12,7 +12,8 @@
 - ``verify``: every problem of every entry at once: the format, keys recomputed from the definitions, digests of
   the content, the commits named, statuses, result metrics against the per-task outcomes;
 - ``render [--check]``: the results tables of the README and the docs, from the ledger (``--check``: only say
-  which page differs, and exit 1).
+  which page differs, and exit 1); either way, every figure the pages' prose cites in a ``<!-- figures: -->``
+  region is checked against its sources, and one none of them gives is named (exit 1).
 
 This module is the command's face; the ledger is :mod:`otbench.run.ledger`, the tables :mod:`otbench.study.rendered`.
 """
@@ -29,7 +30,7 @@ from typing import Any
 from otbench.cli import OneLineParser, add_tracking_arguments, run_main
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, DataError
-from otbench.run.outputs import OUTPUT_DIRECTORY, check_outputs
+from otbench.outputs import OUTPUT_DIRECTORY, check_outputs
 from otbench.run.settings import tracking_from_values
 
 ROOT = Path(".")
@@ -224,13 +225,19 @@ def _verify(results: Path | None) -> int:
 
 
 def _render(results: Path | None, *, check: bool) -> int:
+    """The pages' tables rendered (or, with ``check``, compared), and the figures their prose cites checked against
+    their sources (:mod:`otbench.study.figures`): a figure none gives is named, and the command ends with 1."""
+    from otbench.study.figures import check_pages
     from otbench.study.rendered import render
 
     pages = render(ROOT.resolve(), results, write=not check)
     for page in pages:
         state = ("differs from the ledger" if check else "rendered") if page.changed else "as the ledger renders it"
         print(f"{page.path}: {', '.join(page.tables)}: {state}")
-    return 1 if check and any(page.changed for page in pages) else 0
+    unfound = check_pages(ROOT.resolve(), results)
+    for figure in unfound:
+        print(figure)
+    return 1 if (check and any(page.changed for page in pages)) or unfound else 0
 
 
 if __name__ == "__main__":

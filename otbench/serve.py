@@ -26,7 +26,7 @@ from otbench.cli import API_BASE_VARIABLE, OneLineParser, port_number, positive_
 from otbench.errors import ConfigError
 from otbench.llm.server import EmbeddedServer, ServerSettings, new_api_key
 from otbench.llm.session import API_KEY_VARIABLE, LMOptions, embedded_identity
-from otbench.run.outputs import check_outputs
+from otbench.outputs import check_outputs
 
 
 def build_parser() -> OneLineParser:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from otbench.cli import OneLineParser, port_number, refuse_unusable_address, run_main
-from otbench.run.outputs import STORE_DIRECTORY, check_outputs
+from otbench.outputs import STORE_DIRECTORY, check_outputs
 from otbench.run.tracking import EXPERIMENT, configure, store_uris, view_url, viewed_environments
 
 

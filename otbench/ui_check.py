@@ -39,8 +39,8 @@ from typing import Any
 
 from otbench.cli import OneLineParser, positive_int, run_main
 from otbench.errors import DataError, SetupError
+from otbench.outputs import OUTPUT_FILE, STORE_DIRECTORY, check_outputs
 from otbench.run.outcomes import INTERVAL_SUFFIXES
-from otbench.run.outputs import OUTPUT_FILE, STORE_DIRECTORY, check_outputs
 from otbench.run.tracking import EXPERIMENT, RESULT_PREFIX, view_url, viewed_environments
 from otbench.ui import server_command, server_environment, stop_server
 

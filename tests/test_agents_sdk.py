@@ -2,6 +2,7 @@
 results fed back, an answer; metered and cached; and as ``evaluate --agent openai-agents`` on BFCL-Opaque."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,23 @@ def test_the_page_shows_the_example_these_tests_run():
     assert '--8<-- "examples/agents_sdk_learned_docs.py"' in page
     assert "python -m otbench.export ledger:fb4b1e3a --toolset exec_simple_10 --out tools.json" in page
     assert "python -m otbench.export ledger:fb4b1e3a --toolset exec_simple_10 --out tools.json" in _example().__doc__
+
+
+def test_the_pages_comparison_is_what_its_commands_define_one_agent_one_sample_three_docs(monkeypatch):
+    """The table of opaque, learned and true docs through the SDK's agent cites the entries the commands printed
+    beside it define (so running them again refills the same rows), each an evaluation by that agent of the same
+    seeded tests."""
+    monkeypatch.setenv("OTBENCH_RESULTS", str(ROOT / "results"))  # read only: the committed ledger
+    page = (ROOT / "docs" / "your-tools.md").read_text()
+    cited = re.search(r"<!-- results: runs/([0-9a-f.]+) -->", page)
+    assert cited is not None
+    commands = [line.split()[3:] for line in page.splitlines()
+                if line.startswith("python -m otbench.evaluate --agent openai-agents")]
+    defined = [evaluate.options_from(vars(evaluate.build_parser(argv).parse_args(argv))).definition()
+               for argv in commands]
+    assert [definition.key[:8] for definition in defined] == cited.group(1).split(".")
+    entries = [ledger.find(definition) for definition in defined]
+    assert all(entry is not None and entry.status == "finished" for entry in entries)
+    assert [definition.method for definition in defined] == ["base", "docs", "gold"]
+    assert {(definition.agent, definition.sample.limit, definition.sample.seed) for definition in defined} == {
+        ("openai-agents", 30, 0)}

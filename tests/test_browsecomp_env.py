@@ -16,7 +16,7 @@ from otbench.modules.agent import AgentReply, FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_spec import IMPROVED, PAPER
+from otbench.optimizers.toolobserver_knobs import IMPROVED, PAPER
 
 
 class ScriptedAgent:

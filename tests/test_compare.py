@@ -24,9 +24,9 @@ from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.spec import OptimizerSpec
-from otbench.optimizers.toolobserver_spec import Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver_knobs import Improvements, ToolObserverKnobs
 from otbench.run import evaluation, optimization, tracking
-from otbench.run import lookup as run_lookup
+from otbench.run import logged as run_logged
 from otbench.study import comparing
 
 EDITOR_REPLY = json.dumps({"updates": [{"name": "function_1", "description": "Computes a value from numbers."}]})
@@ -364,7 +364,7 @@ def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_a
     # such a run logged every other improvement declared always logged where it acted (true in the improved variant)
     logged |= {name: "true" for name in Improvements.always_logged()
                if name != "replay_calls" and name in Improvements.acting_in("offline")}
-    assert run_lookup._from_params(legacy, logged).key == no_replay.definition.key
+    assert run_logged._from_params(legacy, logged).key == no_replay.definition.key
     online = _plans(["--optimizers", "toolobserver"])[3]  # where it does not act: neither defined nor logged
     acts_online = "replay_calls" in Improvements.acting_in("online")
     assert ("replay_calls" in online.definition.optimizer.part["improvements"]) == acts_online
@@ -380,7 +380,7 @@ def test_chess_rows_are_defined_by_the_move_question_and_older_runs_showed_the_d
     assert dict(_plans(["--env", "chess", "--board-diagram"], ChessLike)[0].definition.environment)["board_diagram"]
     assert not dict(_plans(["--env", "chess", "--no-phase-name"], ChessLike)[0].definition.environment)["phase_name"]
     # a Chess run logged before an option existed lacks its parameter: its agent saw the diagram, no phase name
-    assert (run_lookup.MEANT_WHEN_ABSENT["board_diagram"], run_lookup.MEANT_WHEN_ABSENT["phase_name"]) == (True, False)
+    assert (run_logged.MEANT_WHEN_ABSENT["board_diagram"], run_logged.MEANT_WHEN_ABSENT["phase_name"]) == (True, False)
     assert "board_diagram" not in dict(_plans([])[0].definition.environment)  # not a BFCL option
 
 
@@ -395,7 +395,7 @@ def test_wild_rows_refuse_repeats_and_cue_the_answer_and_older_runs_did_neither(
     # a Wild run logged before the options existed ran every repeat with no cue: it is that ablation's run
     older = replace(row, environment=tuple((name, value) for name, value in row.environment
                                            if name not in ("refuse_repeats", "answer_cue")))
-    completed = dict(run_lookup._completed(older).environment)
+    completed = dict(run_logged._completed(older).environment)
     assert (completed["refuse_repeats"], completed["answer_cue"]) == (False, False)
 
 

@@ -20,9 +20,10 @@ from otbench.envs.chess.engine import EnginePool, find_stockfish
 from otbench.envs.registry import EnvironmentOptions, make_environment, tool_workers
 from otbench.errors import ConfigError
 from otbench.evals.harness import run_rollouts
+from otbench.llm import tracing
 from otbench.llm.metering import MeteredLM, TokenLedger, UsageMemory
 from otbench.modules.agent import FunctionCallingAgent
-from otbench.run import tracing, tracking
+from otbench.run import tracking
 
 
 def test_tool_workers_follow_the_threads_up_to_the_cores_or_the_cap(monkeypatch):

@@ -230,3 +230,46 @@ def test_a_call_answered_with_an_error_in_words_is_evidence_that_starts_experime
     unread = run(False).detailed_results.iterations[0]
     assert read.metrics["experiment_calls"] >= 1 and unread.metrics["experiment_calls"] == 0
     assert TokenLedger  # the scripted LMs meter tokens as served ones do
+
+
+def test_a_call_that_passes_the_request_s_percent_as_a_fraction_is_read_as_a_doubt_to_test():
+    """0.15 for the request's 15% gets a plausible answer and no error: read against the request, it is a failed call
+    whose error says so; the value as written, another number of the request and other requests stay as they are."""
+    from otbench.core.calls import read_against_request, scale_mismatch
+
+    request = "What is a 15% tip on a bill of 80 dollars?"
+    doubted = read_against_request(request, CallResult(ToolCall("tip", {"bill": 80, "rate": 0.15}), True, output=0.12))
+    assert not doubted.ok and "says 15% and the call passed 0.15" in str(doubted.error) and doubted.output == 0.12
+    assert "passed 1500" in str(scale_mismatch(request, ToolCall("tip", {"bill": 80, "rate": 1500})))
+    assert scale_mismatch(request, ToolCall("tip", {"bill": 80, "rate": 15})) is None
+    assert scale_mismatch("What is 50% of 0.5?", ToolCall("f", {"x": 0.5, "share": 0.5})) is None  # 0.5 is written
+    assert scale_mismatch("Add 0.15 to 80", ToolCall("f", {"a": 0.15, "b": 80})) is None  # no percent asked
+
+
+def tip(bill, percent):
+    return round(bill * percent / 100, 6)
+
+
+def test_a_call_on_the_wrong_scale_starts_experiments_only_when_read_against_its_request():
+    """The agent passes 0.15 for the request's 15%: the tool answers 0.12 and raises nothing. Read against the
+    request, the call is a doubt the learner tests (experiments run); without that reading it "worked" and nothing is
+    tried."""
+    examples = [dspy.Example(question=f"What is a {p}% tip on a bill of {b} dollars?", answer=tip(b, p))
+                for b, p in ((80, 15), (40, 20), (60, 10))]
+    env = FunctionEnvironment.opaque([tip], examples, _metric, test_examples=examples[:1])
+    shown = next(iter(env.real_names))
+
+    def agent_reply(messages):
+        bill, percent = re.findall(r"(\d+)% tip on a bill of (\d+)", prompt_text(messages))[0][::-1]
+        return json.dumps({"calls": [{"name": shown, "arguments": {"bill": int(bill), "percent": int(percent) / 100}}]})
+
+    def run(request_scales):
+        program = _program(env)
+        program.agent.lm = scripted_lm(agent_reply, phase="agent")
+        editor = scripted_lm(lambda m: json.dumps({"description": "Gives a tip."}), phase="editor")
+        return ToolObserver(env=env, editor_lm=editor, max_iterations=1, progress=False, gate=False,
+                            request_scales=request_scales).compile(program, trainset=env.tasks("train"))
+
+    read = run(True).detailed_results.iterations[0]
+    unread = run(False).detailed_results.iterations[0]
+    assert read.metrics["experiment_calls"] >= 1 and unread.metrics["experiment_calls"] == 0

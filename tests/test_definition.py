@@ -12,8 +12,9 @@ from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.gepa import GEPAKnobs
-from otbench.optimizers.toolobserver_spec import Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver_knobs import Improvements, ToolObserverKnobs
 from otbench.run import definition, tracking
+from otbench.run import logged as run_logged
 from otbench.run import lookup as run_lookup
 
 
@@ -61,7 +62,7 @@ def test_evaluate_and_optimize_runs_carry_their_definition_and_are_found_by_it(c
     run = mlflow.get_run(result.run_id)
     defined = evaluate.EvaluateOptions(agent="oracle", limit=3).definition()
     assert run.data.tags[definition.KEY_TAG] == defined.key
-    assert run_lookup.definition_of(run) == defined and run_lookup.find(defined).info.run_id == result.run_id
+    assert run_logged.definition_of(run) == defined and run_lookup.find(defined).info.run_id == result.run_id
     assert run.info.run_name.startswith("evaluate-bfcl-names_only-oracle-n3-")
     assert run.data.params["method"] == "oracle" and run.data.params["lm"] == "-"  # not a "base" docs row
 
@@ -94,7 +95,7 @@ def test_an_environment_option_added_later_reads_as_what_older_definitions_meant
     chess = optimize.OptimizeOptions(environment=EnvironmentOptions(env="chess")).definition()
     older = json.loads(chess.canonical())
     del older["environment"]["board_diagram"]  # logged before --board-diagram existed: the diagram was shown
-    read = run_lookup._completed(definition.RunDefinition.from_json(older))
+    read = run_logged._completed(definition.RunDefinition.from_json(older))
     assert dict(read.environment)["board_diagram"] is True and read.key != chess.key
 
 
@@ -148,9 +149,9 @@ def test_a_definition_of_the_first_format_reads_as_the_same_run():
     knobs = first["optimizer"].pop("knobs")
     first["optimizer"] |= {"variant": knobs.pop("variant"), "improvements": knobs.pop("improvements"),
                            "oracle_feedback": knobs.pop("oracle_feedback"), "probe": None, "knobs": knobs}
-    assert run_lookup.definition_from_json(first) == improved
+    assert run_logged.definition_from_json(first) == improved
     probed = _optimized(optimizer="easytool", knobs=EasyToolKnobs(probe=True))
     first = {key: value for key, value in json.loads(probed.canonical()).items() if key != "version"}
     first["optimizer"] |= {"variant": None, "improvements": [], "oracle_feedback": None,
                            "probe": first["optimizer"]["knobs"].pop("probe")}
-    assert run_lookup.definition_from_json(first) == probed
+    assert run_logged.definition_from_json(first) == probed

@@ -135,3 +135,13 @@ def test_serve_docs_says_what_the_gate_kept_and_refuses_docs_no_gate_checked(tmp
     with pytest.raises(SystemExit) as stopped:
         run_main(serve_docs.main, ["--mcp", "true", "--docs", str(tmp_path / "docs.json")])
     assert stopped.value.code == 2 and "no gate record" in capsys.readouterr().err
+
+
+def test_calls_that_work_equally_often_with_both_docs_leave_the_decision_to_the_toolset():
+    """A call given a number on the wrong scale works and answers wrong: where the tool's calls worked as often with
+    either doc, the tasks' scores decide."""
+    start, learned = _boxes()
+    both = [_attempt("s", ("f", True, 1))]
+    scores = iter([(1.0,), (0.0,)])  # the starting docs' tasks, then the learned docs'
+    decisions = decide(start, learned, ["s"], both, both, lambda trajectories: next(scores))
+    assert decisions["s::f"].kept == "start" and decisions["s::f"].by == "toolset"

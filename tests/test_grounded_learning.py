@@ -19,7 +19,7 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers.base import OBSERVED_CALLS, START_DOCS
 from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_spec import IMPROVED
+from otbench.optimizers.toolobserver_knobs import IMPROVED
 
 UNITS = {"function_1": ("Celsius", "Fahrenheit"), "function_2": ("Fahrenheit", "Celsius")}
 
@@ -155,7 +155,7 @@ def test_a_toolset_that_already_works_costs_no_editor_call():
     for mode in ("online", "offline"):
         ledger = TokenLedger()
         program, editor = _program(env, ledger)
-        ToolObserver(env=env, editor=editor, mode=mode, progress=False).compile(program, trainset=env.tasks("train"))
+        ToolObserver(env=env, editor=editor, mode=mode, progress=False, gate=False).compile(program, trainset=env.tasks("train"))
         assert "editor" not in ledger.snapshot() or ledger.snapshot()["editor"]["calls"] == 0, mode
         assert ledger.snapshot()["agent"]["calls"] == 3, mode  # the attempts, once: nothing is re-run
 

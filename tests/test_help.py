@@ -46,3 +46,9 @@ def test_the_otbench_command_answers_help_without_loading_anything_heavy(argv):
     loaded, help_text = _help("otbench", argv)
     assert loaded == "[]", f"otbench {' '.join(argv)} imported {loaded}"
     assert help_text.startswith("usage: ")
+
+
+def test_a_help_text_with_a_percent_sign_prints_as_written():
+    """argparse formats help with ``%``: a flag's text that says 15% is escaped, not a traceback."""
+    _, help_text = _help("otbench.optimize", ["--help"])
+    assert "request says 15%)" in " ".join(help_text.split())

@@ -24,7 +24,7 @@ from otbench.optimizers.play2prompt import SCORED_TOOLS, DocRefiner, Play2Prompt
 from otbench.optimizers.registry import spec_of
 from otbench.optimizers.rivals import RIVALS_KEPT, rivals
 from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_spec import PAPER
+from otbench.optimizers.toolobserver_knobs import PAPER
 
 
 def _agent(ledger):
@@ -174,7 +174,7 @@ def test_a_compile_counts_the_tools_whose_docs_it_changed():
 def test_toolobserver_starts_no_attempt_once_the_budget_is_spent():
     env, ledger, recorder, editor = ToyEnvironment(4, shared=True), TokenLedger(), Recorder(), DocEditor()
     editor.lm = scripted_lm(truthful_editor_reply, ledger=ledger, phase="editor")
-    ToolObserver(env=env, editor=editor, mode="offline", max_iterations=3, tracker=recorder, progress=False,
+    ToolObserver(env=env, editor=editor, mode="offline", max_iterations=3, tracker=recorder, progress=False, gate=False,
                  improvements=PAPER, token_budget=1).compile(ToolAgentProgram(env.toolbox(), _agent(ledger)), trainset=env.tasks())
     assert ledger.phase("agent").calls == 1  # the first attempt spent the budget: no other task was started
     assert recorder.records[0].metrics["n"] == 1.0

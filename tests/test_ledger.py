@@ -355,3 +355,41 @@ def test_a_settings_figures_are_drawn_by_render_and_named_by_what_they_show(tmp_
     assert len(drawn) == 3 and "bfcl-names_descriptions-note.png" in drawn
     assert all((page.parent / line.split("](")[1].rstrip(")")).read_bytes().startswith(b"\x89PNG") for line in links)
     assert [page.changed for page in render(tmp_path, ROOT / "results", write=False)] == [False]
+
+
+def test_every_checked_figure_is_one_its_sources_give():
+    """A figure the prose cites between ``<!-- figures: SOURCES -->`` markers is checked against those sources, as
+    ``otbench results render --check`` checks it."""
+    from otbench.study.figures import check_pages
+
+    assert [str(figure) for figure in check_pages(ROOT, ROOT / "results")] == []
+
+
+def test_a_figure_its_sources_do_not_give_is_named_with_its_line(tmp_path):
+    from otbench.study.figures import check_page, matches
+
+    page = tmp_path / "page.md"
+    page.write_text("# A page\n\n<!-- figures: runs/7fbf5c3f code/otbench.evals.stats.CONFIDENCE -->\n"
+                    "E goes from 0.00 [0.00, 0.28] to 0.80 [0.49, 0.94] (95% intervals), 8 tests gained\n"
+                    "(p = 0.008), for 10,360 tokens, `--limit 10` in code and GPT-5 as names aside;\n"
+                    "a hand edit says 0.81 and 10,460.\n<!-- /figures -->\n")
+    unfound = check_page(page, ROOT / "results")
+    assert [(figure.line, figure.figure) for figure in unfound] == [(6, "0.81"), (6, "10,460")]
+    assert matches("77%", [0.7704]) and not matches("77%", [0.7804]) and matches("-0.593", [0.5933])
+
+
+def test_a_kept_benchmark_output_checks_the_figures_that_cite_it(tmp_path):
+    """``bench/NAME``: what a benchmark printed, kept with its command (``--keep NAME``), is a page's source."""
+    from otbench.study.figures import check_page, keep_benchmark
+
+    results = tmp_path / "results"
+    kept = keep_benchmark("retrieval-30", "python benchmarks/pool_retrieval.py --sizes 30 --keep retrieval-30",
+                          [{"pool": "30", "n": 73, "recall_at_5": {"value": 0.1918, "low": 0.1064, "high": 0.2772}}],
+                          results)
+    assert json.loads(kept.read_text())["command"].endswith("--keep retrieval-30")
+    page = tmp_path / "page.md"
+    page.write_text("<!-- figures: bench/retrieval-30 -->\nOver 73 requests recall@5 is 0.192 [0.11, 0.28], not 0.25.\n"
+                    "<!-- /figures -->\n")
+    assert [(figure.line, figure.figure) for figure in check_page(page, results)] == [(2, "0.25")]
+    with pytest.raises(ConfigError):
+        keep_benchmark("../elsewhere", "python x.py", [], results)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from otbench import bench, compare, evaluate, export, optimize, prepare, serve, ui, ui_check
+from otbench import bench, compare, evaluate, export, optimize, outputs, prepare, serve, ui, ui_check
 from otbench.cli import run_main
 from otbench.errors import ConfigError
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.run import evaluation, optimization, outputs, tracking
-from otbench.run.outputs import problem
+from otbench.outputs import problem
+from otbench.run import evaluation, optimization, tracking
 from otbench.study import comparing, grid
 
 
@@ -149,7 +149,7 @@ def test_a_writable_place_passes_and_the_check_leaves_nothing_behind(tmp_path):
 
 def test_with_a_tracking_uri_the_store_directory_is_not_where_the_command_writes(places, nothing_starts):
     """--tracking-uri wins over --mlruns: a --mlruns that is a file is not refused, the URI's database is checked."""
-    from otbench.run.outputs import check_outputs
+    from otbench.outputs import check_outputs
 
     parser = evaluate.build_parser()
     args = parser.parse_args(["--mlruns", str(places / "a-file"), "--tracking-uri", f"sqlite:///{places}/other.db"])

@@ -13,7 +13,7 @@ from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError, DataError, OtbenchError, RunError, SetupError
 from otbench.optimizers.play2prompt import Play2PromptKnobs
 from otbench.optimizers.toolobserver import ToolObserverKnobs
-from otbench.optimizers.toolobserver_spec import Improvements
+from otbench.optimizers.toolobserver_knobs import Improvements
 from otbench.run import optimization, tracking
 
 

@@ -7,9 +7,10 @@ from scripted_lm import scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 from otbench.evals.harness import run_rollouts
+from otbench.llm import tracing
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
-from otbench.run import optimization, tracing, tracking
+from otbench.run import optimization, tracking
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_spec import PAPER
+from otbench.optimizers.toolobserver_knobs import PAPER
 from otbench.run import tracking
 
 # the paper's protocol: these tests pin its exact behaviour

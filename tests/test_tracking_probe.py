@@ -7,10 +7,9 @@ import threading
 
 import pytest
 
-from otbench import evaluate, export, optimize
+from otbench import evaluate, export, optimize, store
 from otbench.cli import run_main
 from otbench.errors import SetupError
-from otbench.run import tracking
 
 
 def _closed_port() -> int:
@@ -36,13 +35,13 @@ def test_a_tracking_server_that_refuses_connections_is_one_line_before_work(main
 
 
 def test_a_server_that_accepts_but_never_answers_is_refused_after_the_probe_timeout(monkeypatch, capsys):
-    monkeypatch.setattr(tracking, "PROBE_SECONDS", 0.5)
+    monkeypatch.setattr(store, "PROBE_SECONDS", 0.5)
     with socket.socket() as silent:  # the kernel accepts the connection; nobody ever replies
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         uri = f"http://127.0.0.1:{silent.getsockname()[1]}"
         with pytest.raises(SetupError, match="nothing answers there within 0 s"):
-            tracking.check_reachable(uri, "--tracking-uri", timeout=tracking.PROBE_SECONDS)
+            store.check_reachable(uri, "--tracking-uri", timeout=store.PROBE_SECONDS)
 
 
 def test_a_database_that_accepts_no_connection_is_refused(capsys):
@@ -70,7 +69,7 @@ def test_a_server_that_answers_passes_the_probe():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answering)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        tracking.check_reachable(f"http://127.0.0.1:{server.server_address[1]}", "--tracking-uri")
+        store.check_reachable(f"http://127.0.0.1:{server.server_address[1]}", "--tracking-uri")
     finally:
         server.shutdown()
         server.server_close()

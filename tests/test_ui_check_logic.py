@@ -43,8 +43,9 @@ def test_an_opened_trace_must_show_its_spans_task_and_question(monkeypatch):
     from toy_env import ToyEnvironment, docs_aware_agent_reply
 
     from otbench.evals.harness import run_rollouts
+    from otbench.llm import tracing
     from otbench.modules.agent import FunctionCallingAgent
-    from otbench.run import tracing, tracking
+    from otbench.run import tracking
     from otbench.ui_check import check_trace_page
 
     monkeypatch.setenv(tracing.SWITCH, "1")

@@ -6,7 +6,7 @@ from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory
 from otbench.modules.editor import EditorExchange
 from otbench.optimizers.toolobserver import _checked_against_counts
-from otbench.optimizers.toolobserver_spec import IMPROVED, Improvements
+from otbench.optimizers.toolobserver_knobs import IMPROVED, Improvements
 from otbench.optimizers.usage import UsageBook
 
 

@@ -14,7 +14,7 @@ from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_spec import IMPROVED
+from otbench.optimizers.toolobserver_knobs import IMPROVED
 from otbench.optimizers.varied import FailedCalls
 
 QUESTION = "Which city has the zip code 90210?"

@@ -273,3 +273,57 @@ def read_worded_error(result: CallResult) -> CallResult:
         return result
     return CallResult(result.call, False, error=error, situation=result.situation, value=result.value,
                       injected=result.injected)
+
+
+_PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:%|per\s?cent\b|pct\b)", re.IGNORECASE)
+_WRITTEN_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+_SCALE_TOLERANCE = 1e-9
+
+
+def scale_mismatch(request: str, call: ToolCall) -> str | None:
+    """Why ``call`` hands a tool a number of the request on another scale than the request states it, None where it
+    does not: a request that says 15% and a call that passes 0.15 (or 1500) and never 15 itself.
+
+    The tool answers such a call with a plausible number and no error, so nothing else tells the learner the call may
+    be wrong: read from the request and the call alone (no task answer), it is a doubt to test, not a verdict: the
+    learner tries the value as the request writes it and an editor sees both results."""
+    percents = [float(text) for text in _PERCENT.findall(request)]
+    if not percents:
+        return None
+    written = [float(text) for text in _WRITTEN_NUMBER.findall(request)]
+    passed = [value for value in _numbers(call.arguments)
+              if not any(math.isclose(value, number, rel_tol=_SCALE_TOLERANCE) for number in written)]
+    for percent in percents:
+        if any(math.isclose(value, percent, rel_tol=_SCALE_TOLERANCE) for value in passed):
+            continue
+        for value in passed:
+            for shown, factor in (("a fraction", 100.0), ("100 times the percentage", 0.01)):
+                if percent and math.isclose(value * factor, percent, rel_tol=_SCALE_TOLERANCE):
+                    return (f"the request says {percent:g}% and the call passed {value:g} ({shown}): the tool may "
+                            f"take {percent:g} as written, so its answer may be on another scale than the request's")
+    return None
+
+
+def read_against_request(request: str, result: CallResult) -> CallResult:
+    """``result`` as a failed call where its call passed a number of ``request`` on another scale
+    (:func:`scale_mismatch`), that doubt its error; any other result as it is."""
+    if not result.ok:
+        return result
+    doubt = scale_mismatch(request, result.call)
+    if doubt is None:
+        return result
+    return CallResult(result.call, False, output=result.output, error=doubt, situation=result.situation,
+                      value=result.value, injected=result.injected)
+
+
+def _numbers(value: Any) -> list[float]:
+    """Every number in a call's arguments, nested ones included (booleans are not numbers here)."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)] if math.isfinite(value) else []
+    if isinstance(value, dict):
+        return [number for item in value.values() for number in _numbers(item)]
+    if isinstance(value, list):
+        return [number for item in value for number in _numbers(item)]
+    return []

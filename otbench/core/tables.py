@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from otbench.evals.stats import Interval
+from typing import Any
 
 
 def _cell(value: Any) -> str:
@@ -42,17 +38,3 @@ def server_table(figures: dict[str, dict[str, float]]) -> str | None:
         return None
     rows = [{"phase": phase, **row} for phase, row in figures.items()]
     return "embedded model, as llama.cpp measured it:\n" + format_table(rows, SERVER_COLUMNS)
-
-
-def interval_table(metric_names: Sequence[str], values: Mapping[str, Any], intervals: Mapping[str, Interval]) -> str:
-    """One line per metric: its value, 95% interval, the tasks behind it and how the interval was computed."""
-    rows = []
-    for name in metric_names:
-        found = intervals.get(name)
-        if found is None and name not in values:
-            continue
-        value = found.value if found is not None else values[name]
-        rows.append({"metric": name, "value": float(value), "95% interval": found.bounds_text() if found else "[-]",
-                     "n": found.n if found else int(values.get("n", 0)),
-                     "interval": found.method if found else "none"})
-    return format_table(rows, ["metric", "value", "95% interval", "n", "interval"])

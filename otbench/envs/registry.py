@@ -42,13 +42,15 @@ _OPTION_MODULES = {
     "pool": "otbench.envs.pool.options",
 }
 ENVIRONMENTS = tuple(_OPTION_MODULES)
+DEFAULT_ENVIRONMENT = "bfcl"
+"""The environment a command runs when it names none."""
 
 
 @dataclass(frozen=True)
 class EnvironmentOptions:
     """Which environment a command runs, under which setting and faults, with which options of its own."""
 
-    env: str = "bfcl"
+    env: str = DEFAULT_ENVIRONMENT
     setting: str | None = None
     """What the agent is given to work with, by name; None: the environment's default."""
     faults: str | None = None
@@ -75,9 +77,9 @@ def chosen_environment(argv: list[str] | None) -> str:
     """The environment a command line names (``--env``), the default when it names none or an unknown one (which
     the full parse then refuses): the environment whose options the command shows."""
     scout = argparse.ArgumentParser(add_help=False)
-    scout.add_argument("--env", default="bfcl")
+    scout.add_argument("--env", default=DEFAULT_ENVIRONMENT)
     known, _ = scout.parse_known_args(argv)
-    return known.env if known.env in ENVIRONMENTS else "bfcl"
+    return known.env if known.env in ENVIRONMENTS else DEFAULT_ENVIRONMENT
 
 
 def add_environment_arguments(parser: argparse.ArgumentParser, *, running: bool = True,
@@ -91,8 +93,9 @@ def add_environment_arguments(parser: argparse.ArgumentParser, *, running: bool 
     belongs to instead of argparse's bare "unrecognized arguments"."""
     chosen = chosen_environment(argv)
     group = parser.add_argument_group("environment")
-    group.add_argument("--env", default="bfcl", help=f"environment: {', '.join(ENVIRONMENTS)} (default bfcl); "
-                                                     "'--env NAME --help' shows that environment's options")
+    group.add_argument("--env", default=DEFAULT_ENVIRONMENT,
+                       help=f"environment: {', '.join(ENVIRONMENTS)} (default {DEFAULT_ENVIRONMENT}); "
+                            "'--env NAME --help' shows that environment's options")
     group.add_argument("--setting", default=None,
                        help=f"what the agent is given to work with: {_options(chosen).settings()}")
     if running:
@@ -117,7 +120,7 @@ def refuse_other_environments(values: Mapping[str, Any]) -> None:
     """Refuse, in one line, an option of another environment than ``values``' ``--env``: it would be ignored
     (``evaluate --env bfcl --max-moves 5``). A command line's namespace holds another environment's option only
     when it was given (:func:`add_environment_arguments`)."""
-    env = str(values.get("env", "bfcl"))
+    env = str(values.get("env", DEFAULT_ENVIRONMENT))
     if env not in ENVIRONMENTS:
         return  # refused by name where the environment is resolved
     mine = own_defaults(env)
@@ -167,7 +170,7 @@ def other_environments_options(name: str) -> frozenset[str]:
 def options_from_values(values: Mapping[str, Any]) -> EnvironmentOptions:
     """The environment options among ``values`` (an argparse namespace's, by command-line name); ``--toolset``,
     the older name of ``--setting``, names the setting when given."""
-    env = str(values.get("env", "bfcl"))
+    env = str(values.get("env", DEFAULT_ENVIRONMENT))
     setting, older = values.get("setting"), values.get("toolset")
     if older is not None:
         if setting not in (None, older):

@@ -30,8 +30,8 @@ from typing import Any
 
 import dspy
 
+from otbench.llm import tracing
 from otbench.llm.grammar import schema_as_grammar
-from otbench.run import tracing
 
 
 @dataclass

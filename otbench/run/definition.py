@@ -16,7 +16,7 @@ two tags that make it findable: :data:`KEY_TAG` (:attr:`RunDefinition.key`, a ha
 What an optimizer's knobs make of a definition is its spec's to say
 (:meth:`otbench.optimizers.spec.OptimizerSpec.define`): only the knobs that act in the run's mode. A sample that
 holds every task of its split is the same sample whatever the seed (:meth:`RunDefinition.sized`), so its seed is
-left out. Definitions logged by an earlier format are read by one adapter, :mod:`otbench.run.lookup`.
+left out. Definitions logged by an earlier format are read by one adapter, :mod:`otbench.run.logged`.
 """
 
 from __future__ import annotations
@@ -139,10 +139,10 @@ class RunDefinition:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunDefinition:
-        """Read :meth:`to_json`'s data back (an earlier format: :func:`otbench.run.lookup.definition_from_json`)."""
+        """Read :meth:`to_json`'s data back (an earlier format: :func:`otbench.run.logged.definition_from_json`)."""
         if data.get("version") != VERSION:
             raise DataError(f"a run definition of format {data.get('version', 1)}, not {VERSION}: read it with "
-                            "otbench.run.lookup.definition_from_json")
+                            "otbench.run.logged.definition_from_json")
         optimizer = data.get("optimizer")
         return cls(
             command=data["command"], env=data["env"], setting=data["setting"],

@@ -69,7 +69,7 @@ def check_source(spec: str, tracking: Any) -> None:
     """Refuse, before anything is written, docs that cannot be read: a file that is not an otbench docs file or DSPy
     state, or a run or prompt of a store that does not exist yet (``tracking``: the command's
     :class:`~otbench.run.settings.TrackingOptions`)."""
-    from otbench.run.tracking import require_store
+    from otbench.store import require_store
 
     if spec.startswith(STORED):
         require_store(tracking.uri, tracking.directory, f"--docs {spec}")

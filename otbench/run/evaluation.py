@@ -31,6 +31,7 @@ from otbench.llm.session import EMBEDDED, OpenAIEndpoint, check_models, open_lms
 from otbench.run import outcomes as run_outcomes
 from otbench.run import tracking
 from otbench.run.definition import TOOL_CALLING_AGENTS, RunDefinition, split_sizes
+from otbench.run.outcomes import PARTIAL, SPENT
 from otbench.run.settings import RunSettings
 
 if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads DSPy)
@@ -38,12 +39,6 @@ if TYPE_CHECKING:  # what runs an evaluation is imported when one runs (it loads
     from otbench.llm.metering import TokenLedger
 
 AGENTS = ("llm", *TOOL_CALLING_AGENTS, "oracle", "null")
-PARTIAL = "partial_trajectories.jsonl"
-"""Artefact of a scoring under way (an evaluation's, or an optimize run's of its test tasks): the tasks finished so
-far, one trajectory a line."""
-SPENT = "partial_tokens.json"
-"""Artefact of a scoring under way: the run's tokens by phase (``tokens_by_phase``) and seconds (``seconds``; not
-in those kept before it was) when :data:`PARTIAL` was last written."""
 KEEP_EVERY = 5
 """Finished tasks between two writes of :data:`PARTIAL` (and one when the evaluation stops)."""
 
@@ -258,7 +253,8 @@ def _finished_tasks(run_id: str, definition: RunDefinition) -> dict[str, Traject
     run is not an unfinished evaluation of ``definition``."""
     import mlflow
 
-    from otbench.run.lookup import definition_of, same_run
+    from otbench.run.logged import definition_of
+    from otbench.run.lookup import same_run
 
     try:
         run = mlflow.get_run(run_id)

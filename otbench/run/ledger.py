@@ -124,7 +124,7 @@ def spent(entry: Entry) -> tuple[int, float | None]:
     """An entry's tokens (paid and cache-served) and wall seconds; an interrupted one's as far as it got: by what it
     spent when it last kept its finished tasks (an evaluation, or an optimize run scoring its test tasks), else by its
     last checkpoint."""
-    from otbench.run.evaluation import SPENT
+    from otbench.run.outcomes import SPENT
 
     if entry.tokens_by_phase:
         return tracking.cost_tokens(entry.tokens_by_phase), entry.seconds
@@ -468,7 +468,7 @@ def entry_of(run_id: str) -> Entry:
     import mlflow
 
     from otbench.envs.registry import make_environment
-    from otbench.run.lookup import definition_of
+    from otbench.run.logged import definition_of
 
     try:
         run = mlflow.get_run(run_id)
@@ -536,7 +536,7 @@ def _resume_state(run: Any, defined: RunDefinition) -> dict[str, Any]:
     tasks, what it had spent when it last kept them."""
     import mlflow
 
-    from otbench.run.evaluation import PARTIAL, SPENT
+    from otbench.run.outcomes import PARTIAL, SPENT
 
     run_id = run.info.run_id
     if defined.command == "evaluate":
@@ -688,7 +688,7 @@ def verify(root: Path | None = None) -> list[str]:
     are not entries of the format, keys that are not their definitions' or their file names', digests that are not
     their content's, commits this repository does not have, statuses, and a result metric its own per-task outcomes
     do not give."""
-    from otbench.run.lookup import definition_from_json
+    from otbench.run.logged import definition_from_json
 
     folder = (root or results_dir()) / RUNS
     problems = []

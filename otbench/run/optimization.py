@@ -32,10 +32,11 @@ from otbench.optimizers.registry import spec_of
 from otbench.optimizers.spec import Built
 from otbench.run import outcomes as run_outcomes
 from otbench.run import tracking
-from otbench.run.definition import DEFINITION_TAG, Optimizer, RunDefinition, Sample, frozen_part, split_sizes
+from otbench.run.definition import DEFINITION_TAG, Optimizer, RunDefinition, Sample, split_sizes
 from otbench.run.evaluation import TaskKeeper, kept_scoring
 from otbench.run.outcomes import RunOutcomes
 from otbench.run.settings import RunSettings
+from otbench.store import require_store
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy)
     from otbench.core.trajectory import Trajectory
@@ -43,7 +44,6 @@ if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loa
     from otbench.llm.metering import TokenLedger
     from otbench.modules.program import ToolAgentProgram
     from otbench.optimizers.base import DocOptimizer
-    from otbench.study.sweep import SweepOptions, SweepResult
 
 PHASES = ("agent", "editor", "exploration")
 
@@ -129,7 +129,8 @@ def resumable(run_id: str) -> tuple[RunDefinition, dict[str, Any]]:
 
     import mlflow
 
-    from otbench.run.lookup import definition_from_json, definition_from_values, same_run
+    from otbench.run.logged import definition_from_json, definition_from_values
+    from otbench.run.lookup import same_run
 
     checkpoint = tracking.resumable_checkpoint(run_id)
     if "definition" in checkpoint:
@@ -191,7 +192,7 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
 def resume(run_id: str, settings: RunSettings) -> OptimizeResult:
     """An interrupted run continued from its checkpoint, in the same MLflow run: its definition is the
     checkpoint's (:func:`resumable`), its settings the ones given here."""
-    tracking.require_store(settings.tracking.uri, settings.tracking.directory, f"--resume {run_id}")
+    require_store(settings.tracking.uri, settings.tracking.directory, f"--resume {run_id}")
     tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
     definition, checkpoint = resumable(run_id)
     check(definition, settings)
@@ -275,37 +276,6 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
             raise RunError(f"optimization stopped ({stop}); {hint}") from stop.cause
         return _finish(definition, settings, env, learned, scored_first, ledger, tracked.info.run_id,
                        tracker.elapsed_seconds(), tested, register=not nested, started=started)
-
-
-def sweep(definition: RunDefinition, settings: RunSettings, sweeping: SweepOptions) -> SweepResult:
-    """``--sweep N``: tune the optimizer's knobs with optuna (:func:`otbench.study.sweep.tune`), every trial a run of
-    this module on one shared environment and LM server, nested under the sweep's MLflow run; each trial's
-    definition is the base one with the knobs it draws."""
-    from otbench.study.sweep import Study, Trial, knobs_to_sweep, tune
-
-    optimizer = optimizer_of(definition)
-    knobs = knobs_to_sweep(optimizer.name)
-    check(definition, settings)
-    spec = spec_of(optimizer.name)
-    with open_workbench(definition, settings) as bench:
-        env = bench.env
-        lm = definition.lm_options(settings.lm)
-
-        def trial(drawn: Any) -> Trial:
-            chosen = Optimizer(optimizer.name, optimizer.mode, frozen_part(spec.define(drawn, optimizer.mode)))
-            result = execute(dataclasses.replace(definition, optimizer=chosen), settings, workbench=bench, nested=True)
-            return Trial(float((result.test or result.after)[env.primary_metric]),
-                         int(result.tokens_by_phase.get("all", {}).get("total_tokens", 0)), result.run_id)
-
-        model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
-        study = Study(name=sweeping.study_name or f"otbench-{optimizer.name}-{env.name}-{env.setting}-{lm.lm}",
-                      knobs=knobs, start=optimizer.chosen(), mode=optimizer.mode, seed=definition.sample.drawn_with,
-                      metric=env.primary_metric,
-                      tags={"command": "sweep", "optimizer": optimizer.name, "env": env.name, "setting": env.setting,
-                            "lm": lm.lm},
-                      run_name="-".join(["sweep", optimizer.name, env.name, env.setting,
-                                         f"n{definition.sample.limit}", model]))
-        return tune(sweeping, study, trial)
 
 
 def _build_optimizer(definition: RunDefinition, settings: RunSettings, env: Any, lms: Mapping[str, Any],

@@ -28,6 +28,12 @@ OUTCOMES_ARTIFACT = "outcomes.json"
 RESULT = "result"
 """The split that is a run's result: an evaluation's only one, an optimize run's test split (else its final docs)."""
 NO_OUTCOMES = "no per-task outcomes (run logged before they were kept)"
+PARTIAL = "partial_trajectories.jsonl"
+"""Artefact of a scoring under way (an evaluation's, or an optimize run's of its test tasks): the tasks finished so
+far, one trajectory a line."""
+SPENT = "partial_tokens.json"
+"""Artefact of a scoring under way: the run's tokens by phase (``tokens_by_phase``) and seconds (``seconds``; not
+in those kept before it was) when :data:`PARTIAL` was last written."""
 
 
 @dataclass(frozen=True)

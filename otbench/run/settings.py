@@ -10,13 +10,16 @@ resumes it.
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from otbench.llm.session import DEFAULT_API_KEY, EMBEDDED, LMOptions
+from otbench.cli import API_BASE_VARIABLE, EDITOR_API_BASE_VARIABLE, non_negative_float, positive_int
+from otbench.llm.session import API_KEY_VARIABLE, DEFAULT_API_KEY, EMBEDDED, LMOptions
 
 HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns",
                          "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name",
@@ -57,6 +60,36 @@ class RunSettings:
 def tracking_from_values(values: Mapping[str, Any]) -> TrackingOptions:
     directory = values.get("mlruns")
     return TrackingOptions(values.get("tracking_uri"), Path(directory) if directory else None)
+
+
+def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -> None:
+    """The options of how the models are reached, as :func:`lm_from_values` reads them back."""
+    group = parser.add_argument_group("language models")
+    group.add_argument("--lm", default=EMBEDDED,
+                       help="agent model: 'embedded' (local Qwen2.5-Coder-1.5B, default) or a litellm model string")
+    group.add_argument("--api-base", default=os.environ.get(API_BASE_VARIABLE), metavar="URL",
+                       help="the agent's OpenAI-compatible server, already running (vLLM, SGLang, Ollama, llama.cpp, "
+                            f"python -m otbench.serve); --lm names its model (default ${API_BASE_VARIABLE})")
+    if editor:
+        group.add_argument("--editor-lm", default=None, help="editor model (default: same as --lm)")
+        group.add_argument("--editor-api-base", default=os.environ.get(EDITOR_API_BASE_VARIABLE), metavar="URL",
+                           help="the editor's server (default: --api-base when --editor-lm is not given; "
+                                f"${EDITOR_API_BASE_VARIABLE})")
+    group.add_argument("--api-key", default=os.environ.get(API_KEY_VARIABLE, DEFAULT_API_KEY), metavar="KEY",
+                       help="the key --api-base's server takes (python -m otbench.serve prints it); better "
+                            f"${API_KEY_VARIABLE}, which other users cannot read in the process list (default "
+                            f"${API_KEY_VARIABLE}, else '{DEFAULT_API_KEY}', else the key of a server otbench started here)")
+    group.add_argument("--embedded-model", default="qwen-1.5b",
+                       help="embedded weights: qwen-1.5b or qwen-0.5b (default qwen-1.5b)")
+    group.add_argument("--gguf", type=Path, default=None,
+                       help="serve this local GGUF file instead of the embedded model (default: the embedded weights)")
+    group.add_argument("--threads", type=positive_int, default=None,
+                       help="CPU threads for the embedded model (default: every core)")
+    group.add_argument("--temperature", type=non_negative_float, default=0.0, help="sampling temperature (default 0)")
+    group.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
+    group.add_argument("--no-grammar", action="store_true",
+                       help="send the embedded model reply schemas as response_format (pretty-printed JSON, about "
+                            "twice the tokens) instead of compact grammars")
 
 
 def lm_from_values(values: Mapping[str, Any], *, slots: int = 1) -> LMOptions:

@@ -23,30 +23,26 @@ commands started together on a new store each began that migration and all but o
 exclusive file lock next to its database (:func:`store_lock`) until the store and the experiment
 exist: the first process creates them, the others wait for it, then find them made.
 
-A tracking server or database that does not answer is refused before any work, within
-:data:`PROBE_SECONDS` (:func:`check_reachable`): MLflow's own client retries for minutes, then
-prints a traceback.
+Where the store is, and whether a server answers, is :mod:`otbench.store`'s to say.
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import json
 import logging
 import os
-import socket
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 import otbench  # noqa: F401  (offline-safe environment before mlflow loads)
 from otbench.paths import mlruns_dir
+from otbench.store import SQLITE_PREFIX, sqlite_path, store_database, tracking_uri_in_use
 
 EXPERIMENT = "otbench"
 RESULT_PREFIX = "result/"
@@ -61,10 +57,6 @@ RUN_COLORS = ("#c83243", "#137dae", "#308613", "#de7921", "#8a63bf", "#04867d", 
               "#c82d4c", "#8396a5")
 """MLflow UI's own run colours (its colour picker offers them), ordered so that neighbours differ in hue."""
 VIEW_TAG_PREFIX = "mlflow.sharedViewState."
-_SQLITE = "sqlite:///"
-PROBE_SECONDS = 5.0
-"""How long a tracking server or database may take to answer the probe made before any work."""
-_DATABASE_PORTS = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}
 
 
 def store_uris(directory: Path | None = None) -> tuple[str, str]:
@@ -78,85 +70,18 @@ def store_uris(directory: Path | None = None) -> tuple[str, str]:
 def store_lock(database: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``database``'s lock file (``mlflow.db.lock``) for the block.
 
-    An advisory ``flock``: every otbench process that opens the store takes it, and the kernel
-    releases it when the holder dies, so a killed command never leaves the store locked.
+    An operating-system lock (:class:`filelock.FileLock`: ``flock`` on POSIX, ``LockFileEx`` on Windows): every
+    otbench process that opens the store takes it, and the kernel releases it when the holder dies, so a killed
+    command never leaves the store locked.
     """
     database.parent.mkdir(parents=True, exist_ok=True)
-    with open(database.with_name(f"{database.name}.lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _sqlite_path(uri: str) -> Path | None:
-    """The database file of a ``sqlite:///PATH`` URI; None for any other URI."""
-    if uri.startswith(_SQLITE) and uri != f"{_SQLITE}:memory:":
-        return Path(uri.removeprefix(_SQLITE).split("?", 1)[0])
-    return None
-
-
-def tracking_uri_in_use(tracking_uri: str | None, directory: Path | None) -> str | None:
-    """The URI :func:`configure` points MLflow at for these arguments; None for the local store (``directory``,
-    else ``$OTBENCH_MLRUNS`` or ``./mlruns``). A directory given wins over ``MLFLOW_TRACKING_URI``, which
-    MLflow itself sets to the last URI in use."""
-    return tracking_uri or (None if directory else os.environ.get("MLFLOW_TRACKING_URI")) or None
-
-
-def require_store(tracking_uri: str | None, directory: Path | None, asking: str) -> None:
-    """Refuse, without creating it, a local store that does not exist yet, where ``asking`` (``--resume ID``,
-    ``--docs runs:/ID``) names something only an existing store could hold."""
-    from otbench.errors import DataError
-
-    database = store_database(tracking_uri, directory)
-    if database is not None and not database.exists():
-        raise DataError(f"{asking}: there is no MLflow store at {database.parent} yet (give --mlruns or --tracking-uri "
-                        "where the run is)")
-
-
-def store_database(tracking_uri: str | None, directory: Path | None) -> Path | None:
-    """The sqlite file :func:`configure` opens for these arguments; None when it logs to a server."""
-    uri = tracking_uri_in_use(tracking_uri, directory)
-    if uri is None:
-        return (directory or mlruns_dir()).absolute() / "mlflow.db"
-    return _sqlite_path(uri)
-
-
-def check_reachable(uri: str, label: str, *, timeout: float = PROBE_SECONDS) -> None:
-    """Refuse, on one line, a tracking or database URI that cannot work: an MLflow server (http, https)
-    that gives no HTTP answer, a database server (postgresql, mysql, mssql) that accepts no connection, or
-    a URI of no kind MLflow and optuna take. A sqlite file is checked as an output
-    (:mod:`otbench.run.outputs`); what answers is not judged further (MLflow reports its own errors)."""
-    from otbench.errors import ConfigError, SetupError
-
-    parsed = urllib.parse.urlparse(uri)
-    scheme = parsed.scheme.split("+", 1)[0]
-    try:
-        if scheme in ("http", "https"):
-            if not parsed.hostname:
-                raise ConfigError(f"{label} {uri}: no host in the URL")
-            try:
-                with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout):
-                    pass
-            except urllib.error.HTTPError:
-                pass  # an HTTP answer, even an error: something serves there, MLflow speaks for itself
-            return
-        if scheme in _DATABASE_PORTS:
-            if parsed.hostname:  # no host: a local socket, which the driver finds
-                socket.create_connection((parsed.hostname, parsed.port or _DATABASE_PORTS[scheme]), timeout).close()
-            return
-    except (urllib.error.URLError, OSError, ValueError) as error:
-        reason = getattr(error, "reason", None) or error
-        raise SetupError(f"{label} {uri}: nothing answers there within {timeout:.0f} s ({reason})") from None
-    if scheme not in ("sqlite", "databricks", "file"):
-        raise ConfigError(f"{label} {uri}: expected an MLflow server (http://HOST:PORT), sqlite:///PATH or a database "
-                        "URL (postgresql://...); for a local store directory use --mlruns DIR")
+    with FileLock(database.with_name(f"{database.name}.lock")):
+        yield
 
 
 def _first_use_lock(uri: str) -> AbstractContextManager[None]:
     """The lock that serialises the creation of a sqlite store; none for a server or another database."""
-    database = _sqlite_path(uri)
+    database = sqlite_path(uri)
     return store_lock(database) if database is not None else nullcontext()
 
 
@@ -175,7 +100,7 @@ def configure(tracking_uri: str | None = None, *, directory: Path | None = None,
     artifact_root = None
     if not uri:
         uri, artifact_root = store_uris(directory)
-    database = _sqlite_path(uri)
+    database = sqlite_path(uri)
     if database is not None:
         check_store_file(database)
     mlflow.set_tracking_uri(uri)
@@ -216,7 +141,7 @@ def open_existing(tracking_uri: str | None = None, *, directory: Path | None = N
         if not database.is_file() or database.stat().st_size == 0:
             return False
         check_store_file(database)
-    uri = tracking_uri_in_use(tracking_uri, directory) or f"{_SQLITE}{database}"
+    uri = tracking_uri_in_use(tracking_uri, directory) or f"{SQLITE_PREFIX}{database}"
     mlflow.set_tracking_uri(uri)
     try:
         return mlflow.get_experiment_by_name(EXPERIMENT) is not None
@@ -238,7 +163,7 @@ def create_sqlite_store(database: Path, artifact_root: str | None) -> None:
     building = database.with_name(f"{database.name}.new")
     for leftover in (building, building.with_name(f"{building.name}-journal")):
         leftover.unlink(missing_ok=True)
-    uri = f"{_SQLITE}{building}"
+    uri = f"{SQLITE_PREFIX}{building}"
     try:
         SqlAlchemyStore(uri, artifact_root or DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH)
     finally:
@@ -348,10 +273,10 @@ def _scalar(value: Any) -> str:
 @contextmanager
 def _ended_by_its_outcome(run: Any) -> Iterator[None]:
     """The active run ends FAILED if the block raises, KILLED on Ctrl-C or SIGTERM (resumable), keeping
-    what it logged; its LM calls are its traces (:mod:`otbench.run.tracing`)."""
+    what it logged; its LM calls are its traces (:mod:`otbench.llm.tracing`)."""
     import mlflow
 
-    from otbench.run.tracing import traced_run
+    from otbench.llm.tracing import traced_run
 
     try:
         with traced_run(run.info.run_id):
@@ -612,6 +537,7 @@ class MlflowIterationTracker:
         self.started = time.perf_counter()
         self.previous_docs = start_docs
         self.previous_step = start_step
+        self.last_checkpoint: dict[str, Any] | None = None
 
     def elapsed_seconds(self) -> float:
         return self.earlier_seconds + time.perf_counter() - self.started
@@ -645,10 +571,22 @@ class MlflowIterationTracker:
                         f"{folder}/editor.md")
         mlflow.log_text("".join(json_text({"toolset": toolset, **result.to_dict()}) + "\n"
                                 for toolset, result in getattr(record, "observed", ())), f"{folder}/{OBSERVED}")
-        mlflow.log_dict({**record.checkpoint, **self.extra_checkpoint, **self.live_state(),
-                         "tokens": self.ledger.snapshot(), CHECKPOINT_STEP: record.step,
-                         "elapsed_seconds": self.elapsed_seconds()},
-                        "checkpoint.json")
+        self.last_checkpoint = {**record.checkpoint, **self.extra_checkpoint, **self.live_state(),
+                                CHECKPOINT_STEP: record.step}
+        self._write_checkpoint()
+
+    def keep_state(self, state: dict[str, Any]) -> None:
+        """Add ``state`` to the last checkpoint (what the compile decided after its last iteration), with the tokens
+        and seconds spent so far: a resume from it does not pay for those decisions again."""
+        if self.last_checkpoint is not None:
+            self.last_checkpoint = {**self.last_checkpoint, **state}
+            self._write_checkpoint()
+
+    def _write_checkpoint(self) -> None:
+        import mlflow
+
+        mlflow.log_dict({**(self.last_checkpoint or {}), "tokens": self.ledger.snapshot(),
+                         "elapsed_seconds": self.elapsed_seconds()}, "checkpoint.json")
 
 
 def resumable_checkpoint(run_id: str) -> dict[str, Any]:

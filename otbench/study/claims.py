@@ -7,20 +7,21 @@ dies, so a cell whose worker died is free for the next worker that asks, with no
   for as long as the cell runs, on the database the sweeps already share (``--storage``). A worker
   whose process ends drops its connection and its locks at once; one whose machine vanishes is
   noticed by the server's TCP keepalives (set per connection: about a minute).
-- :class:`FileClaims`: an exclusive ``flock`` on a file per cell next to a local store: workers on
-  one machine.
+- :class:`FileClaims`: an exclusive operating-system lock (:class:`filelock.FileLock`) on a file per cell next
+  to a local store: workers on one machine.
 
 Nothing is scheduled here: each worker walks the grid in order and runs the first cell it can claim.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
+
+from filelock import FileLock, Timeout
 
 from otbench.errors import SetupError
 
@@ -45,16 +46,16 @@ class FileClaims:
     @contextmanager
     def claim(self, key: str) -> Iterator[bool]:
         self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.directory / f"{key}.lock", "a") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            try:
-                yield True
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        lock = FileLock(self.directory / f"{key}.lock")
+        try:
+            lock.acquire(blocking=False)
+        except Timeout:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
 
 
 def lock_number(key: str) -> int:

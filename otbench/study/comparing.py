@@ -39,6 +39,7 @@ from otbench.run import lookup as run_lookup
 from otbench.run import tracking
 from otbench.run.definition import RunDefinition, seed_text, split_sizes
 from otbench.run.settings import RunSettings, TrackingOptions
+from otbench.store import require_store
 from otbench.study import comparison
 
 DEFAULT_LIMIT = 10
@@ -557,7 +558,7 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
 
     options = check(options)
     if base_rate is None:  # read from the store's finished base run: a store that does not exist holds none
-        tracking.require_store(options.tracking.uri, options.tracking.directory, "--plan without --base-rate")
+        require_store(options.tracking.uri, options.tracking.directory, "--plan without --base-rate")
     if wanted is not None and base_rate is not None and not -base_rate < wanted <= 1 - base_rate:
         raise ConfigError(f"--difference {wanted:g}: a share of tasks goes from {base_rate:g} to at most 1 and at least "
                           f"0, so the difference lies in ({-base_rate:g}, {1 - base_rate:g}]")

@@ -274,8 +274,7 @@ def run_cell(cell: Cell, settings: RunSettings) -> Any:
 def _resumable(run: Any, command: str) -> bool:
     """Whether an unfinished run kept something to continue from (a checkpoint; finished tasks)."""
     if command == "evaluate":
-        from otbench.run.evaluation import PARTIAL
-        from otbench.run.outcomes import artifact_text
+        from otbench.run.outcomes import PARTIAL, artifact_text
 
         return bool(artifact_text(run.info.run_id, PARTIAL) or artifact_text(run.info.run_id, "trajectories.jsonl"))
     try:

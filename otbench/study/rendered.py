@@ -13,7 +13,7 @@ else there. The tables (:data:`TABLES`):
   tokens), drawn by ``render`` into :data:`FIGURES`, each file named by a digest of what it shows: when the data
   change, the page names files not drawn yet, which ``--check`` reports;
 - ``grid/SIZE/cost``: every cell of the grid, its state in the ledger, tokens, hours and the machine's speed,
-  with the grid's totals;
+  with the grid's totals; ``grid/SIZE/cost-by-setting``: the same summed by setting;
 - ``runs/KEY.KEY...``: the ledger entries those keys begin with (eight characters or more each), side by side as a
   comparison of one environment and setting: a row each by its method (``base``, ``gold``, ``+TO``...; an evaluation
   of the docs another entry learned, ``--docs ledger:KEY``, by that entry's), with its
@@ -99,10 +99,12 @@ def table(name: str, results: Path | None = None, *, page: Path = Path("README.m
         return _section_table(parts[1], f"{parts[2]}/{parts[3]}", results)
     if len(parts) == 3 and parts[0] == "grid" and parts[2] == "cost":
         return _cost_table(parts[1], results)
+    if len(parts) == 3 and parts[0] == "grid" and parts[2] == "cost-by-setting":
+        return _setting_costs(parts[1], results)
     if len(parts) == 2 and parts[0] == "runs":
         return _runs_table(parts[1].split("."), results)
     raise ConfigError(f"no results table {name!r}; tables: grid/SIZE/ENV/SETTING, grid/SIZE/ENV/SETTING/plots, "
-                      "grid/SIZE/cost, runs/KEY.KEY...")
+                      "grid/SIZE/cost, grid/SIZE/cost-by-setting, runs/KEY.KEY...")
 
 
 # -- a setting of the grid ---------------------------------------------------------------------------------------
@@ -308,6 +310,24 @@ def _cost_table(size: str, results: Path | None) -> str:
         columns = ["setting", "row", "state", "tokens", "hours", "speed", "cores", "code"]
         return "\n".join([comparison.markdown(rows, columns).rstrip(), "", _grid_total(done, len(rows), tokens, hours)
                           + " Speed: the embedded model's prompt / generated tokens a second where the cell ran."]) + "\n"
+
+
+def _setting_costs(size: str, results: Path | None) -> str:
+    """What each setting of the grid took: its cells' tokens and hours summed (cells in the ledger only; the gold
+    cell BFCL's settings share is counted once, under the first)."""
+    with _grid(size, ()) as (_, cells):
+        totals: dict[str, list[float]] = {}
+        for cell in cells:
+            entry = ledger.find(cell.plan.definition, results)
+            spent = totals.setdefault(cell.section.name, [0, 0.0, 0])
+            if entry is not None:
+                tokens, seconds = ledger.spent(entry)
+                spent[0] += tokens
+                spent[1] += (seconds or 0.0) / 3600
+                spent[2] += 1
+        rows = [{"setting": name, "cells in the ledger": str(count), "tokens": f"{tokens:,.0f}", "hours": f"{hours:.2f}"}
+                for name, (tokens, hours, count) in totals.items()]
+        return comparison.markdown(rows, ["setting", "cells in the ledger", "tokens", "hours"]).rstrip() + "\n"
 
 
 def _grid_total(done: int, cells: int, tokens: int, hours: float) -> str:

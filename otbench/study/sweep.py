@@ -1,7 +1,7 @@
 """``optimize --sweep N``: tune an optimizer's knobs with optuna under a token budget.
 
-Each trial is a full optimize run (``otbench.optimize`` hands :func:`tune` a function that runs one, sharing
-one environment and one LM server; this module knows nothing of optimize), nested under one sweep run in MLflow, scored by the environment's primary metric (the
+Each trial is a full optimize run (:func:`sweep_optimizer` hands :func:`tune` a function that runs one, sharing
+one environment and one LM server; :func:`tune` itself knows nothing of optimize), nested under one sweep run in MLflow, scored by the environment's primary metric (the
 test split's for offline environments). Trials stop once the study has spent the token budget. The
 best trial is the highest score, the cheaper one on a tie.
 
@@ -15,13 +15,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, RunError
 from otbench.optimizers import knobs as knob_rules
-from otbench.optimizers.registry import OPTIMIZERS
+from otbench.optimizers.registry import OPTIMIZERS, spec_of
 from otbench.run import tracking
+
+if TYPE_CHECKING:
+    from otbench.run.definition import RunDefinition
+    from otbench.run.settings import RunSettings
 
 
 @dataclass(frozen=True)
@@ -163,3 +167,37 @@ def print_sweep(result: SweepResult) -> None:
     knobs = {k: v for k, v in best.items() if k not in ("trial", "state", "run_id")}
     print(f"best trial {best['trial']}: {knobs}   MLflow run: {best['run_id']}")
     print(f"tokens spent: {result.tokens_spent}   sweep run: {result.sweep_run_id}   study: {result.study}")
+
+
+def sweep_optimizer(definition: RunDefinition, settings: RunSettings, sweeping: SweepOptions) -> SweepResult:
+    """``--sweep N``: tune the optimizer's knobs with optuna (:func:`tune`), every trial an optimize run
+    (:func:`otbench.run.optimization.execute`) on one shared environment and LM server, nested under the sweep's
+    MLflow run; each trial's definition is the base one with the knobs it draws."""
+    import dataclasses
+
+    from otbench.run import optimization
+    from otbench.run.definition import Optimizer, frozen_part
+
+    optimizer = optimization.optimizer_of(definition)
+    knobs = knobs_to_sweep(optimizer.name)
+    optimization.check(definition, settings)
+    spec = spec_of(optimizer.name)
+    with optimization.open_workbench(definition, settings) as bench:
+        env = bench.env
+        lm = definition.lm_options(settings.lm)
+
+        def trial(drawn: Any) -> Trial:
+            chosen = Optimizer(optimizer.name, optimizer.mode, frozen_part(spec.define(drawn, optimizer.mode)))
+            result = optimization.execute(dataclasses.replace(definition, optimizer=chosen), settings, workbench=bench, nested=True)
+            return Trial(float((result.test or result.after)[env.primary_metric]),
+                         int(result.tokens_by_phase.get("all", {}).get("total_tokens", 0)), result.run_id)
+
+        model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
+        study = Study(name=sweeping.study_name or f"otbench-{optimizer.name}-{env.name}-{env.setting}-{lm.lm}",
+                      knobs=knobs, start=optimizer.chosen(), mode=optimizer.mode, seed=definition.sample.drawn_with,
+                      metric=env.primary_metric,
+                      tags={"command": "sweep", "optimizer": optimizer.name, "env": env.name, "setting": env.setting,
+                            "lm": lm.lm},
+                      run_name="-".join(["sweep", optimizer.name, env.name, env.setting,
+                                         f"n{definition.sample.limit}", model]))
+        return tune(sweeping, study, trial)

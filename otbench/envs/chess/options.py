@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from otbench.cli import positive_int
 from otbench.envs.chess.settings import DEFAULT_SETTING, PHASE_NAMED, SETTINGS
 from otbench.errors import ConfigError
-from otbench.run.outputs import OutputType
+from otbench.outputs import OutputType
 
 if TYPE_CHECKING:
     from otbench.envs.registry import EnvironmentOptions

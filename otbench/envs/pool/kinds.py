@@ -23,7 +23,7 @@ from otbench.envs.bfcl.functions import geo_standins, market_standins, media_sta
 from otbench.envs.pool import data
 from otbench.envs.pool.apps.chemistry import ELEMENTS, FORMULAS
 from otbench.envs.pool.apps.numbers import to_roman
-from otbench.envs.pool.apps.text import to_morse
+from otbench.envs.pool.apps.text import PHRASES, WORDS, to_morse
 from otbench.envs.pool.measures import DIMENSIONS, Unit
 
 
@@ -47,22 +47,6 @@ def _quoted(value: Any) -> str:
     return f'"{value}"'
 
 
-PHRASES = ("Hello World", "the quick brown fox", "Open the pod bay doors", "Data is the new oil",
-           "Keep calm and carry on", "A stitch in time saves nine", "To be or not to be", "Practice makes perfect",
-           "Knowledge is power", "Actions speak louder than words", "Better late than never", "Time flies",
-           "All that glitters is not gold", "Fortune favours the bold", "Rome was not built in a day",
-           "Every cloud has a silver lining", "Good things come to those who wait", "Less is more",
-           "Curiosity killed the cat", "Two heads are better than one", "The early bird catches the worm",
-           "Beauty is in the eye of the beholder", "Honesty is the best policy", "When in Rome",
-           "Measure twice cut once", "Look before you leap", "Still waters run deep", "Haste makes waste",
-           "Silence is golden", "Laughter is the best medicine", "Where there is smoke there is fire",
-           "Hope for the best", "Strike while the iron is hot", "The pen is mightier than the sword",
-           "Blood is thicker than water", "Great minds think alike", "Birds of a feather flock together",
-           "Practice what you preach", "Seeing is believing", "Variety is the spice of life")
-WORDS = ("level", "banana", "rhythm", "kayak", "planet", "orange", "racecar", "library", "mountain", "whisper",
-         "galaxy", "teacher", "listen", "silent", "python", "harbour", "window", "journey", "puzzle", "lantern",
-         "crystal", "meadow", "thunder", "elephant", "compass", "volcano", "garden", "bicycle", "castle", "horizon",
-         "noon", "radar", "stats", "pepper", "balloon", "mississippi", "committee", "bookkeeper", "coffee", "zebra")
 WEEKDAYS = tuple(calendar.day_name)
 CHARACTERS = ("é", "ß", "€", "Ω", "ñ", "©", "☃", "ø", "ü", "λ", "±", "¿", "Ж", "あ", "中", "₹", "§", "æ", "ç", "µ")
 ACCENTED = ("Crème brûlée", "São Paulo", "Zürich", "Ångström", "naïve café", "Bogotá", "Dvořák", "Kraków",

@@ -44,7 +44,7 @@ from otbench.envs.wild.realise import Bank, Made, realise
 from otbench.envs.wild.scenario import Dialogue, count_switches
 from otbench.errors import ConfigError
 from otbench.evals.wild_metrics import TOOL_KINDS
-from otbench.run.outputs import OUTPUT_DIRECTORY, check_outputs
+from otbench.outputs import OUTPUT_DIRECTORY, check_outputs
 
 TOOLSET_FORMAT = "otbench.wild.toolset/1"
 DATA_DIRECTORY = Path(__file__).parent / "data"

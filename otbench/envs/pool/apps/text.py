@@ -16,6 +16,24 @@ from typing import Any
 from otbench.envs.bfcl.functions import _checks as check
 from otbench.envs.pool.spec import ToolSpec, tool
 
+# The texts and words requests are drawn from (kinds of values draw from them too: otbench.envs.pool.kinds)
+PHRASES = ("Hello World", "the quick brown fox", "Open the pod bay doors", "Data is the new oil",
+           "Keep calm and carry on", "A stitch in time saves nine", "To be or not to be", "Practice makes perfect",
+           "Knowledge is power", "Actions speak louder than words", "Better late than never", "Time flies",
+           "All that glitters is not gold", "Fortune favours the bold", "Rome was not built in a day",
+           "Every cloud has a silver lining", "Good things come to those who wait", "Less is more",
+           "Curiosity killed the cat", "Two heads are better than one", "The early bird catches the worm",
+           "Beauty is in the eye of the beholder", "Honesty is the best policy", "When in Rome",
+           "Measure twice cut once", "Look before you leap", "Still waters run deep", "Haste makes waste",
+           "Silence is golden", "Laughter is the best medicine", "Where there is smoke there is fire",
+           "Hope for the best", "Strike while the iron is hot", "The pen is mightier than the sword",
+           "Blood is thicker than water", "Great minds think alike", "Birds of a feather flock together",
+           "Practice what you preach", "Seeing is believing", "Variety is the spice of life")
+WORDS = ("level", "banana", "rhythm", "kayak", "planet", "orange", "racecar", "library", "mountain", "whisper",
+         "galaxy", "teacher", "listen", "silent", "python", "harbour", "window", "journey", "puzzle", "lantern",
+         "crystal", "meadow", "thunder", "elephant", "compass", "volcano", "garden", "bicycle", "castle", "horizon",
+         "noon", "radar", "stats", "pepper", "balloon", "mississippi", "committee", "bookkeeper", "coffee", "zebra")
+
 _TEXT = ("text", "text", "the text")
 _TWO = (("first", "text", "the first text"), ("second", "text", "the second text"))
 _MORSE = {"a": ".-", "b": "-...", "c": "-.-.", "d": "-..", "e": ".", "f": "..-.", "g": "--.", "h": "....",
@@ -262,51 +280,37 @@ def from_hex_text(encoded: str) -> str:
 
 
 def _two_texts(rng: random.Random) -> dict[str, Any]:
-    from otbench.envs.pool.kinds import WORDS
-
     first, second = rng.sample(WORDS, 2)
     return {"first": first, "second": second}
 
 
 def _shared_start(rng: random.Random) -> dict[str, Any]:
-    from otbench.envs.pool.kinds import WORDS
-
     first = rng.choice(WORDS)
     return {"first": first, "second": first[:rng.randint(2, len(first) - 1)] + rng.choice(("ing", "ful", "ster", "ology"))}
 
 
 def _one_word(rng: random.Random) -> dict[str, Any]:
-    from otbench.envs.pool.kinds import WORDS
-
     return {"text": rng.choice(WORDS)}
 
 
 def _same_length(rng: random.Random) -> dict[str, Any]:
-    from otbench.envs.pool.kinds import WORDS
-
     length = rng.choice((5, 6, 7))
     first, second = rng.sample([word for word in WORDS if len(word) == length], 2)
     return {"first": first, "second": second}
 
 
 def _letter_draw(rng: random.Random) -> dict[str, Any]:
-    from otbench.envs.pool.kinds import PHRASES
-
     text = rng.choice(PHRASES)
     return {"text": text, "letter": rng.choice(sorted({ch for ch in text.lower() if ch.isalpha()}))}
 
 
 def _part_draw(rng: random.Random) -> dict[str, Any]:
-    from otbench.envs.pool.kinds import PHRASES
-
     text = rng.choice(PHRASES)
     start = rng.randrange(max(1, len(text) - 2))
     return {"text": text, "part": text[start:start + 2].lower() if text[start:start + 2].strip() else "e"}
 
 
 def _words_of(rng: random.Random) -> dict[str, Any]:
-    from otbench.envs.pool.kinds import PHRASES
-
     text = rng.choice([p for p in PHRASES if len(p.split()) >= 4])
     return {"text": text, "count": rng.randint(1, len(text.split()) - 1)}
 

@@ -24,13 +24,15 @@ from pathlib import Path
 from typing import Literal
 
 from otbench.errors import ConfigError
+from otbench.paths import cache_root
+from otbench.store import SQLITE_PREFIX, check_reachable, store_database, tracking_uri_in_use
 
 Kind = Literal["directory", "file"]
 
-MIN_FREE_BYTES = 64 * 1024 * 1024
-"""Free space an output needs: room for a run's artefacts, checkpoints and learned docs."""
-
 _MB = 1024 * 1024
+MIN_FREE_MB = 64
+MIN_FREE_BYTES = MIN_FREE_MB * _MB
+"""Free space an output needs: room for a run's artefacts, checkpoints and learned docs."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class OutputType:
     :func:`check_outputs` knows the option by this type.
 
     ``store``: the option is the MLflow store directory, whose default is the store the command
-    would open (see :func:`otbench.run.tracking.store_database`). ``database``: the value is a database
+    would open (see :func:`otbench.store.store_database`). ``database``: the value is a database
     URL and stays text; a ``sqlite:///PATH`` one writes the file PATH.
     """
 
@@ -61,7 +63,6 @@ OUTPUT_DIRECTORY = OutputType("directory")
 OUTPUT_FILE = OutputType("file")
 STORE_DIRECTORY = OutputType("directory", store=True)
 DATABASE_URL = OutputType("file", database=True)
-_SQLITE = "sqlite:///"
 
 
 def problem(path: Path, kind: Kind) -> str | None:
@@ -125,11 +126,8 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
                   cache: bool = True) -> None:
     """Refuse, on one line, any place this command would write and cannot: every option typed with an
     :class:`OutputType`, the MLflow store it would open (unless ``store`` is False: the command will not
-    open it; a tracking server or database must answer, see :func:`otbench.run.tracking.check_reachable`),
+    open it; a tracking server or database must answer, see :func:`otbench.store.check_reachable`),
     and the otbench cache (``cache``)."""
-    from otbench.paths import cache_root
-    from otbench.run.tracking import check_reachable, store_database, tracking_uri_in_use
-
     for action in _actions(parser, args):
         kind = action.type
         if not isinstance(kind, OutputType):
@@ -154,8 +152,8 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, *, 
             elif uri is not None:
                 check_reachable(uri, named)
         elif kind.database and isinstance(value, str):
-            if value.startswith(_SQLITE):
-                refuse(label, Path(value.removeprefix(_SQLITE).split("?", 1)[0]), "file")
+            if value.startswith(SQLITE_PREFIX):
+                refuse(label, Path(value.removeprefix(SQLITE_PREFIX).split("?", 1)[0]), "file")
             else:
                 check_reachable(value, label)
         elif isinstance(value, Path):
