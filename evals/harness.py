@@ -20,7 +20,8 @@ def run_rollouts(
     stop: Callable[[], bool] | None = None,
 ) -> list[Trajectory]:
     """Trajectories in task order; raises :class:`~otbench.core.parallel.MapInterrupted` with the finished ones.
-    Each trajectory carries what its task cost (``usage``: tokens, paid and cache-served, and seconds).
+    Each trajectory carries what its task cost (``usage``: tokens, paid and cache-served, seconds and
+    tool calls).
     ``on_finished`` sees each trajectory as it finishes (in the caller's thread). With ``stop``, a task not yet
     started when it returns True is not run: the trajectories are those of the tasks run (a budget spent).
 
@@ -34,7 +35,8 @@ def run_rollouts(
             trajectory = env.rollout(agent, toolbox, task)
             tracing.record_rollout(span, trajectory)
         trajectory.usage = {"tokens": float(usage.tokens + usage.cached), "paid_tokens": float(usage.tokens),
-                            "seconds": round(time.perf_counter() - started, 3)}
+                            "seconds": round(time.perf_counter() - started, 3),
+                            "tool_calls": float(len(trajectory.steps))}
         return trajectory
 
     def finished(trajectory: Trajectory | None) -> None:

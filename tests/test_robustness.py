@@ -41,11 +41,12 @@ def test_recovery_flexibility_and_schema_compliance():
     assert metrics["injected_recovery_rate"] == pytest.approx(1 / 2)
     assert metrics["flexibility"] == pytest.approx(1 / 2)
     assert metrics["injected_faults"] == pytest.approx(2 / 3) and metrics["injected_share"] == pytest.approx(2 / 7)
+    assert metrics["tool_calls"] == pytest.approx(7 / 3)
 
 
 def test_rates_with_nothing_to_count_are_left_out():
     assert robustness([Trajectory("a", "s", "q", steps=[_step("f")])]) == {
-        "injected_faults": 0.0, "schema_compliance": 1.0, "injected_share": 0.0}
+        "injected_faults": 0.0, "tool_calls": 1.0, "schema_compliance": 1.0, "injected_share": 0.0}
 
 
 def _toolbox(*descriptions):
