@@ -55,8 +55,9 @@ WORDED_ERRORS_HELP = ("read an answer that is an error in words (a text opening 
 REQUEST_SCALES_HELP = ("offline: read a task's call against its request: one that passes a number of the request on another "
                        "scale than the request states it (0.15 or 1500 where the request says 15%) is read as a "
                        "failed call whose error says so, so the learner tries the value as written and the editor "
-                       "sees both answers")
-"""The shared reading of calls against their requests' scales (:func:`otbench.core.calls.scale_mismatch`), off by
+                       "sees both answers; so is one that returns the whole where the request asks for a part (what "
+                       "each of 4 pays of 120, answered 120)")
+"""The shared reading of calls against their requests (:func:`otbench.core.calls.read_against_request`), off by
 default: many tools take a rate as a fraction (the Wild dialogues' mortgage and binomial functions, from BFCL, take
 0.045 for the request's 4.5%), and there the doubt marks right calls failed."""
 
