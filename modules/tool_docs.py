@@ -187,7 +187,18 @@ class DocumentedTool(dspy.Predict):
         self, *, description: str | None = None, parameter_descriptions: dict[str, str] | None = None,
         returns: str | None = None,
     ) -> None:
-        """Edit the documentation in place; unknown parameter names are ignored (the schema is fixed)."""
+        """Edit the documentation in place; unknown parameter names are ignored (the schema is fixed).
+
+        Docs held in the signature this class makes get the one made for the new docs (made once, see
+        :func:`_signature`); a signature set from elsewhere (a DSPy optimizer's, a loaded state) is edited field by
+        field, so whatever else it holds stays."""
+        shown = self.parameters or ()
+        current = self.parameter_descriptions
+        if self.signature is _make_signature(self.description, shown, current, self.returns):
+            known = {name: text for name, text in (parameter_descriptions or {}).items() if name in current}
+            self.signature = _make_signature(self.description if description is None else description, shown,
+                                             current | known, self.returns if returns is None else returns)
+            return
         signature = self.signature
         if description is not None:
             signature = signature.with_instructions(description)
