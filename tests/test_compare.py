@@ -15,11 +15,11 @@ from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 from otbench import compare, optimize
-from otbench.cli import run_main
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.errors import DataError
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.registry import OPTIMIZERS

@@ -11,12 +11,12 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import FunctionEnvironment, compare, evaluate, optimize
-from otbench.cli import run_main
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory
 from otbench.envs import registry
 from otbench.evals.contamination import contamination, sentences
 from otbench.evals.robustness import robustness
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.run import evaluation, optimization, tracking
 from otbench.study import comparing

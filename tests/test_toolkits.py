@@ -16,12 +16,12 @@ from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 
 from otbench import compare, evaluate, optimize
-from otbench.cli import run_main
 from otbench.core.calls import ToolCall
 from otbench.core.opaque import PRESENTATIONS
 from otbench.envs.toolkits import FAMILIES, inventory, scoring
 from otbench.envs.toolkits.families import load
 from otbench.evals.harness import run_rollouts
+from otbench.exits import run_main
 from otbench.modules.agent import AgentReply
 from otbench.run import evaluation, optimization
 

@@ -424,7 +424,7 @@ def test_compare_scores_every_row_of_wild_on_the_same_test_dialogues(env, monkey
     from contextlib import contextmanager
 
     from otbench import compare
-    from otbench.cli import run_main
+    from otbench.exits import run_main
 
     reply = _every_role(env)
 

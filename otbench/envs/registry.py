@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
-from otbench.cli import positive_int
+from otbench.arguments import positive_int
 from otbench.core.parallel import usable_cores
 from otbench.errors import ConfigError
 
@@ -131,10 +131,18 @@ def refuse_other_environments(values: Mapping[str, Any]) -> None:
                                   "drop it")
 
 
+def add_refuse_repeats(group: argparse._ArgumentGroup, default: bool) -> None:
+    """``--[no-]refuse-repeats``, one option for every environment whose agent loop refuses exact repeats (BrowseComp
+    and Wild say it once between them: the environments' options share one group)."""
+    group.add_argument("--refuse-repeats", action=argparse.BooleanOptionalAction, default=default,
+                       help="BrowseComp, Wild: a call that repeats exactly (same tool, same arguments) one that worked "
+                            "earlier (in the question; in the user turn) is not run, and the agent is told its result "
+                            f"is above (default {'on' if default else 'off'})")
+
 
 class _OnceGroup:
     """An argument group that takes an option a second environment adds again (``--refuse-repeats``, defined once
-    in :mod:`otbench.cli`) as already there (``taken``: added to another group already); ``hidden``: its options
+    in :func:`add_refuse_repeats`) as already there (``taken``: added to another group already); ``hidden``: its options
     are accepted but not shown in ``--help``."""
 
     def __init__(self, group: argparse._ArgumentGroup, *, hidden: bool = False, taken: set[str] | None = None) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from otbench.cli import positive_float, positive_int
+from otbench.arguments import positive_float, positive_int
 from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY
 from otbench.core.sandbox import DEFAULT_MAX_OUTPUT_BYTES
 from otbench.envs.bfcl.settings import SETTINGS

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from otbench.cli import add_refuse_repeats
 from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.settings import DEFAULT_SETTING, SETTINGS
+from otbench.envs.registry import add_refuse_repeats
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:

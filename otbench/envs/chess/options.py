@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from otbench.cli import positive_int
+from otbench.arguments import positive_int
 from otbench.envs.chess.settings import DEFAULT_SETTING, PHASE_NAMED, SETTINGS
 from otbench.errors import ConfigError
 from otbench.outputs import OutputType

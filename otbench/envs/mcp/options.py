@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import positive_float
+from otbench.arguments import positive_float
 from otbench.envs.mcp import DEFAULT_TIMEOUT, SETTINGS
 from otbench.envs.mcp.launch import http, stdio
 from otbench.envs.mcp.metrics import BUILT_IN

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from otbench.cli import positive_int
+from otbench.arguments import positive_int
 from otbench.envs.pool.settings import (
     DEFAULT_INDEX,
     DEFAULT_POOL_SIZE,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from otbench.cli import add_refuse_repeats, positive_int
+from otbench.arguments import positive_int
+from otbench.envs.registry import add_refuse_repeats
 from otbench.envs.wild import defaults
 from otbench.envs.wild.settings import DEFAULT_SETTING, SETTINGS
 from otbench.errors import ConfigError
