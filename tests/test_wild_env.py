@@ -19,8 +19,8 @@ from otbench.envs.bfcl.data import load_tests
 from otbench.envs.bfcl.opacity import documented_tools
 from otbench.envs.registry import EnvironmentOptions, add_environment_arguments, options_from_values, resolve
 from otbench.envs.wild.env import ANSWER_CUE, ASK_TOOL, REPLY_TOOL, TOOLSET, WildEnvironment, read_position
+from otbench.envs.wild.metrics import ERROR_CLASSES, METRIC_NAMES
 from otbench.errors import ConfigError, DataError
-from otbench.evals.wild_metrics import ERROR_CLASSES, METRIC_NAMES
 from otbench.llm.grammar import schema_to_gbnf
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import AgentReply, FunctionCallingAgent, call_schema
