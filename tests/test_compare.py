@@ -89,10 +89,11 @@ def offline_toy(monkeypatch):
     options = types.ModuleType("toy_options")
     options.DEFAULT_SETTING, options.LEARNING = "opaque", "offline"
     options.add_arguments = lambda group: None
+    options.settings = lambda: "the one setting"
     options.check = lambda args: None
     options.build = lambda args, workers=1: OfflineToy()
     monkeypatch.setitem(sys.modules, "toy_options", options)
-    monkeypatch.setitem(registry._OPTION_MODULES, "toy", "toy_options")
+    monkeypatch.setitem(registry.ENVIRONMENTS, "toy", "toy_options")
 
 
 def test_a_comparisons_runs_open_in_mlflow_on_what_tells_them_apart(scripted_models, tmp_path, monkeypatch, capsys):

@@ -89,10 +89,11 @@ def function_env(monkeypatch):
     options = types.ModuleType("fn_options")
     options.DEFAULT_SETTING, options.LEARNING = "given", "offline"
     options.add_arguments = lambda group: None
+    options.settings = lambda: "the one setting"
     options.check = lambda args: None
     options.build = lambda args, workers=1: _function_env()
     monkeypatch.setitem(sys.modules, "fn_options", options)
-    monkeypatch.setitem(registry._OPTION_MODULES, "fn", "fn_options")
+    monkeypatch.setitem(registry.ENVIRONMENTS, "fn", "fn_options")
 
 
 def _agent(messages):
