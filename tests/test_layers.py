@@ -154,6 +154,14 @@ def test_no_circles():
     assert not found, "import circles (each a set of modules that reach each other): " + "; ".join(found)
 
 
+
+def test_optimizers_see_environments_only_through_their_interface():
+    optimizers, environments = layer_of("otbench.optimizers"), layer_of("otbench.envs")
+    seen = [f"{module} -> {target}" for module, targets in import_graph().items() if layer_of(module) == optimizers
+            for target in sorted(targets) if layer_of(target) == environments and target != "otbench.envs.base"]
+    assert not seen, "optimizers reach past otbench.envs.base into environments: " + "; ".join(seen)
+
+
 def test_the_checks_find_what_they_look_for():
     graph = {"otbench.envs.a": {"otbench.arguments", "otbench.run.x"}, "otbench.run.x": {"otbench.run.y"},
              "otbench.run.y": {"otbench.run.x"}, "otbench.arguments": set()}
