@@ -15,9 +15,11 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from otbench.cli import OneLineParser, add_tracking_arguments, run_main
+from otbench.arguments import OneLineParser
+from otbench.cli import add_tracking_arguments
 from otbench.envs.registry import add_environment_arguments, make_environment, options_from_values
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.outputs import OUTPUT_FILE, check_outputs
 from otbench.run import tracking
 from otbench.store import require_store

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import OneLineParser, add_tracking_arguments, given_options, positive_int, run_main, seed
+from otbench.arguments import OneLineParser, positive_int, seed
+from otbench.cli import add_tracking_arguments, given_options
 from otbench.core.tables import format_table, server_table
 from otbench.envs.registry import (
     ENVIRONMENTS,
@@ -34,6 +35,7 @@ from otbench.envs.registry import (
     resolve,
 )
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.llm.session import LMOptions
 from otbench.optimizers.registry import DEFAULT, OPTIMIZERS, spec_of
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs

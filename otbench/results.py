@@ -27,9 +27,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from otbench.cli import OneLineParser, add_tracking_arguments, run_main
+from otbench.arguments import OneLineParser
+from otbench.cli import add_tracking_arguments
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, DataError
+from otbench.exits import run_main
 from otbench.outputs import OUTPUT_DIRECTORY, check_outputs
 from otbench.run.settings import tracking_from_values
 

@@ -10,11 +10,11 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import evaluate
-from otbench.cli import run_main
 from otbench.core.calls import ToolCall
 from otbench.envs.chess.env import TOOLSET_ID, ChessEnvironment
 from otbench.envs.chess.positions import Position, phase_label
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import AgentReply, FunctionCallingAgent
 from otbench.modules.editor import DocEditor

@@ -15,11 +15,11 @@ from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 from otbench import compare, optimize
-from otbench.cli import run_main
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.errors import DataError
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.registry import OPTIMIZERS
@@ -89,10 +89,11 @@ def offline_toy(monkeypatch):
     options = types.ModuleType("toy_options")
     options.DEFAULT_SETTING, options.LEARNING = "opaque", "offline"
     options.add_arguments = lambda group: None
+    options.settings = lambda: "the one setting"
     options.check = lambda args: None
     options.build = lambda args, workers=1: OfflineToy()
     monkeypatch.setitem(sys.modules, "toy_options", options)
-    monkeypatch.setitem(registry._OPTION_MODULES, "toy", "toy_options")
+    monkeypatch.setitem(registry.ENVIRONMENTS, "toy", "toy_options")
 
 
 def test_a_comparisons_runs_open_in_mlflow_on_what_tells_them_apart(scripted_models, tmp_path, monkeypatch, capsys):

@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 
 from otbench import export
-from otbench.cli import run_main
 from otbench.envs.bfcl.data import load_tests
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools
+from otbench.exits import run_main
 from otbench.modules.api_tools import chat_completions_tool, json_schema, responses_tool
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 

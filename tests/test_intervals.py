@@ -8,9 +8,9 @@ import pytest
 from test_optimize_cli import scripted_lms  # noqa: F401  (a fixture)
 
 from otbench import evaluate, optimize
-from otbench.cli import run_main
 from otbench.evals import stats
 from otbench.evals.outcomes import Mean, interval
+from otbench.exits import run_main
 from otbench.run import outcomes as run_outcomes
 
 

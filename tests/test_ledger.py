@@ -11,9 +11,9 @@ from test_optimize_cli import any_role_reply
 from toy_env import docs_aware_agent_reply
 
 from otbench import evaluate, optimize, reproduce
-from otbench.cli import run_main
 from otbench.errors import ConfigError, DataError
 from otbench.evals.outcomes import Outcomes
+from otbench.exits import run_main
 from otbench.paths import results_dir
 from otbench.run import ledger, optimization, tracking
 from otbench.run import lookup as run_lookup

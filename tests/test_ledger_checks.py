@@ -16,8 +16,8 @@ import mlflow
 import pytest
 
 from otbench import reproduce
-from otbench.cli import run_main
 from otbench.errors import DataError
+from otbench.exits import run_main
 from otbench.paths import results_dir
 from otbench.run import ledger, lookup, tracking
 from otbench.run.settings import TrackingOptions

@@ -15,8 +15,8 @@ import pytest
 from test_mcp_env import TESTS, TOY, TOY_TASKS, write_tasks
 
 from otbench import MCPEnvironment, evaluate
-from otbench.cli import run_main
 from otbench.core.calls import ToolCall
+from otbench.exits import run_main
 from otbench.run import tracking
 
 RAW = f"{sys.executable} {TESTS / 'mcp_raw_server.py'}"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from otbench import bench, compare, evaluate, export, optimize, outputs, prepare, serve, ui, ui_check
-from otbench.cli import run_main
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.outputs import problem
 from otbench.run import evaluation, optimization, tracking

@@ -4,7 +4,7 @@ import pytest
 from toy_env import ToyEnvironment
 
 from otbench import compare, optimize
-from otbench.cli import run_main
+from otbench.exits import run_main
 from otbench.optimizers import knobs
 from otbench.optimizers.play2prompt import Play2Prompt, Play2PromptKnobs
 from otbench.optimizers.registry import OPTIMIZERS

@@ -11,12 +11,12 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import FunctionEnvironment, compare, evaluate, optimize
-from otbench.cli import run_main
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory
 from otbench.envs import registry
 from otbench.evals.contamination import contamination, sentences
 from otbench.evals.robustness import robustness
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.run import evaluation, optimization, tracking
 from otbench.study import comparing
@@ -89,10 +89,11 @@ def function_env(monkeypatch):
     options = types.ModuleType("fn_options")
     options.DEFAULT_SETTING, options.LEARNING = "given", "offline"
     options.add_arguments = lambda group: None
+    options.settings = lambda: "the one setting"
     options.check = lambda args: None
     options.build = lambda args, workers=1: _function_env()
     monkeypatch.setitem(sys.modules, "fn_options", options)
-    monkeypatch.setitem(registry._OPTION_MODULES, "fn", "fn_options")
+    monkeypatch.setitem(registry.ENVIRONMENTS, "fn", "fn_options")
 
 
 def _agent(messages):

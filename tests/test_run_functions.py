@@ -8,9 +8,9 @@ import pytest
 from test_optimize_cli import scripted_lms  # noqa: F401  (a fixture)
 
 from otbench import evaluate, optimize
-from otbench.cli import run_main
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError, DataError, OtbenchError, RunError, SetupError
+from otbench.exits import run_main
 from otbench.optimizers.play2prompt import Play2PromptKnobs
 from otbench.optimizers.toolobserver import ToolObserverKnobs
 from otbench.optimizers.toolobserver_knobs import Improvements

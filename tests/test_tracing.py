@@ -70,7 +70,7 @@ def test_an_optimize_run_holds_the_traces_of_its_agent_and_editor_calls(monkeypa
     from test_optimize_cli import any_role_reply
 
     from otbench import optimize
-    from otbench.cli import run_main
+    from otbench.exits import run_main
 
     @contextmanager
     def open_scripted(options, ledger, phases=("agent",)):

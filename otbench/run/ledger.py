@@ -747,9 +747,9 @@ def _declared_rules(env: str) -> set[str]:
     from otbench.evals.outcomes import Mean
 
     if env == "chess":
-        from otbench.evals.chess_metrics import METRIC_RULES
+        from otbench.envs.chess.metrics import METRIC_RULES
     elif env == "wild":
-        from otbench.evals.wild_metrics import METRIC_RULES
+        from otbench.envs.wild.metrics import METRIC_RULES
     else:
         return set()
     return {name for name, rule in METRIC_RULES.items() if not (isinstance(rule, Mean) and rule.key == name)}

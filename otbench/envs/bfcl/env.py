@@ -23,9 +23,9 @@ from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent
 from otbench.envs.bfcl.data import DEFAULT_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.gold import parse_call
+from otbench.envs.bfcl.metrics import TestScore, score_test, summarise
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools, shown_names
 from otbench.errors import ConfigError
-from otbench.evals.bfcl_metrics import TestScore, score_test, summarise
 from otbench.modules.agent import FUNCTION_CALLING_INSTRUCTIONS
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import Toolbox

@@ -20,12 +20,12 @@ from otbench.core.trajectory import Trajectory
 from otbench.envs.base import Agent
 from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, Dataset, GenerationSpec, load_dataset
+from otbench.envs.browsecomp.metrics import METRIC_NAMES, score_attempt, summarise
 from otbench.envs.browsecomp.questions import Question
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
 from otbench.envs.browsecomp.settings import SETTINGS
 from otbench.envs.browsecomp.tools import ANSWER_TOOL, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import ConfigError
-from otbench.evals.browsecomp_metrics import METRIC_NAMES, score_attempt, summarise
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import Toolbox
 

@@ -35,10 +35,7 @@ from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.bfcl.opacity import documented_tools, shown_names
 from otbench.envs.wild import defaults
 from otbench.envs.wild.dataset import SPLITS, WildData, load_data
-from otbench.envs.wild.scenario import Dialogue, Task
-from otbench.envs.wild.settings import SETTINGS
-from otbench.errors import ConfigError, DataError
-from otbench.evals.wild_metrics import (
+from otbench.envs.wild.metrics import (
     METRIC_NAMES,
     METRIC_RULES,
     ExpectedCall,
@@ -50,6 +47,9 @@ from otbench.evals.wild_metrics import (
     score_dialogue,
     summarise,
 )
+from otbench.envs.wild.scenario import Dialogue, Task
+from otbench.envs.wild.settings import SETTINGS
+from otbench.errors import ConfigError, DataError
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 
