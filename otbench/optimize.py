@@ -87,12 +87,11 @@ class OptimizeOptions:
     def definition(self) -> RunDefinition:
         """What this run computes (:mod:`otbench.run.definition`): the environment resolved, the mode as the
         environment learns unless set, the optimizer's knobs as far as they act in that mode."""
-        spec = spec_of(self.optimizer)
         environment = resolve(self.environment)
         if self.val_limit and learning_of(environment.env) == "online":
             raise ConfigError(f"--val-limit: {environment.env} learns docs per task (online), so no docs learned here "
                               "apply to other tasks; drop --val-limit")
-        return defining.optimization(environment, optimizer=self.optimizer, knobs=self.knobs or spec.knobs_from({}),
+        return defining.optimization(environment, optimizer=self.optimizer, knobs=self.knobs,
                                      mode=self.mode or learning_of(environment.env), limit=self.limit, seed=self.seed,
                                      test_limit=self.test_limit, val_limit=self.val_limit, lm=self.lm)
 

@@ -32,6 +32,7 @@ from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import DataError
 from otbench.llm.session import EMBEDDED, LMOptions
 from otbench.optimizers.registry import spec_of
+from otbench.optimizers.spec import OptimizerSpec
 from otbench.run.settings import HOW_IT_RUNS, as_logged
 
 KEY_TAG = "otbench.key"
@@ -87,6 +88,12 @@ class Optimizer:
     knobs: tuple[tuple[str, Any], ...] = ()
     """Its spec's part of the definition (:meth:`~otbench.optimizers.spec.OptimizerSpec.define`), sorted; lists
     are kept as tuples."""
+    spec: OptimizerSpec = field(init=False, compare=False, repr=False)
+    """Its spec, resolved from its name once, when the definition is made: everything a run asks of its optimizer
+    is asked of it."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", spec_of(self.name))
 
     @property
     def part(self) -> dict[str, Any]:
@@ -95,7 +102,7 @@ class Optimizer:
 
     def chosen(self) -> Any:
         """The optimizer's knobs value this definition stands for."""
-        return spec_of(self.name).knobs_of(self.part, self.mode)
+        return self.spec.knobs_of(self.part, self.mode)
 
 
 def frozen_part(part: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -127,7 +134,7 @@ class RunDefinition:
 
     def to_json(self) -> dict[str, Any]:
         """The definition as canonical JSON data (the key hashes it)."""
-        data = asdict(self)
+        data = asdict(replace(self, optimizer=None))
         if self.sample.val_limit is None:
             del data["sample"]["val_limit"]
         data["environment"] = dict(self.environment)
@@ -201,7 +208,7 @@ class RunDefinition:
         limit = whole(sample.limit, learned_on)
         test_limit = whole(sample.test_limit, "test") if sample.test_limit is not None else None
         every = limit == available[learned_on] and test_limit in (None, available["test"]) and not sample.val_limit
-        seeded = self.optimizer is not None and spec_of(self.optimizer.name).seeded
+        seeded = self.optimizer is not None and self.optimizer.spec.seeded
         seed = None if every and not seeded else sample.seed
         return replace(self, sample=replace(sample, limit=limit, test_limit=test_limit, seed=seed))
 
@@ -216,7 +223,7 @@ class RunDefinition:
             if self.agent not in (None, "llm", *TOOL_CALLING_AGENTS):
                 return self.agent
             return "gold" if "gold" in (self.docs, self.setting) else docs_kind(self.docs)
-        label = spec_of(self.optimizer.name).row_label(self.optimizer.part, self.optimizer.mode)
+        label = self.optimizer.spec.row_label(self.optimizer.part, self.optimizer.mode)
         return f"{label} --val-limit {self.sample.val_limit}" if self.sample.val_limit else label
 
     def tags(self, setting_name: str) -> dict[str, Any]:
@@ -262,7 +269,7 @@ class RunDefinition:
             params["editor_lm"] = models.editor
         if optimizer.mode != learning:
             params["mode"] = optimizer.mode
-        params |= spec_of(optimizer.name).params(optimizer.part, optimizer.mode, swept=swept)
+        params |= optimizer.spec.params(optimizer.part, optimizer.mode, swept=swept)
         return {name: value for name, value in params.items() if value is not None}
 
     def run_name(self, tasks: int, model_label: str, setting_name: str) -> str:

@@ -28,7 +28,6 @@ from otbench.evals.outcomes import rules_of
 from otbench.evals.robustness import robustness
 from otbench.llm.session import check_models, open_lms
 from otbench.optimizers.knobs import MODES
-from otbench.optimizers.registry import spec_of
 from otbench.optimizers.spec import Built
 from otbench.run import outcomes as run_outcomes
 from otbench.run import tracking
@@ -117,7 +116,7 @@ def check(definition: RunDefinition, settings: RunSettings) -> None:
         raise ConfigError(f"unknown mode {optimizer.mode!r}; choose from {', '.join(MODES)}")
     if optimizer.mode == "offline" and learning_of(definition.env) == "online":
         raise ConfigError(f"{definition.env} has no train split: its docs are learned per task, in online mode")
-    spec_of(optimizer.name).check(optimizer.chosen())
+    optimizer.spec.check(optimizer.chosen())
     check_models(definition.lm_options(settings.lm))  # a missing key is refused before the store, data or model load
 
 
@@ -285,7 +284,7 @@ def _build_optimizer(definition: RunDefinition, settings: RunSettings, env: Any,
     built = Built(env=env, mode=optimizer.mode, seed=definition.sample.drawn_with,
                   common={"env": env, "num_threads": settings.num_threads, "tracker": tracker,
                           "progress": settings.progress})
-    return spec_of(optimizer.name).build(optimizer.chosen(), lms, built)
+    return optimizer.spec.build(optimizer.chosen(), lms, built)
 
 
 def _run(resumed: str | None, name: str, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:

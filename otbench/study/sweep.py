@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, RunError
 from otbench.optimizers import knobs as knob_rules
-from otbench.optimizers.registry import OPTIMIZERS, spec_of
+from otbench.optimizers.registry import OPTIMIZERS
 from otbench.run import tracking
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def sweep_optimizer(definition: RunDefinition, settings: RunSettings, sweeping: 
     optimizer = optimization.optimizer_of(definition)
     knobs = knobs_to_sweep(optimizer.name)
     optimization.check(definition, settings)
-    spec = spec_of(optimizer.name)
+    spec = optimizer.spec
     with optimization.open_workbench(definition, settings) as bench:
         env = bench.env
         lm = definition.lm_options(settings.lm)
