@@ -14,7 +14,7 @@ from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from otbench import compare, optimize
+from otbench import compare, mlflow_store, optimize
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
@@ -25,7 +25,7 @@ from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.spec import OptimizerSpec
 from otbench.optimizers.toolobserver_knobs import Improvements, ToolObserverKnobs
-from otbench.run import evaluation, optimization, tracking
+from otbench.run import evaluation, naming, optimization
 from otbench.run import logged as run_logged
 from otbench.study import comparing
 
@@ -115,7 +115,7 @@ def test_a_comparisons_runs_open_in_mlflow_on_what_tells_them_apart(scripted_mod
     assert shared[0] == "result/E"  # the result, which an optimize run's learning split's scores are not
     for row, run in zip(rows, runs, strict=True):
         assert run.data.metrics["result/E"] == row["E"] and run.data.metrics["result/tokens"] == row["tokens"]
-    colours = [run.data.tags[tracking.RUN_COLOR_TAG] for run in runs]
+    colours = [run.data.tags[naming.RUN_COLOR_TAG] for run in runs]
     assert len(set(colours)) == len(colours)
 
 
@@ -192,7 +192,7 @@ def test_offline_rows_are_scored_on_the_test_split_and_gold_swaps_in_the_true_do
 
 def _log_run(tags, params, metrics, *, status="FINISHED", artifacts=None, history=None):
     """A run shaped like the ones evaluate and optimize log."""
-    tracking.configure()
+    mlflow_store.configure()
     with mlflow.start_run(tags=tags) as run:
         mlflow.log_params(params)
         mlflow.log_metrics(metrics)

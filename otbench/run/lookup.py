@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from otbench import mlflow_store
 from otbench.errors import ConfigError
-from otbench.run import tracking
 from otbench.run.definition import KEY_TAG, RunDefinition
 from otbench.run.logged import definition_of
 
@@ -53,7 +53,7 @@ def find_in_store(definition: RunDefinition) -> Any | None:
     """The latest finished run of ``definition`` in the current store (the ledger is not read)."""
     import mlflow
 
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
     if experiment is None:  # nothing was ever logged to this store
         return None
     client = mlflow.MlflowClient()
@@ -93,7 +93,7 @@ def unfinished_in_store(definition: RunDefinition) -> list[Any]:
     """The runs of ``definition`` in the current store that did not finish, newest first (the ledger is not read)."""
     import mlflow
 
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
     found = []
     if experiment is not None:
         searched = mlflow.MlflowClient().search_runs(

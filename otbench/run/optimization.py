@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from otbench import mlflow_store
 from otbench.core.faults import phase_of
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import learning_of, make_environment
@@ -29,8 +30,8 @@ from otbench.evals.robustness import robustness
 from otbench.llm.session import check_models, open_lms
 from otbench.optimizers.knobs import MODES
 from otbench.optimizers.spec import Built
+from otbench.run import checkpoints, naming, tracking, views
 from otbench.run import outcomes as run_outcomes
-from otbench.run import tracking
 from otbench.run.definition import DEFINITION_TAG, Optimizer, RunDefinition, Sample, split_sizes
 from otbench.run.evaluation import TaskKeeper, kept_scoring
 from otbench.run.outcomes import RunOutcomes
@@ -131,7 +132,7 @@ def resumable(run_id: str) -> tuple[RunDefinition, dict[str, Any]]:
     from otbench.run.logged import definition_from_json, definition_from_values
     from otbench.run.lookup import same_run
 
-    checkpoint = tracking.resumable_checkpoint(run_id)
+    checkpoint = checkpoints.resumable_checkpoint(run_id)
     if "definition" in checkpoint:
         definition = definition_from_json(checkpoint["definition"])
     else:  # written before checkpoints kept the definition: the options, by command-line name
@@ -168,7 +169,7 @@ def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator
         if definition.sample.val_limit and env.learning == "online":  # before the model loads
             raise ConfigError(f"--val-limit: {env.name} learns docs per task (online), so no docs learned here "
                               "apply to other tasks; drop --val-limit")
-        tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
+        mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory)
         lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
         lms = stack.enter_context(open_lms(lm, ledger, PHASES))
         yield Workbench(env, lms, ledger)
@@ -192,7 +193,7 @@ def resume(run_id: str, settings: RunSettings) -> OptimizeResult:
     """An interrupted run continued from its checkpoint, in the same MLflow run: its definition is the
     checkpoint's (:func:`resumable`), its settings the ones given here."""
     require_store(settings.tracking.uri, settings.tracking.directory, f"--resume {run_id}")
-    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
+    mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory)
     definition, checkpoint = resumable(run_id)
     check(definition, settings)
     with open_workbench(definition, settings) as opened:
@@ -209,7 +210,7 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
 
     env, ledger = bench.env, bench.ledger
     definition = definition.sized(split_sizes(env))
-    tracking.share_view(env.name, env.metric_names, env.primary_metric)
+    views.share_view(env.name, env.metric_names, env.primary_metric)
     # a scoring on the test tasks under way when the run stopped kept its tasks and spend, later than any checkpoint
     tested_before, spent = kept_scoring(resumed) if resumed else ({}, None)
     ledger.restore(spent["tokens_by_phase"] if spent else checkpoint["tokens"] if checkpoint else {})
@@ -236,20 +237,20 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
                                               earlier_seconds=(spent or {}).get(
                                                   "seconds", checkpoint.get("elapsed_seconds", 0.0)),
                                               start_docs=toolbox.to_json(),
-                                              start_step=checkpoint.get(tracking.CHECKPOINT_STEP),
+                                              start_step=checkpoint.get(checkpoints.CHECKPOINT_STEP),
                                               live_state=(lambda: {"faults": controller.snapshot()})
                                               if controller is not None else None,
                                               logged_steps=tracking.logged_steps(resumed) if resumed else None)
     optimizer = _build_optimizer(definition, settings, env, bench.lms, tracker)
     lm = definition.lm_options(settings.lm)
     # what defines the run names it, tags it and is its params (a sweep's trial logs every knob it draws)
-    models = dict.fromkeys(tracking.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
+    models = dict.fromkeys(naming.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
                            for model in (lm.lm, lm.editor_lm or lm.lm))
-    name = tracking.run_name(definition.run_name(len(trainset), "+".join(models), env.setting))
+    name = naming.run_name(definition.run_name(len(trainset), "+".join(models), env.setting))
     params = definition.params(env.setting, learning=env.learning, swept=nested)
     with _run(resumed, name, definition.tags(env.setting), params, nested) as tracked:
         if not resumed:
-            tracking.log_definition(definition.to_json())
+            checkpoints.log_definition(definition.to_json())
         else:  # a run logged by an earlier format (or unsized) is tagged as its definition reads now
             tracking.retag(definition)
         # a stop while learning or while scoring what was learned keeps every finished iteration and every scored
