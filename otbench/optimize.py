@@ -91,7 +91,8 @@ class OptimizeOptions:
         if self.val_limit and learning_of(environment.env) == "online":
             raise ConfigError(f"--val-limit: {environment.env} learns docs per task (online), so no docs learned here "
                               "apply to other tasks; drop --val-limit")
-        return defining.optimization(environment, optimizer=self.optimizer, knobs=self.knobs,
+        spec = spec_of(self.optimizer)
+        return defining.optimization(environment, optimizer=spec, knobs=self.knobs,
                                      mode=self.mode or learning_of(environment.env), limit=self.limit, seed=self.seed,
                                      test_limit=self.test_limit, val_limit=self.val_limit, lm=self.lm)
 

@@ -79,7 +79,6 @@ def test_a_run_logged_before_definitions_is_read_through_the_adapter():
 
 
 def test_a_resumed_run_must_be_the_run_its_checkpoint_defines(tmp_path):
-    from otbench.run import optimization
 
     mlflow_store.configure()
     with mlflow.start_run() as run:
@@ -88,7 +87,7 @@ def test_a_resumed_run_must_be_the_run_its_checkpoint_defines(tmp_path):
         checkpoints.log_definition(_optimized(limit=3).to_json())
     mlflow.MlflowClient().set_terminated(run.info.run_id, status="KILLED")
     with pytest.raises(ConfigError, match="defines another run"):
-        optimization.resumable(run.info.run_id)
+        checkpoints.resumable(run.info.run_id)
 
 
 def test_an_environment_option_added_later_reads_as_what_older_definitions_meant():
@@ -139,8 +138,8 @@ def test_a_sample_of_every_task_is_the_same_whatever_its_seed_and_limit_beyond_i
 def test_a_run_found_under_its_seed_is_the_whole_split_run_wanted_without_one():
     found = evaluate.EvaluateOptions(limit=150, seed=1).definition()
     wanted = found.sized({"test": 150})
-    assert found.key != wanted.key and run_lookup.same_run(found, wanted)
-    assert not run_lookup.same_run(evaluate.EvaluateOptions(limit=30, seed=1).definition(), wanted)
+    assert found.key != wanted.key and definition.same_run(found, wanted)
+    assert not definition.same_run(evaluate.EvaluateOptions(limit=30, seed=1).definition(), wanted)
 
 
 def test_a_definition_of_the_first_format_reads_as_the_same_run():

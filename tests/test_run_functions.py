@@ -55,7 +55,7 @@ def test_a_checkpoint_from_before_definitions_resumes_the_run_its_options_define
     monkeypatch.setattr(checkpoints, "load_checkpoint", lambda run_id: {"args": saved, "docs": {}})
     monkeypatch.setattr(checkpoints, "resumable_checkpoint", lambda run_id: {"args": saved, "docs": {}})
     mlflow_store.configure()
-    defined, checkpoint = optimization.resumable("0123")
+    defined, checkpoint = checkpoints.resumable("0123")
     assert defined.setting == "skill" and defined.sample.limit == 4 and defined.sample.seed == 2
     assert defined.method == "+TO" and checkpoint["args"] is saved
 

@@ -1,12 +1,15 @@
 """What an interrupted optimize run continues from (``--resume``): its definition, logged when it starts, and the
 checkpoint of its last finished iteration with the calls its iterations saw (written by
-:class:`otbench.run.tracking.MlflowIterationTracker`)."""
+:class:`otbench.run.tracking.MlflowIterationTracker`); :func:`resumable` reads both back."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from otbench.run.definition import RunDefinition
 
 DEFINITION = "definition.json"
 OBSERVED = "observed_calls.jsonl"
@@ -38,6 +41,38 @@ def resumable_checkpoint(run_id: str) -> dict[str, Any]:
     if status == "FINISHED":
         raise ConfigError(f"--resume {run_id}: that run finished; there is nothing to continue")
     return load_checkpoint(run_id)
+
+
+def resumable(run_id: str) -> tuple[RunDefinition, dict[str, Any]]:
+    """The definition an interrupted run continues, and its checkpoint (empty for a run stopped before its first
+    iteration finished, which starts over in the same MLflow run); a finished run, or a checkpoint that defines
+    another run than the one logged, is refused on one line."""
+    import json
+
+    import mlflow
+
+    from otbench.errors import ConfigError
+    from otbench.run.definition import DEFINITION_TAG, same_run
+    from otbench.run.logged import definition_from_json, definition_from_values
+
+    checkpoint = resumable_checkpoint(run_id)
+    if "definition" in checkpoint:
+        definition = definition_from_json(checkpoint["definition"])
+    else:  # written before checkpoints kept the definition: the options, by command-line name
+        saved = dict(checkpoint["args"])
+        if saved.get("toolset") is not None:  # saved before --setting named chess's and BrowseComp's settings
+            saved["setting"] = saved["toolset"]
+        definition = definition_from_values("optimize", saved)
+    try:
+        stored = mlflow.get_run(run_id).data.tags.get(DEFINITION_TAG)
+    except mlflow.exceptions.MlflowException:  # only a checkpoint to go by
+        stored = None
+    if stored is not None:
+        logged = definition_from_json(json.loads(stored))
+        if not (same_run(logged, definition) or same_run(definition, logged)):
+            raise ConfigError(f"--resume {run_id}: its checkpoint defines another run than the one logged "
+                              f"({logged.key}); start a new run instead")
+    return definition, (checkpoint if "docs" in checkpoint else {})
 
 
 def load_checkpoint(run_id: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import InitVar, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,12 +88,14 @@ class Optimizer:
     knobs: tuple[tuple[str, Any], ...] = ()
     """Its spec's part of the definition (:meth:`~otbench.optimizers.spec.OptimizerSpec.define`), sorted; lists
     are kept as tuples."""
+    resolved: InitVar[OptimizerSpec | None] = None
+    """Its spec where the maker has it at hand; None: found by its name."""
     spec: OptimizerSpec = field(init=False, compare=False, repr=False)
-    """Its spec, resolved from its name once, when the definition is made: everything a run asks of its optimizer
-    is asked of it."""
+    """Its spec, resolved once, when the definition is made: everything a run asks of its optimizer is asked of
+    it."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "spec", spec_of(self.name))
+    def __post_init__(self, resolved: OptimizerSpec | None) -> None:
+        object.__setattr__(self, "spec", resolved if resolved is not None else spec_of(self.name))
 
     @property
     def part(self) -> dict[str, Any]:
@@ -131,14 +133,22 @@ class RunDefinition:
     """Optimize runs: the optimizer."""
     extra: tuple[tuple[str, Any], ...] = field(default=())
     """Reserved for what a later version adds; empty here."""
+    options: EnvironmentOptions = field(init=False, compare=False, repr=False)
+    """The environment to open for it, made once from what defines it (a run adds how it is carried out:
+    :attr:`~otbench.envs.registry.EnvironmentOptions.sandbox_workers`)."""
+
+    def __post_init__(self) -> None:
+        own = {name: value for name, value in self.environment if name != "faults"}
+        object.__setattr__(self, "options", EnvironmentOptions(self.env, self.setting, own=own,
+                                                               faults=dict(self.environment).get("faults")))
 
     def to_json(self) -> dict[str, Any]:
         """The definition as canonical JSON data (the key hashes it)."""
-        data = asdict(replace(self, optimizer=None))
+        data = {part.name: getattr(self, part.name) for part in fields(self) if part.compare}
+        data |= {"sample": asdict(self.sample), "models": asdict(self.models), "environment": dict(self.environment),
+                 "extra": dict(self.extra)}
         if self.sample.val_limit is None:
             del data["sample"]["val_limit"]
-        data["environment"] = dict(self.environment)
-        data["extra"] = dict(self.extra)
         if self.optimizer is not None:
             data["optimizer"] = {"name": self.optimizer.name, "mode": self.optimizer.mode,
                                  "knobs": self.optimizer.part}
@@ -168,12 +178,6 @@ class RunDefinition:
         return hashlib.sha256(self.canonical().encode()).hexdigest()[:20]
 
     # -- what it needs to run ------------------------------------------------------------------------------------
-    def environment_options(self, *, sandbox_workers: int | None = None) -> EnvironmentOptions:
-        """The environment to open for it."""
-        own = {name: value for name, value in self.environment if name != "faults"}
-        return EnvironmentOptions(self.env, self.setting, faults=dict(self.environment).get("faults"), own=own,
-                                  sandbox_workers=sandbox_workers)
-
     def lm_options(self, connection: LMOptions) -> LMOptions:
         """The LM options of its models, reached as ``connection`` says (servers, key, CPU threads, cache)."""
         models = self.models
@@ -288,6 +292,20 @@ class RunDefinition:
         return "-".join(str(part) for part in parts if part)
 
 
+def same_run(found: RunDefinition, wanted: RunDefinition) -> bool:
+    """Whether ``found`` (a logged run's definition) is the run ``wanted`` defines: equal keys, or equal but for
+    the seed of a sample that holds its whole split (``wanted`` says so by having none, and ``found`` was judged on
+    as many tasks, so it drew the same ones)."""
+    if found.key == wanted.key:
+        return True
+    whole, sample = wanted.sample, found.sample
+    if whole.seed is not None or sample.seed is None:
+        return False
+    if (sample.limit, sample.test_limit, sample.val_limit) != (whole.limit, whole.test_limit, whole.val_limit):
+        return False
+    return replace(found, sample=replace(sample, seed=None)).key == wanted.key
+
+
 TOOL_CALLING_AGENTS = ("openai-agents",)
 """Agents of other frameworks an evaluation runs (:mod:`otbench.modules.agents_sdk`): like the LLM agent they read
 the docs and call a model, so their rows are named by the docs they read."""
@@ -344,14 +362,13 @@ def evaluation(environment: EnvironmentOptions, *, agent: str, docs: str | None,
                          Sample(limit, seed), models, agent=agent, docs=docs)
 
 
-def optimization(environment: EnvironmentOptions, *, optimizer: str, knobs: Any, mode: str, limit: int, seed: int,
-                 test_limit: int, lm: LMOptions, val_limit: int | None = None) -> RunDefinition:
+def optimization(environment: EnvironmentOptions, *, optimizer: OptimizerSpec, knobs: Any, mode: str, limit: int,
+                 seed: int, test_limit: int, lm: LMOptions, val_limit: int | None = None) -> RunDefinition:
     """The definition of an optimize run (``environment`` resolved, ``mode`` too): the knobs as far as they act in
     ``mode``, as the optimizer's spec defines them (``knobs`` None: its declared defaults)."""
-    spec = spec_of(optimizer)
-    chosen = knobs if knobs is not None else spec.knobs_from({})
-    spec.check(chosen)
-    defined = Optimizer(optimizer, mode, frozen_part(spec.define(chosen, mode)))
+    chosen = knobs if knobs is not None else optimizer.knobs_from({})
+    optimizer.check(chosen)
+    defined = Optimizer(optimizer.name, mode, frozen_part(optimizer.define(chosen, mode)), optimizer)
     sample = Sample(limit, seed, test_limit if mode == "offline" else None, val_limit if mode == "offline" else None)
     return RunDefinition("optimize", environment.env, str(environment.setting), environment_options(environment),
                          sample, models_of(lm, editor=True), optimizer=defined)

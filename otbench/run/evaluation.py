@@ -31,7 +31,7 @@ from otbench.evals.robustness import robustness
 from otbench.llm.session import EMBEDDED, OpenAIEndpoint, check_models, open_lms, openai_endpoint
 from otbench.run import naming, tracking, views
 from otbench.run import outcomes as run_outcomes
-from otbench.run.definition import TOOL_CALLING_AGENTS, RunDefinition, split_sizes
+from otbench.run.definition import DEFINITION_TAG, KEY_TAG, TOOL_CALLING_AGENTS, RunDefinition, split_sizes
 from otbench.run.outcomes import PARTIAL, SPENT
 from otbench.run.settings import RunSettings
 
@@ -135,7 +135,7 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
     earlier_seconds = _restore_spend(resume, ledger) if resume else 0.0
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(
-            definition.environment_options(sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
+            dataclasses.replace(definition.options, sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
         definition = definition.sized(split_sizes(env))
         tasks = sample_tasks(env.tasks(), definition.sample.limit, definition.sample.drawn_with)
         toolbox = env.toolbox("gold" if definition.docs == "gold" else None)
@@ -157,12 +157,11 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
         used = definition.lm_options(settings.lm)
         model = naming.model_label(used.lm, embedded_model=used.embedded_model, gguf=used.gguf)
         name = naming.run_name(definition.run_name(len(tasks), model, env.setting))
-        opened = (tracking.resumed_run(resume) if resume else
-                  tracking.tracked_run(name, tags=definition.tags(env.setting),
-                                       params=definition.params(env.setting, learning=env.learning)))
+        tags = definition.tags(env.setting)
+        # a resumed run may have been logged by an earlier format (or unsized): it is tagged as its definition reads now
+        opened = (tracking.resumed_run(resume, tags={tag: tags[tag] for tag in (KEY_TAG, DEFINITION_TAG)}) if resume
+                  else tracking.tracked_run(name, tags=tags, params=definition.params(env.setting, learning=env.learning)))
         with opened as tracked:
-            if resume:  # a run logged by an earlier format (or unsized) is tagged as its definition reads now
-                tracking.retag(definition)
             trajectories = _rollouts(env, agent, toolbox, tasks, finished, settings, ledger, started,
                                      definition.sample.drawn_with)
             summary, found = _log_results(env, trajectories, ledger, time.perf_counter() - started,

@@ -480,7 +480,7 @@ def entry_of(run_id: str) -> Entry:
         raise ConfigError(f"run {run_id} is not an evaluate or optimize run otbench can read")
     if "mlflow.parentRunId" in run.data.tags:
         raise ConfigError(f"run {run_id} is a sweep's trial: tuning, not a result to keep")
-    with make_environment(defined.environment_options()) as env:  # sized as its splits say (a whole split: no seed)
+    with make_environment(defined.options) as env:  # sized as its splits say (a whole split: no seed)
         defined = defined.sized(split_sizes(env))
         view = {"metrics": list(env.metric_names), "primary": env.primary_metric}
     status = "finished" if run.info.status == "FINISHED" else "interrupted"

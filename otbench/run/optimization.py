@@ -6,8 +6,9 @@ environment, the task sample, the models, the optimizer with its knobs) and its 
 the result, and ``compare``, ``reproduce`` and sweeps call :func:`execute` with the definitions they plan.
 
 Every iteration is logged (metrics by step, docs, trajectories, editor exchanges) with a checkpoint that holds the
-run's definition, so an interrupted run continues with ``resume`` (:func:`resumable` reads what it continues). The
-final docs are written as an otbench docs file and as DSPy state, locally and as run artefacts.
+run's definition, so an interrupted run continues with ``resume`` (:func:`otbench.run.checkpoints.resumable` reads
+what it continues). The final docs are written as an otbench docs file and as DSPy state, locally and as run
+artefacts.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ from otbench.envs.registry import learning_of, make_environment
 from otbench.errors import ConfigError, RunError
 from otbench.evals.outcomes import rules_of
 from otbench.evals.robustness import robustness
-from otbench.llm.session import check_models, open_lms
+from otbench.llm.session import LMOptions, check_models, open_lms
 from otbench.optimizers.knobs import MODES
 from otbench.optimizers.spec import Built
 from otbench.run import checkpoints, naming, tracking, views
 from otbench.run import outcomes as run_outcomes
-from otbench.run.definition import DEFINITION_TAG, Optimizer, RunDefinition, Sample, split_sizes
+from otbench.run.definition import DEFINITION_TAG, KEY_TAG, Optimizer, RunDefinition, Sample, split_sizes
 from otbench.run.evaluation import TaskKeeper, kept_scoring
 from otbench.run.outcomes import RunOutcomes
 from otbench.run.settings import RunSettings
@@ -100,6 +101,8 @@ class Workbench:
     env: Any
     lms: Mapping[str, Any]
     ledger: TokenLedger
+    lm: LMOptions
+    """The LM options of the definition's models, reached as the settings say (:meth:`RunDefinition.lm_options`)."""
 
 
 def optimizer_of(definition: RunDefinition) -> Optimizer:
@@ -121,37 +124,6 @@ def check(definition: RunDefinition, settings: RunSettings) -> None:
     check_models(definition.lm_options(settings.lm))  # a missing key is refused before the store, data or model load
 
 
-def resumable(run_id: str) -> tuple[RunDefinition, dict[str, Any]]:
-    """The definition an interrupted run continues, and its checkpoint (empty for a run stopped before its first
-    iteration finished, which starts over in the same MLflow run); a finished run, or a checkpoint that defines
-    another run than the one logged, is refused on one line."""
-    import json
-
-    import mlflow
-
-    from otbench.run.logged import definition_from_json, definition_from_values
-    from otbench.run.lookup import same_run
-
-    checkpoint = checkpoints.resumable_checkpoint(run_id)
-    if "definition" in checkpoint:
-        definition = definition_from_json(checkpoint["definition"])
-    else:  # written before checkpoints kept the definition: the options, by command-line name
-        saved = dict(checkpoint["args"])
-        if saved.get("toolset") is not None:  # saved before --setting named chess's and BrowseComp's settings
-            saved["setting"] = saved["toolset"]
-        definition = definition_from_values("optimize", saved)
-    try:
-        stored = mlflow.get_run(run_id).data.tags.get(DEFINITION_TAG)
-    except mlflow.exceptions.MlflowException:  # only a checkpoint to go by
-        stored = None
-    if stored is not None:
-        logged = definition_from_json(json.loads(stored))
-        if not (same_run(logged, definition) or same_run(definition, logged)):
-            raise ConfigError(f"--resume {run_id}: its checkpoint defines another run than the one logged "
-                              f"({logged.key}); start a new run instead")
-    return definition, (checkpoint if "docs" in checkpoint else {})
-
-
 @contextmanager
 def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator[Workbench]:
     """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends; the
@@ -163,7 +135,7 @@ def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator
     ledger = TokenLedger()
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(
-            definition.environment_options(sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
+            dataclasses.replace(definition.options, sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
         if optimizer.mode == "offline" and env.learning == "online":
             raise ConfigError(f"{env.name} has no train split: its docs are learned per task, in online mode")
         if definition.sample.val_limit and env.learning == "online":  # before the model loads
@@ -172,7 +144,7 @@ def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator
         mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory)
         lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
         lms = stack.enter_context(open_lms(lm, ledger, PHASES))
-        yield Workbench(env, lms, ledger)
+        yield Workbench(env, lms, ledger, lm)
 
 
 def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Workbench | None = None,
@@ -191,10 +163,10 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
 
 def resume(run_id: str, settings: RunSettings) -> OptimizeResult:
     """An interrupted run continued from its checkpoint, in the same MLflow run: its definition is the
-    checkpoint's (:func:`resumable`), its settings the ones given here."""
+    checkpoint's (:func:`otbench.run.checkpoints.resumable`), its settings the ones given here."""
     require_store(settings.tracking.uri, settings.tracking.directory, f"--resume {run_id}")
     mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory)
-    definition, checkpoint = resumable(run_id)
+    definition, checkpoint = checkpoints.resumable(run_id)
     check(definition, settings)
     with open_workbench(definition, settings) as opened:
         return _optimize(definition, settings, opened, checkpoint, resumed=run_id, nested=False)
@@ -210,6 +182,7 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
 
     env, ledger = bench.env, bench.ledger
     definition = definition.sized(split_sizes(env))
+    defined = definition.to_json()
     views.share_view(env.name, env.metric_names, env.primary_metric)
     # a scoring on the test tasks under way when the run stopped kept its tasks and spend, later than any checkpoint
     tested_before, spent = kept_scoring(resumed) if resumed else ({}, None)
@@ -221,9 +194,7 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
         else:
             controller.reset()
     sample = definition.sample
-    trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), sample.limit,
-                            sample.drawn_with)
-    valset = _validation_tasks(env, trainset, sample)
+    trainset, valset = _learning_tasks(env, sample)
     toolbox = env.toolbox()
     toolbox.meta[OPTIMIZED_TOOLSETS] = list(dict.fromkeys(env.toolset_of(task) for task in trainset))
     if checkpoint:
@@ -233,7 +204,7 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     agent.lm = bench.lms["agent"]
     program = ToolAgentProgram(toolbox, agent)
     tracker = tracking.MlflowIterationTracker(ledger, learned=env.metric_names,
-                                              extra_checkpoint={"definition": definition.to_json()},
+                                              extra_checkpoint={"definition": defined},
                                               earlier_seconds=(spent or {}).get(
                                                   "seconds", checkpoint.get("elapsed_seconds", 0.0)),
                                               start_docs=toolbox.to_json(),
@@ -242,7 +213,7 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
                                               if controller is not None else None,
                                               logged_steps=tracking.logged_steps(resumed) if resumed else None)
     optimizer = _build_optimizer(definition, settings, env, bench.lms, tracker)
-    lm = definition.lm_options(settings.lm)
+    lm = bench.lm
     # what defines the run names it, tags it and is its params (a sweep's trial logs every knob it draws)
     models = dict.fromkeys(naming.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
                            for model in (lm.lm, lm.editor_lm or lm.lm))
@@ -250,9 +221,7 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     params = definition.params(env.setting, learning=env.learning, swept=nested)
     with _run(resumed, name, definition.tags(env.setting), params, nested) as tracked:
         if not resumed:
-            checkpoints.log_definition(definition.to_json())
-        else:  # a run logged by an earlier format (or unsized) is tagged as its definition reads now
-            tracking.retag(definition)
+            checkpoints.log_definition(defined)
         # a stop while learning or while scoring what was learned keeps every finished iteration and every scored
         # test task: --resume picks up from there
         keeper = TaskKeeper(list(tested_before.values()), ledger, tracker.elapsed_seconds)
@@ -289,24 +258,28 @@ def _build_optimizer(definition: RunDefinition, settings: RunSettings, env: Any,
 
 
 def _run(resumed: str | None, name: str, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:
+    """A new run, or the run ``resumed`` tagged with its definition as it reads now (it may have been logged by an
+    earlier format, or unsized)."""
     if resumed:
-        return tracking.resumed_run(resumed)
+        return tracking.resumed_run(resumed, tags={tag: tags[tag] for tag in (KEY_TAG, DEFINITION_TAG)})
     return tracking.tracked_run(name, tags=tags, params=params, nested=nested)
 
 
-def _validation_tasks(env: Any, trainset: list[Any], sample: Sample) -> list[Any] | None:
-    """``--val-limit`` train tasks outside the ones learned on, sampled with the run's seed (None without it;
-    :func:`open_workbench` has refused it for an environment that learns online)."""
+def _learning_tasks(env: Any, sample: Sample) -> tuple[list[Any], list[Any] | None]:
+    """The tasks learned on (the test split's online, the train split's offline, sampled with the run's seed), and
+    ``--val-limit`` train tasks outside them, sampled with the same seed (None without it; :func:`open_workbench`
+    has refused it for an environment that learns online)."""
     from otbench.envs.base import task_key
 
+    trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), sample.limit, sample.drawn_with)
     if not sample.val_limit:
-        return None
+        return trainset, None
     learned_on = {task_key(task) for task in trainset}
     rest = [task for task in env.tasks("train") if task_key(task) not in learned_on]
     if not rest:
         raise ConfigError(f"--val-limit: every train task of {env.name} is learned on (--limit {sample.limit}); "
                           "lower --limit to leave some for validation")
-    return sample_tasks(rest, sample.val_limit, sample.drawn_with)
+    return trainset, sample_tasks(rest, sample.val_limit, sample.drawn_with)
 
 
 def _log_validation(env: Any, program: ToolAgentProgram) -> dict[str, Any] | None:
@@ -340,7 +313,8 @@ def _evaluate_on_test(settings: RunSettings, env: Any, program: ToolAgentProgram
     from otbench.evals.harness import run_rollouts
 
     scored = {trajectory.task_id: trajectory for trajectory in keeper.kept}
-    missing = [task for task in tasks if task_key(task) not in scored]
+    keys = [task_key(task) for task in tasks]
+    missing = [task for task, key in zip(tasks, keys, strict=True) if key not in scored]
     with phase_of(env, "test"):
         try:
             ran = run_rollouts(env, program.agent, program.toolbox, missing, num_threads=settings.num_threads,
@@ -349,7 +323,7 @@ def _evaluate_on_test(settings: RunSettings, env: Any, program: ToolAgentProgram
             keeper.keep()
             raise
     scored |= {trajectory.task_id: trajectory for trajectory in ran}
-    trajectories = [scored[task_key(task)] for task in tasks]
+    trajectories = [scored[key] for key in keys]
     metrics = {**robustness(trajectories), **env.summarise(trajectories)}
     mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
     tracking.log_environment_tables(env, trajectories, prefix="test_")

@@ -66,23 +66,14 @@ def tracked_run(name: str, *, tags: dict[str, Any], params: dict[str, Any], nest
 
 
 @contextmanager
-def resumed_run(run_id: str) -> Iterator[Any]:
-    """An earlier run continued (``--resume``), traced and ended like the first time: stopped again, it is
-    KILLED (and resumable again), not FAILED."""
+def resumed_run(run_id: str, *, tags: Mapping[str, Any]) -> Iterator[Any]:
+    """An earlier run continued (``--resume``), given ``tags`` anew (its definition as the current format reads it),
+    traced and ended like the first time: stopped again, it is KILLED (and resumable again), not FAILED."""
     import mlflow
 
     with mlflow.start_run(run_id=run_id) as run, _ended_by_its_outcome(run):
+        mlflow.set_tags({k: _scalar(v) for k, v in tags.items()})
         yield run
-
-
-def retag(definition: Any) -> None:
-    """Tag the active run with ``definition``'s key and JSON (:mod:`otbench.run.definition`): a resumed run's
-    definition as the current format reads it."""
-    import mlflow
-
-    from otbench.run.definition import DEFINITION_TAG, KEY_TAG
-
-    mlflow.set_tags({KEY_TAG: definition.key, DEFINITION_TAG: definition.canonical()})
 
 
 START_DOCS_PHASE = "start_docs"

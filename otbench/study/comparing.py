@@ -166,7 +166,7 @@ def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
         chosen = options.knobs.get(name) or spec.knobs_from({})
         for knobs in spec.rows(chosen, env.learning, probe=options.probe, probe_only=options.probe_only,
                                ablations=options.ablations):
-            defined = defining.optimization(environment, optimizer=name, knobs=knobs, mode=env.learning,
+            defined = defining.optimization(environment, optimizer=spec, knobs=knobs, mode=env.learning,
                                             limit=options.limit, seed=options.seed, test_limit=options.test_limit,
                                             val_limit=options.val_limit, lm=options.lm).sized(sizes)
             rows.append(RowPlan(defined.method, name, defined))

@@ -183,11 +183,10 @@ def sweep_optimizer(definition: RunDefinition, settings: RunSettings, sweeping: 
     optimization.check(definition, settings)
     spec = optimizer.spec
     with optimization.open_workbench(definition, settings) as bench:
-        env = bench.env
-        lm = definition.lm_options(settings.lm)
+        env, lm = bench.env, bench.lm
 
         def trial(drawn: Any) -> Trial:
-            chosen = Optimizer(optimizer.name, optimizer.mode, frozen_part(spec.define(drawn, optimizer.mode)))
+            chosen = Optimizer(optimizer.name, optimizer.mode, frozen_part(spec.define(drawn, optimizer.mode)), spec)
             result = optimization.execute(dataclasses.replace(definition, optimizer=chosen), settings, workbench=bench, nested=True)
             return Trial(float((result.test or result.after)[env.primary_metric]),
                          int(result.tokens_by_phase.get("all", {}).get("total_tokens", 0)), result.run_id)
