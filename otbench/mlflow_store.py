@@ -26,7 +26,7 @@ from filelock import FileLock
 
 import otbench  # noqa: F401  (offline-safe environment before mlflow loads)
 from otbench.paths import mlruns_dir
-from otbench.store import SQLITE_PREFIX, sqlite_path, store_database, tracking_uri_in_use
+from otbench.store import SQLITE_PREFIX, require_store, sqlite_path, store_database, tracking_uri_in_use
 
 EXPERIMENT = "otbench"
 
@@ -57,12 +57,17 @@ def _first_use_lock(uri: str) -> AbstractContextManager[None]:
     return store_lock(database) if database is not None else nullcontext()
 
 
-def configure(tracking_uri: str | None = None, *, directory: Path | None = None, experiment: str = EXPERIMENT) -> str:
+def configure(tracking_uri: str | None = None, *, directory: Path | None = None, experiment: str = EXPERIMENT,
+              existing: str | None = None) -> str:
     """Point MLflow at the chosen store and experiment; returns the tracking URI in use.
 
     The store and the experiment are created here, under :func:`store_lock` for a sqlite store, so
-    commands started at once on a new store do not race to create its tables.
+    commands started at once on a new store do not race to create its tables; with ``existing``, what only an
+    existing store could hold (``--resume ID``), a local store that does not exist yet is refused instead
+    (:func:`otbench.store.require_store`).
     """
+    if existing is not None:
+        require_store(tracking_uri, directory, existing)
     import mlflow
 
     for noisy in ("mlflow", "alembic"):  # schema-migration chatter would break one-line errors

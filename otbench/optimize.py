@@ -121,9 +121,10 @@ def run(options: OptimizeOptions) -> OptimizeResult:
     :class:`~otbench.run.optimization.OptimizeResult`. Bad options are refused before anything slow loads."""
     from otbench.run import optimization
 
-    if options.resume:
-        return optimization.resume(options.resume, options.settings())
-    return optimization.execute(options.definition(), options.settings())
+    settings = options.settings()
+    if not options.resume:
+        return optimization.execute(options.definition(), settings)
+    return optimization.resume(options.resume, settings)
 
 
 def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:

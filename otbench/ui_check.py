@@ -42,8 +42,7 @@ from otbench.errors import DataError, SetupError
 from otbench.exits import run_main
 from otbench.mlflow_store import EXPERIMENT
 from otbench.outputs import OUTPUT_FILE, STORE_DIRECTORY, check_outputs
-from otbench.run.outcomes import INTERVAL_SUFFIXES
-from otbench.run.tracking import RESULT_PREFIX
+from otbench.run.tracking import INTERVAL_SUFFIXES, RESULT_PREFIX
 from otbench.run.views import view_url, viewed_environments
 from otbench.ui import server_command, server_environment, stop_server
 

@@ -13,7 +13,7 @@ from otbench.llm.session import LMOptions
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.gepa import GEPAKnobs
 from otbench.optimizers.toolobserver_knobs import Improvements, ToolObserverKnobs
-from otbench.run import checkpoints, definition
+from otbench.run import checkpoints, definition, tracking
 from otbench.run import logged as run_logged
 from otbench.run import lookup as run_lookup
 
@@ -84,7 +84,7 @@ def test_a_resumed_run_must_be_the_run_its_checkpoint_defines(tmp_path):
     with mlflow.start_run() as run:
         defined = _optimized(limit=2)
         mlflow.set_tags({definition.KEY_TAG: defined.key, definition.DEFINITION_TAG: defined.canonical()})
-        checkpoints.log_definition(_optimized(limit=3).to_json())
+        tracking.log_definition(_optimized(limit=3).to_json())
     mlflow.MlflowClient().set_terminated(run.info.run_id, status="KILLED")
     with pytest.raises(ConfigError, match="defines another run"):
         checkpoints.resumable(run.info.run_id)

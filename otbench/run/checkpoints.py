@@ -1,6 +1,7 @@
 """What an interrupted optimize run continues from (``--resume``): its definition, logged when it starts, and the
-checkpoint of its last finished iteration with the calls its iterations saw (written by
-:class:`otbench.run.tracking.MlflowIterationTracker`); :func:`resumable` reads both back."""
+checkpoint of its last finished iteration with the calls its iterations saw, as :mod:`otbench.run.tracking` wrote
+them (:func:`~otbench.run.tracking.log_definition`, :class:`~otbench.run.tracking.MlflowIterationTracker`);
+:func:`resumable` reads them back."""
 
 from __future__ import annotations
 
@@ -16,15 +17,6 @@ OBSERVED = "observed_calls.jsonl"
 """Artefact of each iteration: the calls the optimizer saw since the iteration before, one JSON object a line."""
 CHECKPOINT_STEP = "step"
 """Checkpoint entry: the iteration it was written after, so a resume reads the calls of the iterations up to it."""
-
-
-def log_definition(definition: dict[str, Any]) -> None:
-    """What defines an optimize run (its definition's JSON), logged when it starts: a run stopped before its first
-    checkpoint can still be resumed (it starts over in the same MLflow run; the LM cache serves the calls it had
-    made)."""
-    import mlflow
-
-    mlflow.log_dict({"definition": definition}, DEFINITION)
 
 
 def resumable_checkpoint(run_id: str) -> dict[str, Any]:

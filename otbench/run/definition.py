@@ -21,6 +21,7 @@ left out. Definitions logged by an earlier format are read by one adapter, :mod:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -28,8 +29,9 @@ from dataclasses import InitVar, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from otbench.envs.base import sample_tasks, task_key
 from otbench.envs.registry import EnvironmentOptions
-from otbench.errors import DataError
+from otbench.errors import ConfigError, DataError
 from otbench.llm.session import EMBEDDED, LMOptions
 from otbench.optimizers.registry import spec_of
 from otbench.optimizers.spec import OptimizerSpec
@@ -102,8 +104,9 @@ class Optimizer:
         """The knobs as their spec reads them (tuples back to lists)."""
         return {name: list(value) if isinstance(value, tuple) else value for name, value in self.knobs}
 
+    @functools.cached_property
     def chosen(self) -> Any:
-        """The optimizer's knobs value this definition stands for."""
+        """The optimizer's knobs value this definition stands for, made once, when first asked for."""
         return self.spec.knobs_of(self.part, self.mode)
 
 
@@ -215,6 +218,25 @@ class RunDefinition:
         seeded = self.optimizer is not None and self.optimizer.spec.seeded
         seed = None if every and not seeded else sample.seed
         return replace(self, sample=replace(sample, limit=limit, test_limit=test_limit, seed=seed))
+
+    def tasks(self, env: Any, *, faults: bool) -> tuple[list[Any], list[Any] | None, list[Any] | None]:
+        """An optimize run's tasks in the opened environment ``env``, drawn with its sample's seed: those learned on
+        (the test split's online, the train split's offline); the ``--val-limit`` train tasks outside them the docs
+        are chosen on (None without it; refused for an environment that learns online before the model loads); and
+        those the learned docs are scored on in the test phase: a sample of the test split offline, the learned tasks
+        again online under ``faults``, else none."""
+        sample, offline = self.sample, env.learning == "offline"
+        trainset = sample_tasks(env.tasks("train" if offline else "test"), sample.limit, sample.drawn_with)
+        testset = (sample_tasks(env.tasks("test"), sample.test_limit, sample.drawn_with) if offline
+                   else trainset if faults else None)
+        if not sample.val_limit:
+            return trainset, None, testset
+        learned_on = {task_key(task) for task in trainset}
+        rest = [task for task in env.tasks("train") if task_key(task) not in learned_on]
+        if not rest:
+            raise ConfigError(f"--val-limit: every train task of {env.name} is learned on (--limit {sample.limit}); "
+                              "lower --limit to leave some for validation")
+        return trainset, sample_tasks(rest, sample.val_limit, sample.drawn_with), testset
 
     # -- what runs log, derived ---------------------------------------------------------------------------------
     @property

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from otbench import mlflow_store
 from otbench.core.faults import phase_of
-from otbench.envs.base import sample_tasks
 from otbench.envs.registry import learning_of, make_environment
 from otbench.errors import ConfigError, RunError
 from otbench.evals.outcomes import rules_of
@@ -33,18 +32,16 @@ from otbench.optimizers.knobs import MODES
 from otbench.optimizers.spec import Built
 from otbench.run import checkpoints, naming, tracking, views
 from otbench.run import outcomes as run_outcomes
-from otbench.run.definition import DEFINITION_TAG, KEY_TAG, Optimizer, RunDefinition, Sample, split_sizes
+from otbench.run.definition import DEFINITION_TAG, KEY_TAG, Optimizer, RunDefinition, split_sizes
 from otbench.run.evaluation import TaskKeeper, kept_scoring
 from otbench.run.outcomes import RunOutcomes
 from otbench.run.settings import RunSettings
-from otbench.store import require_store
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy)
     from otbench.core.trajectory import Trajectory
     from otbench.evals.stats import Interval
     from otbench.llm.metering import TokenLedger
     from otbench.modules.program import ToolAgentProgram
-    from otbench.optimizers.base import DocOptimizer
 
 PHASES = ("agent", "editor", "exploration")
 
@@ -112,26 +109,30 @@ def optimizer_of(definition: RunDefinition) -> Optimizer:
     return definition.optimizer
 
 
-def check(definition: RunDefinition, settings: RunSettings) -> None:
+def check(definition: RunDefinition, lm: LMOptions) -> None:
     """Refuse, on one line and before anything slow loads, an optimize run that cannot run: an unknown optimizer or
-    mode, knobs out of their bounds, a model without its key."""
+    mode, knobs out of their bounds, a model without its key (``lm``: the LM options of its models,
+    :meth:`RunDefinition.lm_options`)."""
     optimizer = optimizer_of(definition)
     if optimizer.mode not in MODES:
         raise ConfigError(f"unknown mode {optimizer.mode!r}; choose from {', '.join(MODES)}")
     if optimizer.mode == "offline" and learning_of(definition.env) == "online":
         raise ConfigError(f"{definition.env} has no train split: its docs are learned per task, in online mode")
-    optimizer.spec.check(optimizer.chosen())
-    check_models(definition.lm_options(settings.lm))  # a missing key is refused before the store, data or model load
+    optimizer.spec.check(optimizer.chosen)
+    check_models(lm)  # a missing key is refused before the store, data or model load
 
 
 @contextmanager
-def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator[Workbench]:
-    """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends; the
-    MLflow store is opened once the environment is built (what building it refuses, a server that does not start,
-    tasks that cannot be read, is refused before anything is written) and before the model loads."""
+def open_workbench(definition: RunDefinition, settings: RunSettings, lm: LMOptions) -> Iterator[Workbench]:
+    """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends; the run
+    is checked first (:func:`check`), the MLflow store is opened once the environment is built (what building it
+    refuses, a server that does not start, tasks that cannot be read, is refused before anything is written) and
+    before the model loads. ``lm``: the LM options of the definition's models (:meth:`RunDefinition.lm_options` of
+    the settings' ``lm``)."""
     from otbench.llm.metering import TokenLedger
 
     optimizer = optimizer_of(definition)
+    check(definition, lm)
     ledger = TokenLedger()
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(
@@ -142,7 +143,7 @@ def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator
             raise ConfigError(f"--val-limit: {env.name} learns docs per task (online), so no docs learned here "
                               "apply to other tasks; drop --val-limit")
         mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory)
-        lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
+        lm = dataclasses.replace(lm, slots=settings.num_threads)
         lms = stack.enter_context(open_lms(lm, ledger, PHASES))
         yield Workbench(env, lms, ledger, lm)
 
@@ -154,21 +155,21 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
     With a ``workbench`` the run uses its environment and LMs (a sweep's trials share them); ``nested``
     makes the run a child of the active MLflow run.
     """
-    check(definition, settings)
+    lm = definition.lm_options(settings.lm)
     if workbench is not None:  # its store was opened with it
+        check(definition, lm)
         return _optimize(definition, settings, workbench, {}, resumed=None, nested=nested)
-    with open_workbench(definition, settings) as opened:
+    with open_workbench(definition, settings, lm) as opened:
         return _optimize(definition, settings, opened, {}, resumed=None, nested=False)
 
 
 def resume(run_id: str, settings: RunSettings) -> OptimizeResult:
     """An interrupted run continued from its checkpoint, in the same MLflow run: its definition is the
     checkpoint's (:func:`otbench.run.checkpoints.resumable`), its settings the ones given here."""
-    require_store(settings.tracking.uri, settings.tracking.directory, f"--resume {run_id}")
-    mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory)
+    mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory, existing=f"--resume {run_id}")
     definition, checkpoint = checkpoints.resumable(run_id)
-    check(definition, settings)
-    with open_workbench(definition, settings) as opened:
+    lm = definition.lm_options(settings.lm)
+    with open_workbench(definition, settings, lm) as opened:
         return _optimize(definition, settings, opened, checkpoint, resumed=run_id, nested=False)
 
 
@@ -181,6 +182,7 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     from otbench.optimizers.base import START_DOCS
 
     env, ledger = bench.env, bench.ledger
+    chosen = optimizer_of(definition)
     definition = definition.sized(split_sizes(env))
     defined = definition.to_json()
     views.share_view(env.name, env.metric_names, env.primary_metric)
@@ -193,8 +195,15 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
             controller.restore(checkpoint["faults"])
         else:
             controller.reset()
-    sample = definition.sample
-    trainset, valset = _learning_tasks(env, sample)
+    # what defines the run names it (its sized sample: as many tasks as it learns on), tags it and is its params (a
+    # sweep's trial logs every knob it draws)
+    lm = bench.lm
+    models = dict.fromkeys(naming.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
+                           for model in (lm.lm, lm.editor_lm or lm.lm))
+    name = naming.run_name(definition.run_name(int(definition.sample.limit or 0), "+".join(models), env.setting))
+    params = definition.params(env.setting, learning=env.learning, swept=nested)
+    tags = definition.tags(env.setting)
+    trainset, valset, testset = definition.tasks(env, faults=controller is not None)
     toolbox = env.toolbox()
     toolbox.meta[OPTIMIZED_TOOLSETS] = list(dict.fromkeys(env.toolset_of(task) for task in trainset))
     if checkpoint:
@@ -212,28 +221,22 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
                                               live_state=(lambda: {"faults": controller.snapshot()})
                                               if controller is not None else None,
                                               logged_steps=tracking.logged_steps(resumed) if resumed else None)
-    optimizer = _build_optimizer(definition, settings, env, bench.lms, tracker)
-    lm = bench.lm
-    # what defines the run names it, tags it and is its params (a sweep's trial logs every knob it draws)
-    models = dict.fromkeys(naming.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
-                           for model in (lm.lm, lm.editor_lm or lm.lm))
-    name = naming.run_name(definition.run_name(len(trainset), "+".join(models), env.setting))
-    params = definition.params(env.setting, learning=env.learning, swept=nested)
-    with _run(resumed, name, definition.tags(env.setting), params, nested) as tracked:
+    # the teleprompter the definition names, with its knobs and its LMs charged to the right phases
+    common = {"env": env, "num_threads": settings.num_threads, "tracker": tracker, "progress": settings.progress}
+    optimizer = chosen.spec.build(chosen.chosen, bench.lms, Built(env, chosen.mode, definition.sample.drawn_with, common))
+    # a resumed run may have been logged by an earlier format (or unsized): it is tagged as its definition reads now
+    opened = (tracking.resumed_run(resumed, tags={tag: tags[tag] for tag in (KEY_TAG, DEFINITION_TAG)}) if resumed
+              else tracking.tracked_run(name, tags=tags, params=params, nested=nested))
+    with opened as tracked:
         if not resumed:
-            checkpoints.log_definition(defined)
+            tracking.log_definition(defined)
         # a stop while learning or while scoring what was learned keeps every finished iteration and every scored
         # test task: --resume picks up from there
         keeper = TaskKeeper(list(tested_before.values()), ledger, tracker.elapsed_seconds)
         try:
             with phase_of(env, "exploration"):
                 learned = optimizer.compile(program, trainset=trainset, valset=valset, resume=checkpoint or None)
-            tested = None
-            if env.learning == "offline":
-                tested = _evaluate_on_test(settings, env, learned, sample_tasks(env.tasks("test"), sample.test_limit,
-                                                                              sample.drawn_with), keeper)
-            elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
-                tested = _evaluate_on_test(settings, env, learned, trainset, keeper)
+            tested = _evaluate_on_test(settings, env, learned, testset, keeper) if testset is not None else None
             started = None
             scored_first = optimizer.evaluates_start_docs
             if not scored_first and not nested:  # a sweep's trials share one start: not paid per trial
@@ -245,41 +248,6 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
             raise RunError(f"optimization stopped ({stop}); {hint}") from stop.cause
         return _finish(definition, settings, env, learned, scored_first, ledger, tracked.info.run_id,
                        tracker.elapsed_seconds(), tested, register=not nested, started=started)
-
-
-def _build_optimizer(definition: RunDefinition, settings: RunSettings, env: Any, lms: Mapping[str, Any],
-                     tracker: Any) -> DocOptimizer:
-    """The teleprompter the definition names, with its knobs and its LMs charged to the right phases."""
-    optimizer = optimizer_of(definition)
-    built = Built(env=env, mode=optimizer.mode, seed=definition.sample.drawn_with,
-                  common={"env": env, "num_threads": settings.num_threads, "tracker": tracker,
-                          "progress": settings.progress})
-    return optimizer.spec.build(optimizer.chosen(), lms, built)
-
-
-def _run(resumed: str | None, name: str, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:
-    """A new run, or the run ``resumed`` tagged with its definition as it reads now (it may have been logged by an
-    earlier format, or unsized)."""
-    if resumed:
-        return tracking.resumed_run(resumed, tags={tag: tags[tag] for tag in (KEY_TAG, DEFINITION_TAG)})
-    return tracking.tracked_run(name, tags=tags, params=params, nested=nested)
-
-
-def _learning_tasks(env: Any, sample: Sample) -> tuple[list[Any], list[Any] | None]:
-    """The tasks learned on (the test split's online, the train split's offline, sampled with the run's seed), and
-    ``--val-limit`` train tasks outside them, sampled with the same seed (None without it; :func:`open_workbench`
-    has refused it for an environment that learns online)."""
-    from otbench.envs.base import task_key
-
-    trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), sample.limit, sample.drawn_with)
-    if not sample.val_limit:
-        return trainset, None
-    learned_on = {task_key(task) for task in trainset}
-    rest = [task for task in env.tasks("train") if task_key(task) not in learned_on]
-    if not rest:
-        raise ConfigError(f"--val-limit: every train task of {env.name} is learned on (--limit {sample.limit}); "
-                          "lower --limit to leave some for validation")
-    return trainset, sample_tasks(rest, sample.val_limit, sample.drawn_with)
 
 
 def _log_validation(env: Any, program: ToolAgentProgram) -> dict[str, Any] | None:

@@ -14,18 +14,33 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import otbench  # noqa: F401  (offline-safe environment before mlflow loads)
-from otbench.run.checkpoints import CHECKPOINT_STEP, OBSERVED
+from otbench.run.checkpoints import CHECKPOINT_STEP, DEFINITION, OBSERVED
 from otbench.run.naming import RUN_COLOR_TAG, run_color
 from otbench.run.provenance import CODE_TAG, MACHINE_TAG, VERSION_TAG, code_commit, package_version, this_machine
+
+if TYPE_CHECKING:
+    from otbench.evals.stats import Interval
 
 RESULT_PREFIX = "result/"
 """A run's result metrics: the environment's metrics of the docs it ends with, on the tasks it is judged on."""
 LEARNING_PREFIX = "learning/"
 """An optimize run's scores of each iteration on the tasks it learns on (the train split offline): ``learning/E``
 beside ``result/E``, never a bare ``E`` a reader could take for the result. Runs logged before kept them bare."""
+INTERVAL_SUFFIXES = ("_n", "_ci_low", "_ci_high")
+"""What :func:`interval_metrics` appends to a metric's name: a metric's interval parts, logged beside it."""
+
+
+def interval_metrics(prefix: str, found: Mapping[str, Interval]) -> dict[str, float]:
+    """``{prefix}E_ci_low``, ``..._ci_high``, ``..._n`` of each interval (the value itself is logged as before)."""
+    metrics: dict[str, float] = {}
+    for name, value in found.items():
+        metrics[f"{prefix}{name}_n"] = float(value.n)
+        if value.known:
+            metrics |= {f"{prefix}{name}_ci_low": value.low, f"{prefix}{name}_ci_high": value.high}
+    return metrics
 
 
 def _scalar(value: Any) -> str:
@@ -76,6 +91,15 @@ def resumed_run(run_id: str, *, tags: Mapping[str, Any]) -> Iterator[Any]:
         yield run
 
 
+def log_definition(definition: dict[str, Any]) -> None:
+    """What defines an optimize run (its definition's JSON), logged when it starts: a run stopped before its first
+    checkpoint can still be resumed (it starts over in the same MLflow run; the LM cache serves the calls it had
+    made)."""
+    import mlflow
+
+    mlflow.log_dict({"definition": definition}, DEFINITION)
+
+
 START_DOCS_PHASE = "start_docs"
 """The phase the starting docs' "before" scoring of an optimize run is charged to: a measurement for the report,
 not the method's cost, so :func:`cost_tokens` leaves it out."""
@@ -95,8 +119,6 @@ def log_result(metrics: dict[str, float], tokens: int, intervals: Mapping[str, A
     Each metric's interval (:class:`otbench.evals.stats.Interval`) goes beside it: ``result/METRIC_ci_low``,
     ``result/METRIC_ci_high`` and ``result/METRIC_n``."""
     import mlflow
-
-    from otbench.run.outcomes import interval_metrics
 
     shown = {name: value for name, value in (intervals or {}).items() if name in metrics}
     mlflow.log_metrics({f"{RESULT_PREFIX}{name}": float(value) for name, value in metrics.items()}

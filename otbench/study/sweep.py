@@ -180,9 +180,8 @@ def sweep_optimizer(definition: RunDefinition, settings: RunSettings, sweeping: 
 
     optimizer = optimization.optimizer_of(definition)
     knobs = knobs_to_sweep(optimizer.name)
-    optimization.check(definition, settings)
     spec = optimizer.spec
-    with optimization.open_workbench(definition, settings) as bench:
+    with optimization.open_workbench(definition, settings, definition.lm_options(settings.lm)) as bench:
         env, lm = bench.env, bench.lm
 
         def trial(drawn: Any) -> Trial:
@@ -193,7 +192,7 @@ def sweep_optimizer(definition: RunDefinition, settings: RunSettings, sweeping: 
 
         model = naming.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
         study = Study(name=sweeping.study_name or f"otbench-{optimizer.name}-{env.name}-{env.setting}-{lm.lm}",
-                      knobs=knobs, start=optimizer.chosen(), mode=optimizer.mode, seed=definition.sample.drawn_with,
+                      knobs=knobs, start=optimizer.chosen, mode=optimizer.mode, seed=definition.sample.drawn_with,
                       metric=env.primary_metric,
                       tags={"command": "sweep", "optimizer": optimizer.name, "env": env.name, "setting": env.setting,
                             "lm": lm.lm},
