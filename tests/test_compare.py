@@ -24,7 +24,7 @@ from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.spec import OptimizerSpec
-from otbench.optimizers.toolobserver_knobs import Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver.knobs import Improvements, ToolObserverKnobs
 from otbench.run import evaluation, naming, optimization
 from otbench.run import logged as run_logged
 from otbench.study import comparing

@@ -12,7 +12,7 @@ from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.gepa import GEPAKnobs
-from otbench.optimizers.toolobserver_knobs import Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver.knobs import Improvements, ToolObserverKnobs
 from otbench.run import checkpoints, definition, tracking
 from otbench.run import logged as run_logged
 from otbench.run import lookup as run_lookup

@@ -33,7 +33,7 @@ from otbench.llm import session
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.registry import OPTIMIZERS
-from otbench.optimizers.toolobserver_knobs import Improvements
+from otbench.optimizers.toolobserver.knobs import Improvements
 from otbench.run.prompts import register_docs
 
 ROOT = Path(__file__).resolve().parents[1]

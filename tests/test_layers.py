@@ -141,7 +141,7 @@ def test_the_graph_is_read_from_every_package():
     graph = import_graph()
     assert {"otbench.cli", "otbench.modules.agent", "otbench.optimizers.registry", "otbench.evals.harness"} <= set(graph)
     assert "otbench.core.trajectory" in graph["otbench.evals.harness"]
-    assert "otbench.optimizers.toolobserver" in graph["otbench.optimizers.toolobserver_spec"]  # imported on first use
+    assert "otbench.optimizers.toolobserver.teleprompter" in graph["otbench.optimizers.toolobserver.spec"]  # imported on first use
 
 
 def test_no_module_imports_a_layer_above_it():

@@ -12,8 +12,8 @@ from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError, DataError, OtbenchError, RunError, SetupError
 from otbench.exits import run_main
 from otbench.optimizers.play2prompt import Play2PromptKnobs
-from otbench.optimizers.toolobserver import ToolObserverKnobs
-from otbench.optimizers.toolobserver_knobs import Improvements
+from otbench.optimizers.toolobserver.knobs import Improvements
+from otbench.optimizers.toolobserver.teleprompter import ToolObserverKnobs
 from otbench.run import checkpoints, optimization
 
 

@@ -1,5 +1,5 @@
-"""ToolObserver's knobs, variants and improvements, as values: what its spec (:mod:`otbench.optimizers.toolobserver_spec`)
-turns into flags and rows, and its teleprompter (:mod:`otbench.optimizers.toolobserver`) runs with. No DSPy here."""
+"""ToolObserver's knobs, variants and improvements, as values: what its spec (:mod:`otbench.optimizers.toolobserver.spec`)
+turns into flags and rows, and its teleprompter (:mod:`otbench.optimizers.toolobserver.teleprompter`) runs with. No DSPy here."""
 
 from __future__ import annotations
 
