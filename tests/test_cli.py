@@ -121,6 +121,7 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
 
     argv, environment = _command(tmp_path, "terminated", (
         "import os, signal, sys\n"
+        "from otbench import mlflow_store\n"
         "from otbench.run import tracking\n"
         "def main(argv):\n"
         "    mlflow_store.configure(None)  # the store this test session isolates (its environment is inherited)\n"
