@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fake_latency is not None:  # the fake server reads the reply schema; it speaks no grammar
         command += ["--lm", "local", "--no-grammar"]
     store = (args.mlruns or Path(tempfile.mkdtemp(prefix="otbench-serve-slots-"))).resolve()
-    from otbench.run.tracking import configure
+    from otbench.mlflow_store import configure
 
     configure(directory=store)  # a new store's tables are made before any command is timed
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores",

@@ -94,10 +94,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _configure(values: dict[str, Any]) -> None:
-    from otbench.run import tracking
+    from otbench import mlflow_store
 
     chosen = tracking_from_values(values)
-    tracking.configure(chosen.uri, directory=chosen.directory)
+    mlflow_store.configure(chosen.uri, directory=chosen.directory)
 
 
 def _add(run_ids: list[str], *, every: bool, replace: bool, values: dict[str, Any], results: Path | None) -> int:
@@ -129,10 +129,10 @@ def _store_runs() -> list[str]:
     the ledger and unchanged since."""
     import mlflow
 
-    from otbench.run import tracking
+    from otbench import mlflow_store
     from otbench.run.ledger import LEDGER_TAG, half_loaded
 
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
     if experiment is None:
         return []
     client = mlflow.MlflowClient()

@@ -95,9 +95,9 @@ def read_docs(source: str, *, tracking_uri: str | None = None, mlruns: Any = Non
                 raise DataError(f"--docs {source}: that ledger entry kept no final docs (an evaluation has none)")
             return Toolbox.from_json(docs)
     if source.startswith(("runs:/", "prompts:/")):
-        from otbench.run import tracking
+        from otbench import mlflow_store
 
-        tracking.configure(tracking_uri, directory=mlruns)
+        mlflow_store.configure(tracking_uri, directory=mlruns)
     return load_docs(source)
 
 

@@ -121,9 +121,10 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
 
     argv, environment = _command(tmp_path, "terminated", (
         "import os, signal, sys\n"
+        "from otbench import mlflow_store\n"
         "from otbench.run import tracking\n"
         "def main(argv):\n"
-        "    tracking.configure(None)  # the store this test session isolates (its environment is inherited)\n"
+        "    mlflow_store.configure(None)  # the store this test session isolates (its environment is inherited)\n"
         "    with tracking.tracked_run('terminated', tags={'command': 'test'}, params={}) as run:\n"
         "        print(run.info.run_id, flush=True)\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"
@@ -131,9 +132,9 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
     ))
     finished = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, env=environment)
     assert finished.returncode == 130 and "interrupted: finished work was kept" in finished.stderr
-    from otbench.run import tracking
+    from otbench import mlflow_store
 
-    tracking.configure(None)
+    mlflow_store.configure(None)
     assert mlflow.get_run(finished.stdout.split()[-1]).info.status == "KILLED"
 
 

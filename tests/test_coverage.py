@@ -20,7 +20,7 @@ from otbench.optimizers import registry
 from otbench.optimizers.base import COVERAGE, IterationRecord
 from otbench.optimizers.coverage import relation_sentence, request_literals
 from otbench.optimizers.easytool import EasyTool, EasyToolWriter
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 
 # -- errors in words ---------------------------------------------------------------------------------------------------

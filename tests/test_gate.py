@@ -18,7 +18,7 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers import registry
 from otbench.optimizers.gate import META_KEY, decide, gated
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 from otbench.serve_docs import gate_report
 
 

@@ -17,7 +17,7 @@ from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.envs.bfcl.metrics import ast_accuracy, parameter_accuracy
 from otbench.envs.chess.env import ChessEnvironment
 from otbench.envs.chess.positions import Position
-from otbench.run.tracking import configure
+from otbench.mlflow_store import configure
 
 FACTORIAL = {"name": "math_factorial", "description": "n!",
              "parameters": {"type": "dict", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}

@@ -52,9 +52,10 @@ def test_optimize_reports_before_after_and_its_result_with_intervals(scripted_lm
 
 
 def test_runs_logged_before_outcomes_were_kept_are_read_from_what_they_kept(tmp_path):
+    from otbench import mlflow_store
     from otbench.run import tracking
 
-    tracking.configure()
+    mlflow_store.configure()
     with mlflow.start_run(tags={"command": "evaluate"}) as run:
         mlflow.log_param("seed", "4")
         tracking.log_table([{"task_id": "a", "E": 1.0, "calls": 1, "parse_error": ""},

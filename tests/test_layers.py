@@ -18,10 +18,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "otbench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # basics: errors, places and the store's address, where a command writes, how a command reads its arguments and
-    # how it ends
-    ("otbench", "otbench.errors", "otbench.paths", "otbench.store", "otbench.outputs", "otbench.arguments",
-     "otbench.exits"),
+    # basics: errors, places, the store's address and its opening, where a command writes, how a command reads its
+    # arguments and how it ends
+    ("otbench", "otbench.errors", "otbench.paths", "otbench.store", "otbench.mlflow_store", "otbench.outputs",
+     "otbench.arguments", "otbench.exits"),
     ("otbench.core",),  # calls, trajectories, faults, tables: what every part speaks
     ("otbench.llm",),  # reaching models: sessions, servers, metering, traces
     ("otbench.modules",),  # DSPy modules: the agent, the editor, tool docs
@@ -141,7 +141,7 @@ def test_the_graph_is_read_from_every_package():
     graph = import_graph()
     assert {"otbench.cli", "otbench.modules.agent", "otbench.optimizers.registry", "otbench.evals.harness"} <= set(graph)
     assert "otbench.core.trajectory" in graph["otbench.evals.harness"]
-    assert "otbench.optimizers.toolobserver" in graph["otbench.optimizers.toolobserver_spec"]  # imported on first use
+    assert "otbench.optimizers.toolobserver.teleprompter" in graph["otbench.optimizers.toolobserver.spec"]  # imported on first use
 
 
 def test_no_module_imports_a_layer_above_it():

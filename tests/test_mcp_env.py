@@ -24,7 +24,7 @@ from otbench.exits import run_main
 from otbench.optimizers.easytool import EasyTool
 from otbench.optimizers.gepa import GEPA
 from otbench.optimizers.play2prompt import Play2Prompt
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 from otbench.run import evaluation, optimization
 
 TESTS = Path(__file__).resolve().parent

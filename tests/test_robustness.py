@@ -18,7 +18,7 @@ from otbench.evals.contamination import contamination, sentences
 from otbench.evals.robustness import robustness
 from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.run import evaluation, optimization, tracking
+from otbench.run import checkpoints, evaluation, optimization
 from otbench.study import comparing
 
 
@@ -154,7 +154,7 @@ def test_optimize_measures_the_faults_an_editor_wrote_into_the_docs(function_env
     assert faulted["test"]["score"] == 1.0 and faulted["test"]["injected_faults"] == 0.0  # a clean test phase
     run = mlflow.get_run(faulted["run_id"])
     assert run.data.metrics["doc_contamination"] > 0 and run.data.params["faults"] == "unavailable-0.5@exploration"
-    assert tracking.load_checkpoint(run.info.run_id)["faults"]["attempts"]  # --resume continues the same faults
+    assert checkpoints.load_checkpoint(run.info.run_id)["faults"]["attempts"]  # --resume continues the same faults
     assert "injected_share" in {m.key for m in mlflow.MlflowClient().get_metric_history(run.info.run_id, "injected_share")
                                 } | set(run.data.metrics)
 

@@ -14,8 +14,8 @@ from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.evidence import EvidenceBook, read_error
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import IMPROVED, PAPER, Improvements
+from otbench.optimizers.toolobserver.knobs import IMPROVED, PAPER, Improvements
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 
 def describing_editor(messages):

@@ -29,8 +29,8 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, Toolbox
 from otbench.optimizers.evidence import EvidenceBook
 from otbench.optimizers.rivals import rivals
-from otbench.optimizers.toolobserver import ToolObserver, _answers_like_its_rivals
-from otbench.optimizers.toolobserver_knobs import IMPROVED
+from otbench.optimizers.toolobserver.knobs import IMPROVED
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver, _answers_like_its_rivals
 from otbench.run import evaluation, optimization
 from otbench.run.docs_io import apply_docs
 from otbench.run.settings import TrackingOptions
