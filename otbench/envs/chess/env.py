@@ -37,14 +37,13 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
 
 import chess
 
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.faults import Episode, StateController, call_episode, episode
 from otbench.core.trajectory import Trajectory
-from otbench.envs.base import Agent
+from otbench.envs.base import Agent, Closing
 from otbench.envs.chess.engine import EnginePool, find_stockfish, position_key, seeded_random_move
 from otbench.envs.chess.metrics import MATE_CP, METRIC_RULES, bootstrapped_elo, expected_score, is_mate, optimal_tools
 from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Opponent
@@ -152,7 +151,7 @@ def diagram(board: chess.Board) -> str:
     return "\n".join([*rows, "    a b c d e f g h"])
 
 
-class ChessEnvironment:
+class ChessEnvironment(Closing):
     """Chess under one setting (``phase``, ``skill`` or ``elo``: which engines). Close it (or use ``with``) to stop the engines.
 
     ``engine_cache`` is a file that keeps engine results across runs (in memory only when None).
@@ -432,9 +431,4 @@ class ChessEnvironment:
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
