@@ -112,7 +112,7 @@ def log_to_mlflow(directory: Path, outcomes: dict[str, list[Outcome]]) -> str:
     """Every trajectory as ``evaluate`` logs it, one run per environment, in a store of its own."""
     import mlflow
 
-    from otbench.run.tracking import configure
+    from otbench.mlflow_store import configure
 
     configure(directory=directory, experiment="hostile-replies")
     for name, results in outcomes.items():

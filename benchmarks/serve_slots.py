@@ -40,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from threads_scale import ModelServer  # the benchmark next to this one
 
+from otbench.envs.registry import DEFAULT_ENVIRONMENT
+
 SERVE_READY_SECONDS = 600.0
 """How long the model may take to load on a busy machine."""
 
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="more options for otbench serve, as one string (e.g. '--threads 2')")
     parser.add_argument("--command", choices=("evaluate", "optimize"), default="evaluate",
                         help="the command each client runs (default evaluate)")
-    parser.add_argument("--env", default="bfcl", help="its environment (default bfcl)")
+    parser.add_argument("--env", default=DEFAULT_ENVIRONMENT, help=f"its environment (default {DEFAULT_ENVIRONMENT})")
     parser.add_argument("--limit", type=int, default=5, help="its tasks (default 5)")
     parser.add_argument("--command-args", default="", metavar="ARGS", help="more options for every command")
     parser.add_argument("--no-solo", action="store_true", help="skip the baseline: one command alone first")
@@ -171,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fake_latency is not None:  # the fake server reads the reply schema; it speaks no grammar
         command += ["--lm", "local", "--no-grammar"]
     store = (args.mlruns or Path(tempfile.mkdtemp(prefix="otbench-serve-slots-"))).resolve()
-    from otbench.run.tracking import configure
+    from otbench.mlflow_store import configure
 
     configure(directory=store)  # a new store's tables are made before any command is timed
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores",

@@ -3,7 +3,7 @@
 Each trial starts ``--processes`` real commands at the same moment on a store directory that does
 not exist yet (``python -m otbench.evaluate --agent null --limit 1``: no LLM, a real MLflow run),
 waits for them and counts every command that did not exit 0 or whose run is missing from the
-store. Before the store's lock (:func:`otbench.run.tracking.store_lock`), all but one of them failed
+store. Before the store's lock (:func:`otbench.mlflow_store.store_lock`), all but one of them failed
 creating the store's tables.
 
     python benchmarks/store_first_use.py                    # 8 at once, 10 trials

@@ -501,7 +501,7 @@ def log_to_mlflow(store: Path, rows: list[Measured], text: str, args: argparse.N
     """One run of the benchmark in its store: the settings as params, each row's figures as metrics, the table."""
     import mlflow
 
-    from otbench.run.tracking import configure
+    from otbench.mlflow_store import configure
 
     configure(directory=store, experiment="threads-scale")
     with mlflow.start_run(run_name=f"threads-scale-{time.strftime('%m%d-%H%M%S')}") as run:
@@ -565,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     store = (args.mlruns or Path(tempfile.mkdtemp(prefix="otbench-threads-scale-"))).resolve()
     rows: list[Measured] = []
-    from otbench.run.tracking import configure
+    from otbench.mlflow_store import configure
 
     configure(directory=store)  # a new store's tables are made here, not in the first timed command
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores",

@@ -39,7 +39,8 @@ class TaskOutcome:
     metrics: Mapping[str, float]
     """The environment's per-task scores (a trajectory's ``metrics``)."""
     usage: Mapping[str, float] = field(default_factory=dict)
-    """What the task cost: ``tokens`` (paid and cache-served), ``paid_tokens``, ``seconds`` (empty where unmeasured)."""
+    """What the task cost: ``tokens`` (paid and cache-served), ``paid_tokens``, ``seconds``, ``tool_calls`` (empty where
+    unmeasured)."""
 
     @property
     def key(self) -> tuple[int, str]:

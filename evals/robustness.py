@@ -10,6 +10,8 @@
 - ``flexibility``: of the injected failures followed by another call, the share where that call
   changed plan: another tool, or the same tool with other arguments.
 - ``injected_faults``: injected faults per attempt; ``injected_share``: their share of all calls.
+- ``tool_calls``: tool calls per attempt: docs that make an agent right more often by making it call more
+  cost every call, so the two are read side by side.
 
 Rates with nothing to count (no failure followed by a call) are left out, so a mean is never made of
 empty cases. Trajectories from any environment fit: only :class:`~otbench.core.calls.CallResult` is read.
@@ -23,7 +25,7 @@ from otbench.core.calls import CallResult
 from otbench.core.trajectory import Trajectory
 
 ROBUSTNESS_METRICS = ("schema_compliance", "recovery_rate", "injected_recovery_rate", "flexibility",
-                      "injected_faults", "injected_share")
+                      "injected_faults", "injected_share", "tool_calls")
 _MISFIT_ERRORS = ("NameError", "TypeError")
 
 
@@ -48,7 +50,8 @@ def robustness(trajectories: Sequence[Trajectory]) -> dict[str, float]:
     after_failure = [following for step, following in pairs if not step.ok]
     after_injected = [(step, following) for step, following in pairs if step.injected is not None and not step.ok]
     injected = sum(step.injected is not None for step in steps)
-    metrics: dict[str, float] = {"injected_faults": injected / len(trajectories) if trajectories else 0.0}
+    metrics: dict[str, float] = {"injected_faults": injected / len(trajectories) if trajectories else 0.0,
+                                 "tool_calls": len(steps) / len(trajectories) if trajectories else 0.0}
     if steps:
         metrics["schema_compliance"] = sum(map(fits_schema, steps)) / len(steps)
         metrics["injected_share"] = injected / len(steps)

@@ -262,14 +262,23 @@ def smallest_p_value(test: str, clusters: int) -> float:
 
 def holm(differences: Sequence[Difference]) -> list[Difference]:
     """The differences with their p-values adjusted together by Holm's method (those without a p-value as they were)."""
-    from statsmodels.stats.multitest import multipletests
-
     tested = [index for index, difference in enumerate(differences) if math.isfinite(difference.p_value)]
     adjusted = list(differences)
-    if tested:
-        corrected = multipletests([differences[i].p_value for i in tested], alpha=ALPHA, method="holm")[1]
-        for index, p in zip(tested, corrected, strict=True):
-            adjusted[index] = replace(differences[index], p_adjusted=float(p))
+    for index, p in zip(tested, holm_adjusted([differences[i].p_value for i in tested]), strict=True):
+        adjusted[index] = replace(differences[index], p_adjusted=p)
+    return adjusted
+
+
+def holm_adjusted(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment, in the order given: the k-th smallest p-value times the tests not yet passed
+    (m - k + 1), never below an adjusted smaller one, at most 1. Written out because statsmodels' version collects
+    the garbage on every call, which costs a large process a third of a second a table."""
+    order = sorted(range(len(p_values)), key=lambda index: p_values[index])
+    adjusted = [0.0] * len(p_values)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
+        adjusted[index] = running
     return adjusted
 
 

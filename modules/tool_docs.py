@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -96,8 +97,18 @@ def _field_name(parameter: str) -> str:
 def _make_signature(
     description: str, parameters: tuple[ParameterSpec, ...], descriptions: dict[str, str], returns: str
 ) -> type[dspy.Signature]:
+    names = tuple(p.name for p in parameters)
+    return _signature(description, names, tuple(descriptions.get(name, "") for name in names), returns)
+
+
+@functools.lru_cache(maxsize=8192)
+def _signature(description: str, names: tuple[str, ...], descriptions: tuple[str, ...],
+               returns: str) -> type[dspy.Signature]:
+    """One signature per distinct doc, made once: a signature is a pydantic model class, slow to make (milliseconds),
+    and the same docs are built again and again (every ``toolbox()`` of an environment, every docs file read). Sharing
+    it is safe as DSPy shares signatures between copies of a program: docs change by setting a new one."""
     fields: dict[str, Any] = {
-        _field_name(p.name): (Any, dspy.InputField(desc=descriptions.get(p.name, ""))) for p in parameters
+        _field_name(name): (Any, dspy.InputField(desc=text)) for name, text in zip(names, descriptions, strict=True)
     }
     fields[_RESULT_FIELD] = (Any, dspy.OutputField(desc=returns))
     signature: type[dspy.Signature] = dspy.make_signature(fields, description)
@@ -176,7 +187,18 @@ class DocumentedTool(dspy.Predict):
         self, *, description: str | None = None, parameter_descriptions: dict[str, str] | None = None,
         returns: str | None = None,
     ) -> None:
-        """Edit the documentation in place; unknown parameter names are ignored (the schema is fixed)."""
+        """Edit the documentation in place; unknown parameter names are ignored (the schema is fixed).
+
+        Docs held in the signature this class makes get the one made for the new docs (made once, see
+        :func:`_signature`); a signature set from elsewhere (a DSPy optimizer's, a loaded state) is edited field by
+        field, so whatever else it holds stays."""
+        shown = self.parameters or ()
+        current = self.parameter_descriptions
+        if self.signature is _make_signature(self.description, shown, current, self.returns):
+            known = {name: text for name, text in (parameter_descriptions or {}).items() if name in current}
+            self.signature = _make_signature(self.description if description is None else description, shown,
+                                             current | known, self.returns if returns is None else returns)
+            return
         signature = self.signature
         if description is not None:
             signature = signature.with_instructions(description)

@@ -144,8 +144,9 @@ class _WatchedEnvironment:
         """Whether an answer that is an error in words is read as the failed call it is
         (:func:`~otbench.core.calls.worded_error`)."""
         self.request_scales = request_scales
-        """Whether a task's call that passes a number of its request on another scale (0.15 for the request's 15%) is
-        read as a failed call whose error says so (:func:`~otbench.core.calls.scale_mismatch`)."""
+        """Whether a task's call that passes a number of its request on another scale (0.15 for the request's 15%), or
+        returns the whole where the request asks for a part, is read as a failed call whose error says so
+        (:func:`~otbench.core.calls.read_against_request`)."""
 
     def calls_since(self, start: int) -> list[tuple[str, CallResult]]:
         with self._lock:
@@ -248,8 +249,8 @@ class DocOptimizer(Teleprompter):
     the tool-by-tool pass of :mod:`otbench.optimizers.coverage` before its own learning, under the same budget, its
     steps logged first; ``worded_errors``, an answer that is an error in words read as the failed call it is,
     wherever the optimizer sees calls (:func:`~otbench.core.calls.worded_error`); ``request_scales`` (offline), a task's call
-    that passes a number of its request on another scale (0.15 for 15%) read as a doubtful, failed call
-    (:func:`~otbench.core.calls.scale_mismatch`); ``gate`` (offline, on by default),
+    that passes a number of its request on another scale (0.15 for 15%), or returns the whole where the request asks
+    for a part, read as a doubtful, failed call (:func:`~otbench.core.calls.read_against_request`); ``gate`` (offline, on by default),
     a learned doc kept only where the evidence says it is no worse than the doc its tool started with
     (:mod:`otbench.optimizers.gate`).
     """

@@ -26,4 +26,4 @@ def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
 
 
 SPEC = OptimizerSpec("gepa", "+GEPA", GEPAKnobs, _build,
-                     teleprompter="otbench.optimizers.gepa.GEPA", offers_probe=True, seeded=True)
+                     teleprompter="otbench.optimizers.gepa.GEPA", seeded=True)

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from otbench.optimizers.knobs import knob
+from otbench.optimizers.spec import ProbingKnobs
 
 
 @dataclass(frozen=True)
-class Play2PromptKnobs:
+class Play2PromptKnobs(ProbingKnobs):
     """Play2Prompt's budget; the defaults are the smallest that still keeps a beam of docs (command line,
-    sweeps and checks derive from these declarations: :mod:`otbench.optimizers.knobs`)."""
+    sweeps and checks derive from these declarations: :mod:`otbench.optimizers.knobs`), beside the choices every
+    optimizer shares (:class:`~otbench.optimizers.spec.ProbingKnobs`)."""
 
     flag_prefix: ClassVar[str] = "p2p"
     samples: int = knob(3, "tool-play samples per tool", minimum=1, sweep=(1, 4))
@@ -21,17 +23,3 @@ class Play2PromptKnobs:
     beam_width: int = knob(2, "docs kept per round", minimum=1, sweep=(1, 3))
     expansions: int = knob(2, "rewrites per beam doc", minimum=1, sweep=(1, 3))
     iterations: int = knob(1, "beam rounds", minimum=1, sweep=(1, 3))
-    probe: bool = False
-    """The shared probe (:data:`otbench.optimizers.spec.PROBE_HELP`)."""
-    experiment: bool = False
-    """The shared experiment (:data:`otbench.optimizers.spec.EXPERIMENT_HELP`)."""
-    coverage: bool = False
-    """The shared coverage pass (:data:`otbench.optimizers.spec.COVERAGE_HELP`)."""
-    worded_errors: bool = True
-    """The shared reading of errors in words (:data:`otbench.optimizers.spec.WORDED_ERRORS_HELP`)."""
-    request_scales: bool = False
-    """The shared reading of calls against their requests' scales (:data:`otbench.optimizers.spec.REQUEST_SCALES_HELP`)."""
-    gate: bool = True
-    """The shared gate (:data:`otbench.optimizers.spec.GATE_HELP`)."""
-    learn_tokens: int | None = None
-    """The shared learning budget in tokens (:mod:`otbench.optimizers.budget`); None, no budget."""

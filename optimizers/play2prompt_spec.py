@@ -28,4 +28,4 @@ def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
 
 
 SPEC = OptimizerSpec("play2prompt", "+P2P", Play2PromptKnobs, _build,
-                     teleprompter="otbench.optimizers.play2prompt.Play2Prompt", offers_probe=True)
+                     teleprompter="otbench.optimizers.play2prompt.Play2Prompt")

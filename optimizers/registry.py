@@ -11,7 +11,7 @@ from __future__ import annotations
 from otbench.optimizers.spec import OptimizerSpec, load
 
 OPTIMIZERS: dict[str, OptimizerSpec] = {
-    "toolobserver": load("otbench.optimizers.toolobserver_spec"),
+    "toolobserver": load("otbench.optimizers.toolobserver.spec"),
     "play2prompt": load("otbench.optimizers.play2prompt_spec"),
     "easytool": load("otbench.optimizers.easytool_spec"),
     "gepa": load("otbench.optimizers.gepa_spec"),

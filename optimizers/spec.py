@@ -19,11 +19,12 @@ import argparse
 import dataclasses
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from otbench.errors import ConfigError
 from otbench.optimizers import knobs as knob_rules
+from otbench.optimizers.knobs import MODES
 
 if TYPE_CHECKING:
     from otbench.envs.base import Environment
@@ -55,8 +56,9 @@ WORDED_ERRORS_HELP = ("read an answer that is an error in words (a text opening 
 REQUEST_SCALES_HELP = ("offline: read a task's call against its request: one that passes a number of the request on another "
                        "scale than the request states it (0.15 or 1500 where the request says 15%) is read as a "
                        "failed call whose error says so, so the learner tries the value as written and the editor "
-                       "sees both answers")
-"""The shared reading of calls against their requests' scales (:func:`otbench.core.calls.scale_mismatch`), off by
+                       "sees both answers; so is one that returns the whole where the request asks for a part (what "
+                       "each of 4 pays of 120, answered 120)")
+"""The shared reading of calls against their requests (:func:`otbench.core.calls.read_against_request`), off by
 default: many tools take a rate as a fraction (the Wild dialogues' mortgage and binomial functions, from BFCL, take
 0.045 for the request's 4.5%), and there the doubt marks right calls failed."""
 
@@ -66,20 +68,54 @@ GATE_HELP = ("offline: keep a learned doc only where the evidence says it is no 
              "as well; the others get their starting doc back")
 """The shared gate (:mod:`otbench.optimizers.gate`), on by default for every optimizer."""
 
-SHARED_SWITCHES = {"coverage": False, "worded_errors": True, "request_scales": False, "gate": True}
-"""The switches every optimizer's knobs have, with their defaults: a definition keeps one only where it departs from
-its default and acts in the run's learning mode (:data:`SWITCH_MODES`), so runs defined before it existed keep their
-definition."""
-
-SWITCH_MODES = {"coverage": ("offline",), "worded_errors": ("online", "offline"),
-                "request_scales": ("offline",), "gate": ("offline",)}
-"""Where each shared switch acts: the coverage pass and the gate need a shared toolset and train tasks; a doubt about
-a call's scale is tested by experiments and settled by the gate, so it acts where the gate does."""
-
 LEARN_TOKENS_HELP = ("learning budget in tokens, the same for every optimizer: stop starting learning work (an "
                      "iteration, a tool, an editor call) once the compile has spent this many, paid and cache-served, "
                      "in every phase; each optimizer chooses what to spend them on")
 """The shared ``--learn-tokens`` option's help (:mod:`otbench.optimizers.budget`)."""
+
+
+def _switch(default: bool, help: str, modes: tuple[str, ...]) -> Any:
+    """A shared switch: its default, its flag's help, and the learning modes it acts in."""
+    return field(default=default, metadata={"switch": help, "modes": modes})
+
+
+@dataclass(frozen=True, kw_only=True)
+class SharedKnobs:
+    """The choices every optimizer offers alike, declared once: an optimizer's knobs dataclass derives from this one
+    (or from :class:`ProbingKnobs`) and declares only its own fields, which alone are its constructor's positional
+    ones. A switch's flag, its place in a run's definition and its row label all follow from its field here."""
+
+    coverage: bool = _switch(False, COVERAGE_HELP, ("offline",))
+    """The shared coverage pass: it needs a shared toolset and train tasks."""
+    worded_errors: bool = _switch(True, WORDED_ERRORS_HELP, MODES)
+    """The shared reading of errors in words."""
+    request_scales: bool = _switch(False, REQUEST_SCALES_HELP, ("offline",))
+    """The shared reading of calls against their requests' scales: a doubt about a call's scale is tested by
+    experiments and settled by the gate, so it acts where the gate does."""
+    gate: bool = _switch(True, GATE_HELP, ("offline",))
+    """The shared gate: it needs a shared toolset and train tasks."""
+    learn_tokens: int | None = None
+    """The shared learning budget in tokens (:mod:`otbench.optimizers.budget`); None, no budget."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbingKnobs(SharedKnobs):
+    """The shared choices with the shared probe and experiment, for an optimizer that offers them
+    (:attr:`OptimizerSpec.offers_probe`; ToolObserver has its own, as improvements)."""
+
+    probe: bool = False
+    """The shared probe (:data:`PROBE_HELP`)."""
+    experiment: bool = False
+    """The shared experiment (:data:`EXPERIMENT_HELP`)."""
+
+
+SHARED_SWITCHES = {part.name: part.default for part in fields(SharedKnobs) if "switch" in part.metadata}
+"""The switches every optimizer's knobs have, with their defaults: a definition keeps one only where it departs from
+its default and acts in the run's learning mode (:data:`SWITCH_MODES`), so runs defined before it existed keep their
+definition."""
+
+SWITCH_MODES = {part.name: part.metadata["modes"] for part in fields(SharedKnobs) if "switch" in part.metadata}
+"""Where each shared switch acts (:class:`SharedKnobs`)."""
 
 
 @dataclass(frozen=True)
@@ -114,10 +150,14 @@ class OptimizerSpec:
     build_with: Build
     teleprompter: str = ""
     """Where its teleprompter class is (``otbench.optimizers.gepa.GEPA``): the API reference documents it there."""
-    offers_probe: bool = False
-    """Whether its knobs have a ``probe`` field that the shared ``--probe`` sets (compare's ``(probe)`` rows)."""
     seeded: bool = False
     """Whether it draws at random with the run's seed: its runs on a full task sample still differ by seed."""
+
+    @property
+    def offers_probe(self) -> bool:
+        """Whether its knobs have the ``probe`` field that the shared ``--probe`` sets (compare's ``(probe)`` rows):
+        they derive from :class:`ProbingKnobs`."""
+        return issubclass(self.knobs, ProbingKnobs)
 
     # -- command line ---------------------------------------------------------------------------------------------
     def idle_in(self, mode: str) -> dict[str, tuple[str, ...]]:
@@ -142,8 +182,8 @@ class OptimizerSpec:
             group.add_argument("--experiment", dest="experiment", action=argparse.BooleanOptionalAction, default=None,
                                help=knob_rules.help_text(f"{EXPERIMENT_HELP} (default off)"))
             taken.add("experiment")
-        for switch, text in (("coverage", COVERAGE_HELP), ("worded_errors", WORDED_ERRORS_HELP),
-                             ("request_scales", REQUEST_SCALES_HELP), ("gate", GATE_HELP)):
+        for switch, text in ((part.name, part.metadata["switch"]) for part in fields(SharedKnobs)
+                             if "switch" in part.metadata):
             if not budget_only and switch not in taken:
                 default = "on" if SHARED_SWITCHES[switch] else "off"
                 group.add_argument(f"--{switch.replace('_', '-')}", dest=switch, action=argparse.BooleanOptionalAction,

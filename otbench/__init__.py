@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 _EXPORTS = {"FunctionEnvironment": "otbench.envs.functions", "MCPEnvironment": "otbench.envs.mcp.env",
-            "ToolObserver": "otbench.optimizers.toolobserver",
+            "ToolObserver": "otbench.optimizers.toolobserver.teleprompter",
             "Play2Prompt": "otbench.optimizers.play2prompt", "EasyTool": "otbench.optimizers.easytool",
             "GEPA": "otbench.optimizers.gepa", "Toolbox": "otbench.modules.tool_docs", "load_docs": "otbench.run.docs_io",
             "embedded_lm": "otbench.llm.session"}

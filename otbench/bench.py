@@ -39,7 +39,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from otbench.cli import OneLineParser, positive_int, run_main, seed
+from otbench.arguments import OneLineParser, positive_int, seed
 from otbench.core.tables import format_table, server_table
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import (
@@ -50,6 +50,7 @@ from otbench.envs.registry import (
     resolve,
 )
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.outputs import check_outputs
 from otbench.run.settings import add_lm_arguments, lm_from_values
 

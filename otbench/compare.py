@@ -20,10 +20,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from otbench.cli import OneLineParser, add_tracking_arguments, positive_float, positive_int, run_main, seed, seed_list
+from otbench.arguments import OneLineParser, positive_float, positive_int, seed, seed_list
+from otbench.cli import add_tracking_arguments
 from otbench.core.tables import format_table
 from otbench.envs.registry import add_environment_arguments, options_from_values, refuse_other_environments
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.outputs import OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.run.settings import add_lm_arguments, lm_from_values, tracking_from_values

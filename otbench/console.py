@@ -13,8 +13,9 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
-from otbench import cli
-from otbench.cli import OneLineParser, run_main
+from otbench import arguments
+from otbench.arguments import OneLineParser
+from otbench.exits import run_main
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "optimize": ("otbench.optimize", "learn tool docs with an optimizer, tracked in MLflow"),
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if args.command not in COMMANDS:
         parser.error(f"unknown command {args.command!r}; choose from {', '.join(COMMANDS)}")
     command = importlib.import_module(COMMANDS[args.command][0])
-    cli.THROUGH_CONSOLE = True
+    arguments.THROUGH_CONSOLE = True
     run_main(command.main, args.arguments)
 
 

@@ -1,7 +1,7 @@
 """The exceptions otbench raises for what it cannot do as asked, by kind.
 
 Library code raises these; it never prints or exits. Only the command line
-(:func:`otbench.cli.run_main`) turns an :class:`OtbenchError` into one line on stderr and exit code 2;
+(:func:`otbench.exits.run_main`) turns an :class:`OtbenchError` into one line on stderr and exit code 2;
 anything else is a bug and keeps its traceback. Each message is one line a user can act on.
 """
 

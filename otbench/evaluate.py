@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import OneLineParser, add_tracking_arguments, positive_int, run_main, seed
+from otbench.arguments import OneLineParser, positive_int, seed
+from otbench.cli import add_tracking_arguments
 from otbench.core.tables import format_table, server_table
 from otbench.envs.registry import (
     EnvironmentOptions,
@@ -27,6 +28,7 @@ from otbench.envs.registry import (
     resolve,
 )
 from otbench.evals.robustness import ROBUSTNESS_METRICS
+from otbench.exits import run_main
 from otbench.llm.session import LMOptions
 from otbench.outputs import check_outputs
 from otbench.run import definition as defining

@@ -15,11 +15,13 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from otbench.cli import OneLineParser, add_tracking_arguments, run_main
+from otbench import mlflow_store
+from otbench.arguments import OneLineParser
+from otbench.cli import add_tracking_arguments
 from otbench.envs.registry import add_environment_arguments, make_environment, options_from_values
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.outputs import OUTPUT_FILE, check_outputs
-from otbench.run import tracking
 from otbench.store import require_store
 
 if TYPE_CHECKING:  # tool docs load DSPy: imported after the options are parsed
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     check_outputs(parser, args, store=args.docs.startswith(STORED), cache=False)
     if args.docs.startswith(STORED):
         require_store(args.tracking_uri, args.mlruns, args.docs)
-        tracking.configure(args.tracking_uri, directory=args.mlruns)
+        mlflow_store.configure(args.tracking_uri, directory=args.mlruns)
     if args.docs == GOLD:
         chosen = {name: value for name, value in vars(args).items() if name != "toolset"}  # here a toolset's id
         with make_environment(options_from_values(chosen)) as env:

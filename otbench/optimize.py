@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import OneLineParser, add_tracking_arguments, given_options, positive_int, run_main, seed
+from otbench.arguments import OneLineParser, positive_int, seed
+from otbench.cli import add_tracking_arguments, given_options
 from otbench.core.tables import format_table, server_table
 from otbench.envs.registry import (
     ENVIRONMENTS,
@@ -34,6 +35,7 @@ from otbench.envs.registry import (
     resolve,
 )
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.llm.session import LMOptions
 from otbench.optimizers.registry import DEFAULT, OPTIMIZERS, spec_of
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs
@@ -85,12 +87,12 @@ class OptimizeOptions:
     def definition(self) -> RunDefinition:
         """What this run computes (:mod:`otbench.run.definition`): the environment resolved, the mode as the
         environment learns unless set, the optimizer's knobs as far as they act in that mode."""
-        spec = spec_of(self.optimizer)
         environment = resolve(self.environment)
         if self.val_limit and learning_of(environment.env) == "online":
             raise ConfigError(f"--val-limit: {environment.env} learns docs per task (online), so no docs learned here "
                               "apply to other tasks; drop --val-limit")
-        return defining.optimization(environment, optimizer=self.optimizer, knobs=self.knobs or spec.knobs_from({}),
+        spec = spec_of(self.optimizer)
+        return defining.optimization(environment, optimizer=spec, knobs=self.knobs,
                                      mode=self.mode or learning_of(environment.env), limit=self.limit, seed=self.seed,
                                      test_limit=self.test_limit, val_limit=self.val_limit, lm=self.lm)
 
@@ -119,9 +121,10 @@ def run(options: OptimizeOptions) -> OptimizeResult:
     :class:`~otbench.run.optimization.OptimizeResult`. Bad options are refused before anything slow loads."""
     from otbench.run import optimization
 
-    if options.resume:
-        return optimization.resume(options.resume, options.settings())
-    return optimization.execute(options.definition(), options.settings())
+    settings = options.settings()
+    if not options.resume:
+        return optimization.execute(options.definition(), settings)
+    return optimization.resume(options.resume, settings)
 
 
 def sweep(options: OptimizeOptions, sweeping: SweepOptions) -> SweepResult:

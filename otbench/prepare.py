@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from otbench.cli import OneLineParser, run_main
+from otbench.arguments import OneLineParser
+from otbench.exits import run_main
 from otbench.llm.weights import EMBEDDED_MODELS, ensure_gguf
 from otbench.outputs import check_outputs
 

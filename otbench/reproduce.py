@@ -17,9 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from otbench.cli import OneLineParser, add_tracking_arguments, positive_float, positive_int, run_main, seed_list
+from otbench.arguments import OneLineParser, positive_float, positive_int, seed_list
+from otbench.cli import add_tracking_arguments
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, RunError
+from otbench.exits import run_main
 from otbench.outputs import DATABASE_URL, OUTPUT_DIRECTORY, check_outputs, refuse
 from otbench.run.settings import RunSettings, add_lm_arguments, lm_from_values, tracking_from_values
 from otbench.study.grid import SIZES, ReproduceOptions, run, status

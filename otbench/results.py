@@ -27,9 +27,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from otbench.cli import OneLineParser, add_tracking_arguments, run_main
+from otbench.arguments import OneLineParser
+from otbench.cli import add_tracking_arguments
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, DataError
+from otbench.exits import run_main
 from otbench.outputs import OUTPUT_DIRECTORY, check_outputs
 from otbench.run.settings import tracking_from_values
 
@@ -92,10 +94,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _configure(values: dict[str, Any]) -> None:
-    from otbench.run import tracking
+    from otbench import mlflow_store
 
     chosen = tracking_from_values(values)
-    tracking.configure(chosen.uri, directory=chosen.directory)
+    mlflow_store.configure(chosen.uri, directory=chosen.directory)
 
 
 def _add(run_ids: list[str], *, every: bool, replace: bool, values: dict[str, Any], results: Path | None) -> int:
@@ -127,10 +129,10 @@ def _store_runs() -> list[str]:
     the ledger and unchanged since."""
     import mlflow
 
-    from otbench.run import tracking
+    from otbench import mlflow_store
     from otbench.run.ledger import LEDGER_TAG, half_loaded
 
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
     if experiment is None:
         return []
     client = mlflow.MlflowClient()

@@ -22,10 +22,12 @@ import sys
 import threading
 from pathlib import Path
 
-from otbench.cli import API_BASE_VARIABLE, OneLineParser, port_number, positive_int, refuse_unusable_address, run_main
+from otbench.arguments import OneLineParser, port_number, positive_int
+from otbench.cli import refuse_unusable_address
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.llm.server import EmbeddedServer, ServerSettings, new_api_key
-from otbench.llm.session import API_KEY_VARIABLE, LMOptions, embedded_identity
+from otbench.llm.session import API_BASE_VARIABLE, API_KEY_VARIABLE, LMOptions, embedded_identity
 from otbench.outputs import check_outputs
 
 

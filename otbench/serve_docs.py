@@ -20,16 +20,11 @@ import sys
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import (
-    OneLineParser,
-    add_tracking_arguments,
-    port_number,
-    positive_float,
-    refuse_unusable_address,
-    run_main,
-)
+from otbench.arguments import OneLineParser, port_number, positive_float
+from otbench.cli import add_tracking_arguments, refuse_unusable_address
 from otbench.envs.mcp import DEFAULT_TIMEOUT
 from otbench.errors import ConfigError, DataError, OtbenchError, SetupError
+from otbench.exits import run_main
 
 if TYPE_CHECKING:  # the SDK and DSPy load once the options are read: --help answers at once
     from otbench.modules.tool_docs import Toolbox
@@ -100,9 +95,9 @@ def read_docs(source: str, *, tracking_uri: str | None = None, mlruns: Any = Non
                 raise DataError(f"--docs {source}: that ledger entry kept no final docs (an evaluation has none)")
             return Toolbox.from_json(docs)
     if source.startswith(("runs:/", "prompts:/")):
-        from otbench.run import tracking
+        from otbench import mlflow_store
 
-        tracking.configure(tracking_uri, directory=mlruns)
+        mlflow_store.configure(tracking_uri, directory=mlruns)
     return load_docs(source)
 
 

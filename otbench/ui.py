@@ -14,9 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from otbench.cli import OneLineParser, port_number, refuse_unusable_address, run_main
+from otbench.arguments import OneLineParser, port_number
+from otbench.cli import refuse_unusable_address
+from otbench.exits import run_main
+from otbench.mlflow_store import EXPERIMENT, configure, store_uris
 from otbench.outputs import STORE_DIRECTORY, check_outputs
-from otbench.run.tracking import EXPERIMENT, configure, store_uris, view_url, viewed_environments
+from otbench.run.views import view_url, viewed_environments
 
 
 def server_command(directory: Path | None, port: int) -> list[str]:

@@ -37,11 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from otbench.cli import OneLineParser, positive_int, run_main
+from otbench.arguments import OneLineParser, positive_int
 from otbench.errors import DataError, SetupError
+from otbench.exits import run_main
+from otbench.mlflow_store import EXPERIMENT
 from otbench.outputs import OUTPUT_FILE, STORE_DIRECTORY, check_outputs
-from otbench.run.outcomes import INTERVAL_SUFFIXES
-from otbench.run.tracking import EXPERIMENT, RESULT_PREFIX, view_url, viewed_environments
+from otbench.run.tracking import INTERVAL_SUFFIXES, RESULT_PREFIX
+from otbench.run.views import view_url, viewed_environments
 from otbench.ui import server_command, server_environment, stop_server
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")

@@ -10,6 +10,18 @@ from contextlib import contextmanager
 from typing import Any
 
 
+class JsonHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler that answers in JSON, as the chat servers the tests stand in for do."""
+
+    def _send(self, status: int, answer: Any) -> None:
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
 @contextmanager
 def chat_server(reply: Callable[[dict[str, Any]], str], *, timings: dict[str, Any] | None = None,
                 api_key: str | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
@@ -18,15 +30,7 @@ def chat_server(reply: Callable[[dict[str, Any]], str], *, timings: dict[str, An
     a request without ``Authorization: Bearer API_KEY`` is answered 401, as llama.cpp answers it."""
     bodies: list[dict[str, Any]] = []
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def _send(self, status: int, answer: dict[str, Any]) -> None:
-            data = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def _key_refused(self) -> bool:
             if api_key is None or self.headers.get("Authorization") == f"Bearer {api_key}":
                 return False

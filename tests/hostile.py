@@ -19,7 +19,7 @@ from scripted_lm import scripted_lm
 
 from otbench.core.calls import ToolCall
 from otbench.core.trajectory import Trajectory
-from otbench.evals.bfcl_metrics import parameter_accuracy
+from otbench.envs.bfcl.metrics import parameter_accuracy
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.call_parsing import parse_reply
 from otbench.modules.editor import render_attempt

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from chat_server import JsonHandler
 from gbnf_matcher import Grammar
 
 KEY = "scripted-key"
@@ -37,19 +38,11 @@ def scripted_llama(reply: Callable[[dict[str, Any]], str], *, limit_hit: bool = 
     """Serve for the block; yields the URL and what it received. ``limit_hit``: every reply ends at ``n_predict``."""
     seen = Seen()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(JsonHandler):
         protocol_version = "HTTP/1.1"
 
         def log_message(self, *args: object) -> None:
             pass
-
-        def _send(self, status: int, answer: Any) -> None:
-            data = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
 
         def _refused(self) -> bool:
             if self.headers.get("Authorization") == f"Bearer {KEY}":

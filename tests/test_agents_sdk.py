@@ -145,7 +145,7 @@ def test_evaluate_runs_the_sdk_agent_on_bfcl_with_learned_docs_from_the_ledger(f
 
 
 def test_the_sdk_agent_is_refused_where_calls_cannot_be_run_again(front, capsys):
-    from otbench.cli import run_main
+    from otbench.exits import run_main
 
     url, seen = front(call_then_answer)
     with pytest.raises(SystemExit) as stop:
@@ -167,7 +167,7 @@ def _example():
 
 def test_the_example_runs_the_sdk_agent_on_exported_learned_docs_to_an_answer(front, monkeypatch, tmp_path, capsys):
     """The example as its docstring runs it: the docs exported from the ledger, the SDK's agent against the server."""
-    from otbench.cli import run_main
+    from otbench.exits import run_main
     from otbench.export import main as export
 
     monkeypatch.setenv("OTBENCH_RESULTS", str(ROOT / "results"))

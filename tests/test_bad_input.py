@@ -6,9 +6,9 @@ import socket
 
 import pytest
 
-from otbench import bench, cli, compare, console, evaluate, optimize, serve, ui
-from otbench.cli import run_main
+from otbench import bench, compare, console, evaluate, exits, optimize, serve, ui
 from otbench.errors import RunError
+from otbench.exits import run_main
 from otbench.llm import server
 from otbench.run import evaluation, optimization
 from otbench.study import comparing, grid
@@ -106,5 +106,5 @@ def test_a_user_error_of_several_lines_is_printed_on_one(capsys):
         raise RunError("a library's message\n\n  To fix:\n    - something")
 
     with pytest.raises(SystemExit):
-        cli.run_main(main, [])
+        exits.run_main(main, [])
     assert capsys.readouterr().err == "error: a library's message To fix: - something\n"

@@ -1,5 +1,5 @@
 """Edge cases of the BFCL-Opaque metrics as the OpaqueToolsBench reference implementation computes
-them, plus the choices documented in evals/bfcl_metrics.py."""
+them, plus the choices documented in otbench/envs/bfcl/metrics.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import random
 import pytest
 
 from otbench.core.calls import CallResult, ToolCall
-from otbench.evals import bfcl_metrics as m
+from otbench.envs.bfcl import metrics as m
 
 SCHEMAS = {
     "add": {

@@ -15,8 +15,8 @@ from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import AgentReply, FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import IMPROVED, PAPER
+from otbench.optimizers.toolobserver.knobs import IMPROVED, PAPER
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 
 class ScriptedAgent:

@@ -1,4 +1,4 @@
-from otbench.evals.browsecomp_metrics import (
+from otbench.envs.browsecomp.metrics import (
     evidence_recall,
     exact_match,
     normalise_answer,

@@ -10,18 +10,18 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm, shown_tools
 
 from otbench import evaluate
-from otbench.cli import run_main
 from otbench.core.calls import ToolCall
 from otbench.envs.chess.env import TOOLSET_ID, ChessEnvironment
 from otbench.envs.chess.positions import Position, phase_label
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import AgentReply, FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.reference_agents import NullAgent
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import PAPER
+from otbench.optimizers.toolobserver.knobs import PAPER
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 FENS = {
     "opening": "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",

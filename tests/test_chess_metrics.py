@@ -2,7 +2,7 @@
 
 import pytest
 
-from otbench.evals.chess_metrics import (
+from otbench.envs.chess.metrics import (
     MATE_CP,
     bootstrapped_elo,
     elo_expected,

@@ -6,7 +6,7 @@ import mlflow
 import pytest
 
 from otbench import evaluate, export, optimize
-from otbench.cli import run_main
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 
 
@@ -18,13 +18,13 @@ def _run(main, argv, capsys):
 
 
 def _command(tmp_path, name, source):
-    """A command of its own process: ``source`` defines ``main``, run through ``cli.run_main`` as every command is;
+    """A command of its own process: ``source`` defines ``main``, run through ``exits.run_main`` as every command is;
     returns its argv and environment (this checkout importable)."""
     import os
     import sys
 
     script = tmp_path / f"{name}.py"
-    script.write_text(f"from otbench import cli\n{source}cli.run_main(main, [])\n")
+    script.write_text(f"from otbench import exits\n{source}exits.run_main(main, [])\n")
     return [sys.executable, str(script)], {**os.environ, "PYTHONPATH": os.getcwd()}
 
 
@@ -121,9 +121,10 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
 
     argv, environment = _command(tmp_path, "terminated", (
         "import os, signal, sys\n"
+        "from otbench import mlflow_store\n"
         "from otbench.run import tracking\n"
         "def main(argv):\n"
-        "    tracking.configure(None)  # the store this test session isolates (its environment is inherited)\n"
+        "    mlflow_store.configure(None)  # the store this test session isolates (its environment is inherited)\n"
         "    with tracking.tracked_run('terminated', tags={'command': 'test'}, params={}) as run:\n"
         "        print(run.info.run_id, flush=True)\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"
@@ -131,9 +132,9 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
     ))
     finished = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, env=environment)
     assert finished.returncode == 130 and "interrupted: finished work was kept" in finished.stderr
-    from otbench.run import tracking
+    from otbench import mlflow_store
 
-    tracking.configure(None)
+    mlflow_store.configure(None)
     assert mlflow.get_run(finished.stdout.split()[-1]).info.status == "KILLED"
 
 
@@ -144,7 +145,7 @@ def test_a_stop_whose_cleanup_hangs_still_ends_the_command_and_says_where_it_hun
 
     argv, environment = _command(tmp_path, "stuck", (
         "import sys, time\n"
-        "cli.STOP_GRACE_SECONDS = 1.0\n"
+        "exits.STOP_GRACE_SECONDS = 1.0\n"
         "def main(argv):\n"
         "    try:\n"
         "        print('working', flush=True)\n"
@@ -164,7 +165,7 @@ def test_a_command_whose_reader_leaves_early_ends_quietly(tmp_path):
     """``otbench results show KEY | head``: the reader closing the pipe is not the command's error, so no traceback."""
     import subprocess
 
-    from otbench.cli import BROKEN_PIPE_EXIT
+    from otbench.exits import BROKEN_PIPE_EXIT
 
     argv, environment = _command(tmp_path, "talkative", (
         "def main(argv):\n"

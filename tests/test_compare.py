@@ -14,18 +14,18 @@ from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
-from otbench import compare, optimize
-from otbench.cli import run_main
+from otbench import compare, mlflow_store, optimize
 from otbench.envs import registry
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.errors import DataError
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.spec import OptimizerSpec
-from otbench.optimizers.toolobserver_knobs import Improvements, ToolObserverKnobs
-from otbench.run import evaluation, optimization, tracking
+from otbench.optimizers.toolobserver.knobs import Improvements, ToolObserverKnobs
+from otbench.run import evaluation, naming, optimization
 from otbench.run import logged as run_logged
 from otbench.study import comparing
 
@@ -89,10 +89,11 @@ def offline_toy(monkeypatch):
     options = types.ModuleType("toy_options")
     options.DEFAULT_SETTING, options.LEARNING = "opaque", "offline"
     options.add_arguments = lambda group: None
+    options.settings = lambda: "the one setting"
     options.check = lambda args: None
     options.build = lambda args, workers=1: OfflineToy()
     monkeypatch.setitem(sys.modules, "toy_options", options)
-    monkeypatch.setitem(registry._OPTION_MODULES, "toy", "toy_options")
+    monkeypatch.setitem(registry.ENVIRONMENTS, "toy", "toy_options")
 
 
 def test_a_comparisons_runs_open_in_mlflow_on_what_tells_them_apart(scripted_models, tmp_path, monkeypatch, capsys):
@@ -114,7 +115,7 @@ def test_a_comparisons_runs_open_in_mlflow_on_what_tells_them_apart(scripted_mod
     assert shared[0] == "result/E"  # the result, which an optimize run's learning split's scores are not
     for row, run in zip(rows, runs, strict=True):
         assert run.data.metrics["result/E"] == row["E"] and run.data.metrics["result/tokens"] == row["tokens"]
-    colours = [run.data.tags[tracking.RUN_COLOR_TAG] for run in runs]
+    colours = [run.data.tags[naming.RUN_COLOR_TAG] for run in runs]
     assert len(set(colours)) == len(colours)
 
 
@@ -191,7 +192,7 @@ def test_offline_rows_are_scored_on_the_test_split_and_gold_swaps_in_the_true_do
 
 def _log_run(tags, params, metrics, *, status="FINISHED", artifacts=None, history=None):
     """A run shaped like the ones evaluate and optimize log."""
-    tracking.configure()
+    mlflow_store.configure()
     with mlflow.start_run(tags=tags) as run:
         mlflow.log_params(params)
         mlflow.log_metrics(metrics)
@@ -324,8 +325,8 @@ def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
     plans = _plans(["--probe", "--optimizers", "toolobserver,easytool"])
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", "+ET", "+ET (probe)"]
     assert plans[-1].definition.optimizer.part["probe"] is True and plans[-2].definition.optimizer.part["probe"] is False
-    assert plans[-1].definition.optimizer.chosen().probe and not plans[-2].definition.optimizer.chosen().probe
-    assert not plans[3].definition.optimizer.chosen().switches  # ToolObserver probes by its own variant
+    assert plans[-1].definition.optimizer.chosen.probe and not plans[-2].definition.optimizer.chosen.probe
+    assert not plans[3].definition.optimizer.chosen.switches  # ToolObserver probes by its own variant
     only = _plans(["--probe-only", "--optimizers", "toolobserver,easytool,gepa"])
     assert [plan.label for plan in only] == ["base", "gold", "+TO (paper)", "+TO", "+ET (probe)", "+GEPA (probe)"]
 
@@ -335,7 +336,7 @@ def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses
     ablations = [f"+TO --no-{name.replace('_', '-')}" for name in Improvements.acting_in("online")]
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", *ablations, "+ET"]
     assert ablations[1] == "+TO --no-facts"
-    assert plans[5].definition.optimizer.chosen().switches == {"facts": False}
+    assert plans[5].definition.optimizer.chosen.switches == {"facts": False}
     assert "facts" not in plans[5].definition.optimizer.part["improvements"]
     assert "facts" in plans[3].definition.optimizer.part["improvements"]  # the full method's row never takes an ablation's run
     assert len({plan.definition.key for plan in plans}) == len(plans)
@@ -416,7 +417,7 @@ def test_a_run_is_labelled_with_the_improvements_switched_away_from_its_variant(
 
 def test_play2prompt_knobs_reach_only_its_row_and_its_run_definition():
     plans = {p.optimizer: p for p in _plans(["--p2p-samples", "2"])}
-    assert plans["play2prompt"].definition.optimizer.chosen().samples == 2
+    assert plans["play2prompt"].definition.optimizer.chosen.samples == 2
     assert dict(plans["play2prompt"].definition.optimizer.knobs)["p2p_samples"] == 2
     assert "p2p_samples" not in dict(plans["toolobserver"].definition.optimizer.knobs)  # not a knob that acts there
 

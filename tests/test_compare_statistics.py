@@ -8,10 +8,10 @@ import pytest
 from test_compare import BfclLike, _ledger, _log_run
 
 from otbench import compare
-from otbench.cli import run_main
 from otbench.envs.base import sample_tasks
 from otbench.envs.bfcl.env import BfclEnvironment
 from otbench.evals import stats
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.study import comparing, comparison
 

@@ -14,6 +14,7 @@ from scripted_lm import ScriptedEngine, prompt_text, scripted_lm
 from test_browsecomp_tools import DOCS
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
+from otbench import mlflow_store
 from otbench.envs import registry
 from otbench.envs.browsecomp.retrieval import open_retriever
 from otbench.envs.chess.engine import EnginePool, find_stockfish
@@ -109,7 +110,7 @@ def test_usage_remembered_by_many_threads_is_read_back_whole(tmp_path):
 # -- rollouts, traces and trajectories ------------------------------------------------------------------------------
 def test_every_rollout_of_many_threads_is_one_trace_with_its_call(monkeypatch):
     monkeypatch.setenv(tracing.SWITCH, "1")
-    tracking.configure()
+    mlflow_store.configure()
     env, ledger = ToyEnvironment(48), TokenLedger()
     agent = FunctionCallingAgent()
     agent.lm = scripted_lm(docs_aware_agent_reply, ledger=ledger, phase="agent")

@@ -20,7 +20,7 @@ from otbench.optimizers import registry
 from otbench.optimizers.base import COVERAGE, IterationRecord
 from otbench.optimizers.coverage import relation_sentence, request_literals
 from otbench.optimizers.easytool import EasyTool, EasyToolWriter
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 
 # -- errors in words ---------------------------------------------------------------------------------------------------
@@ -244,6 +244,28 @@ def test_a_call_that_passes_the_request_s_percent_as_a_fraction_is_read_as_a_dou
     assert scale_mismatch(request, ToolCall("tip", {"bill": 80, "rate": 15})) is None
     assert scale_mismatch("What is 50% of 0.5?", ToolCall("f", {"x": 0.5, "share": 0.5})) is None  # 0.5 is written
     assert scale_mismatch("Add 0.15 to 80", ToolCall("f", {"a": 0.15, "b": 80})) is None  # no percent asked
+
+
+def test_a_call_that_returns_the_whole_where_the_request_asks_for_a_part_is_read_as_a_doubt_to_test():
+    """A tool that answers "each of 4 pays what of 120?" with 120, or "the average of these" with their sum, returns a
+    plausible number and no error: read against the request it is a failed call whose error says so; the part itself,
+    a request that asks for no part, and a whole the request gives nothing to divide by stay as they are."""
+    from otbench.core.calls import part_mismatch, read_against_request
+
+    split = "Four friends split a dinner bill of 120 dollars evenly. How much does each pay?"
+    doubted = read_against_request(split, CallResult(ToolCall("split", {"total": 120, "people": 4}), True, output=120))
+    assert not doubted.ok and "returned 120, the whole" in str(doubted.error) and doubted.output == 120
+    assert read_against_request(split, CallResult(ToolCall("split", {"total": 120, "people": 4}), True, output=30)).ok
+    mean = "What is the average score of the class?"
+    summed = CallResult(ToolCall("stats", {"scores": [70, 80, 90]}), True, output="Result: 240.0")
+    assert "returned 240" in str(part_mismatch(mean, summed))
+    assert part_mismatch(mean, CallResult(ToolCall("stats", {"scores": [70, 80, 90]}), True, output=80.0)) is None
+    assert part_mismatch("What is the total of 120 and 4?", CallResult(ToolCall("f", {"a": 120, "b": 4}), True,
+                                                                       output=120)) is None  # no part asked
+    assert part_mismatch("What is the mean of 2 and 2?", CallResult(ToolCall("f", {"a": 2, "b": 2}), True,
+                                                                    output=2)) is None  # nothing to divide
+    assert part_mismatch("Interest is 5 per cent of 200: what is it?", CallResult(ToolCall("f", {"a": 200}), True,
+                                                                               output=200)) is None  # per cent: no part
 
 
 def tip(bill, percent):

@@ -6,14 +6,14 @@ import json
 import mlflow
 import pytest
 
-from otbench import evaluate, optimize
+from otbench import evaluate, mlflow_store, optimize
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError
 from otbench.llm.session import LMOptions
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.gepa import GEPAKnobs
-from otbench.optimizers.toolobserver_knobs import Improvements, ToolObserverKnobs
-from otbench.run import definition, tracking
+from otbench.optimizers.toolobserver.knobs import Improvements, ToolObserverKnobs
+from otbench.run import checkpoints, definition, tracking
 from otbench.run import logged as run_logged
 from otbench.run import lookup as run_lookup
 
@@ -68,7 +68,7 @@ def test_evaluate_and_optimize_runs_carry_their_definition_and_are_found_by_it(c
 
 
 def test_a_run_logged_before_definitions_is_read_through_the_adapter():
-    tracking.configure()
+    mlflow_store.configure()
     wanted = evaluate.EvaluateOptions(limit=4, seed=8).definition()
     with mlflow.start_run(tags={"command": "evaluate", "env": "bfcl", "setting": "names_only", "agent": "llm",
                                 "lm": "embedded", "optimizer": "base"}) as run:
@@ -79,16 +79,15 @@ def test_a_run_logged_before_definitions_is_read_through_the_adapter():
 
 
 def test_a_resumed_run_must_be_the_run_its_checkpoint_defines(tmp_path):
-    from otbench.run import optimization
 
-    tracking.configure()
+    mlflow_store.configure()
     with mlflow.start_run() as run:
         defined = _optimized(limit=2)
         mlflow.set_tags({definition.KEY_TAG: defined.key, definition.DEFINITION_TAG: defined.canonical()})
         tracking.log_definition(_optimized(limit=3).to_json())
     mlflow.MlflowClient().set_terminated(run.info.run_id, status="KILLED")
     with pytest.raises(ConfigError, match="defines another run"):
-        optimization.resumable(run.info.run_id)
+        checkpoints.resumable(run.info.run_id)
 
 
 def test_an_environment_option_added_later_reads_as_what_older_definitions_meant():
@@ -139,8 +138,8 @@ def test_a_sample_of_every_task_is_the_same_whatever_its_seed_and_limit_beyond_i
 def test_a_run_found_under_its_seed_is_the_whole_split_run_wanted_without_one():
     found = evaluate.EvaluateOptions(limit=150, seed=1).definition()
     wanted = found.sized({"test": 150})
-    assert found.key != wanted.key and run_lookup.same_run(found, wanted)
-    assert not run_lookup.same_run(evaluate.EvaluateOptions(limit=30, seed=1).definition(), wanted)
+    assert found.key != wanted.key and definition.same_run(found, wanted)
+    assert not definition.same_run(evaluate.EvaluateOptions(limit=30, seed=1).definition(), wanted)
 
 
 def test_a_definition_of_the_first_format_reads_as_the_same_run():

@@ -28,12 +28,12 @@ import pytest
 from own_tools_lm import everyone
 from scripted_lm import prompt_text, scripted_lm
 
+from otbench import mlflow_store
 from otbench.llm import session
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.registry import OPTIMIZERS
-from otbench.optimizers.toolobserver_knobs import Improvements
-from otbench.run import tracking
+from otbench.optimizers.toolobserver.knobs import Improvements
 from otbench.run.prompts import register_docs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,7 +133,7 @@ def learned_docs(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def prompt_registry(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """The docs registered as ``optimize`` registers them, twice, in the store the block names (./mlruns)."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    tracking.configure(None, directory=Path("mlruns"))
+    mlflow_store.configure(None, directory=Path("mlruns"))
     docs = _learned_docs()
     register_docs(docs, ["exec_simple_66"], env="bfcl", setting="names_only", tags={"run_id": "earlier"})
     docs.get("exec_simple_66", "function_1").with_docs(description="Greatest common divisor of a and b.")

@@ -17,8 +17,8 @@ from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
 from otbench.optimizers.easytool import EasyTool, EasyToolWriter
 from otbench.optimizers.play2prompt import Play2Prompt
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import PAPER
+from otbench.optimizers.toolobserver.knobs import PAPER
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 ADDS = json.dumps({"updates": [{"name": "function_1", "description": "Adds a and b."}]})
 

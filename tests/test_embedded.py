@@ -7,7 +7,7 @@ import mlflow
 import pytest
 
 from otbench import evaluate, optimize
-from otbench.cli import run_main
+from otbench.exits import run_main
 
 pytestmark = pytest.mark.embedded
 

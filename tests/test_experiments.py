@@ -21,8 +21,8 @@ from otbench.optimizers import registry
 from otbench.optimizers.easytool import EasyTool, EasyToolWriter
 from otbench.optimizers.evidence import ToolEvidence, read_error
 from otbench.optimizers.experiments import CALLS_PER_TOOL, candidate_arguments, request_values, same_input
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import IMPROVED, Improvements
+from otbench.optimizers.toolobserver.knobs import IMPROVED, Improvements
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 
 @pytest.mark.parametrize(("error", "arguments", "expected"), [

@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 
 from otbench import export
-from otbench.cli import run_main
 from otbench.envs.bfcl.data import load_tests
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools
+from otbench.exits import run_main
 from otbench.modules.api_tools import chat_completions_tool, json_schema, responses_tool
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 
@@ -149,10 +149,10 @@ def test_a_blank_learned_description_stays_blank_in_downstream_dspy_tools(tmp_pa
 
 
 def test_export_reads_the_docs_registered_as_a_prompt(capsys):
-    from otbench.run import tracking
+    from otbench import mlflow_store
     from otbench.run.prompts import register_docs
 
-    tracking.configure()
+    mlflow_store.configure()
     register_docs(_learned_box(), ["exec_simple_66"], env="bfcl", setting="names_only", tags={"run_id": "r"})
     code, out, _ = _export(["prompts:/otbench.bfcl.names_only.exec_simple_66@latest", "--responses"], capsys)
     (tool,) = json.loads(out)
@@ -165,7 +165,8 @@ def test_a_toolset_over_the_registry_limit_is_registered_in_parts_and_read_whole
     """A pool's thousand tools do not fit in one MLflow prompt: the name still reads as the whole toolset."""
     import mlflow
 
-    from otbench.run import prompts, tracking
+    from otbench import mlflow_store
+    from otbench.run import prompts
     from otbench.run.docs_io import load_docs
 
     tools = []
@@ -175,7 +176,7 @@ def test_a_toolset_over_the_registry_limit_is_registered_in_parts_and_read_whole
         tools.append(tool)
     box = Toolbox({"pool": tools}, meta={OPTIMIZED_TOOLSETS: ["pool"], "env_memory": {"tool_0001": ["a request"]}})
     monkeypatch.setattr(prompts, "MAX_PROMPT_CHARS", 3_000)
-    tracking.configure()
+    mlflow_store.configure()
     (uri,) = prompts.register_docs(box, ["pool"], env="pool", setting="names_only", tags={"run_id": "r"}).values()
     read = prompts.read_prompt(uri)
     assert prompts.PARTS not in read["meta"]

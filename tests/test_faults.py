@@ -90,7 +90,7 @@ def test_bad_policy_files_are_refused_with_their_reason(tmp_path, content, messa
 
 def test_a_bad_faults_option_is_one_line_and_exit_code_2(capsys):
     from otbench import evaluate
-    from otbench.cli import run_main
+    from otbench.exits import run_main
 
     with pytest.raises(SystemExit) as stop:
         run_main(evaluate.main, ["--faults", "sometimes-0.1", "--agent", "null"])

@@ -9,7 +9,7 @@ from test_compare import BfclLike
 from test_optimize_cli import scripted_lms  # noqa: F401  (a fixture)
 
 from otbench import compare, optimize
-from otbench.cli import run_main
+from otbench.exits import run_main
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.spec import load

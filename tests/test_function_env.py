@@ -20,7 +20,7 @@ from otbench.llm import session
 from otbench.optimizers.easytool import EasyTool
 from otbench.optimizers.gepa import GEPA
 from otbench.optimizers.play2prompt import Play2Prompt
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -9,16 +9,16 @@ import dspy
 import pytest
 from scripted_lm import prompt_text, scripted_lm
 
-from otbench.cli import run_main
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory
 from otbench.envs.functions import FunctionEnvironment
+from otbench.exits import run_main
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers import registry
 from otbench.optimizers.gate import META_KEY, decide, gated
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 from otbench.serve_docs import gate_report
 
 

@@ -18,8 +18,8 @@ from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers.base import OBSERVED_CALLS, START_DOCS
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import IMPROVED
+from otbench.optimizers.toolobserver.knobs import IMPROVED
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 UNITS = {"function_1": ("Celsius", "Fahrenheit"), "function_2": ("Fahrenheit", "Celsius")}
 

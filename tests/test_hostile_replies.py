@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from otbench.core.calls import ToolCall
 from otbench.envs.bfcl.data import BfclTest
 from otbench.envs.bfcl.env import BfclEnvironment
+from otbench.envs.bfcl.metrics import ast_accuracy, parameter_accuracy
 from otbench.envs.chess.env import ChessEnvironment
 from otbench.envs.chess.positions import Position
-from otbench.evals.bfcl_metrics import ast_accuracy, parameter_accuracy
-from otbench.run.tracking import configure
+from otbench.mlflow_store import configure
 
 FACTORIAL = {"name": "math_factorial", "description": "n!",
              "parameters": {"type": "dict", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}

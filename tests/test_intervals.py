@@ -8,9 +8,9 @@ import pytest
 from test_optimize_cli import scripted_lms  # noqa: F401  (a fixture)
 
 from otbench import evaluate, optimize
-from otbench.cli import run_main
 from otbench.evals import stats
 from otbench.evals.outcomes import Mean, interval
+from otbench.exits import run_main
 from otbench.run import outcomes as run_outcomes
 
 
@@ -52,9 +52,10 @@ def test_optimize_reports_before_after_and_its_result_with_intervals(scripted_lm
 
 
 def test_runs_logged_before_outcomes_were_kept_are_read_from_what_they_kept(tmp_path):
+    from otbench import mlflow_store
     from otbench.run import tracking
 
-    tracking.configure()
+    mlflow_store.configure()
     with mlflow.start_run(tags={"command": "evaluate"}) as run:
         mlflow.log_param("seed", "4")
         tracking.log_table([{"task_id": "a", "E": 1.0, "calls": 1, "parse_error": ""},

@@ -18,18 +18,19 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "otbench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # basics: errors, places and the store's address, where a command writes, command-line plumbing
-    ("otbench", "otbench.errors", "otbench.paths", "otbench.store", "otbench.outputs", "otbench.cli"),
+    # basics: errors, places, the store's address and its opening, where a command writes, how a command reads its
+    # arguments and how it ends
+    ("otbench", "otbench.errors", "otbench.paths", "otbench.store", "otbench.mlflow_store", "otbench.outputs",
+     "otbench.arguments", "otbench.exits"),
     ("otbench.core",),  # calls, trajectories, faults, tables: what every part speaks
     ("otbench.llm",),  # reaching models: sessions, servers, metering, traces
     ("otbench.modules",),  # DSPy modules: the agent, the editor, tool docs
-    ("otbench.envs.base",),  # the one interface through which metrics and optimizers see an environment
-    ("otbench.evals",),  # metrics, statistics and the rollout harness
-    ("otbench.envs",),  # environments (they know nothing of optimizers)
+    ("otbench.evals",),  # statistics, checks of learned docs, the rollout harness (it needs only a rollout of a task)
+    ("otbench.envs",),  # environments, which know nothing of optimizers; envs.base is what optimizers see of them
     ("otbench.optimizers",),  # teleprompters (they see environments through envs.base)
     ("otbench.run",),  # one run's life: definition, execution, store, lookup, ledger
     ("otbench.study",),  # work over several runs
-    ("otbench.*",),  # the commands: every other module of the top level (optimize, evaluate, console, ...)
+    ("otbench.*",),  # the commands and what they share (cli): every other module of the top level
 )
 """The layers, lowest first. A module belongs to the layer naming it or the package it is in (the longest such name;
 ``otbench`` is the package's own ``__init__`` only); ``otbench.*`` is every other module of the top level."""
@@ -140,7 +141,7 @@ def test_the_graph_is_read_from_every_package():
     graph = import_graph()
     assert {"otbench.cli", "otbench.modules.agent", "otbench.optimizers.registry", "otbench.evals.harness"} <= set(graph)
     assert "otbench.core.trajectory" in graph["otbench.evals.harness"]
-    assert "otbench.optimizers.toolobserver" in graph["otbench.optimizers.toolobserver_spec"]  # imported on first use
+    assert "otbench.optimizers.toolobserver.teleprompter" in graph["otbench.optimizers.toolobserver.spec"]  # imported on first use
 
 
 def test_no_module_imports_a_layer_above_it():
@@ -153,10 +154,19 @@ def test_no_circles():
     assert not found, "import circles (each a set of modules that reach each other): " + "; ".join(found)
 
 
+
+def test_optimizers_see_environments_only_through_their_interface():
+    optimizers, environments = layer_of("otbench.optimizers"), layer_of("otbench.envs")
+    seen = [f"{module} -> {target}" for module, targets in import_graph().items() if layer_of(module) == optimizers
+            for target in sorted(targets) if layer_of(target) == environments and target != "otbench.envs.base"]
+    assert not seen, "optimizers reach past otbench.envs.base into environments: " + "; ".join(seen)
+
+
 def test_the_checks_find_what_they_look_for():
-    graph = {"otbench.envs.a": {"otbench.cli", "otbench.run.x"}, "otbench.run.x": {"otbench.run.y"},
-             "otbench.run.y": {"otbench.run.x"}, "otbench.cli": set()}
+    graph = {"otbench.envs.a": {"otbench.arguments", "otbench.run.x"}, "otbench.run.x": {"otbench.run.y"},
+             "otbench.run.y": {"otbench.run.x"}, "otbench.arguments": set()}
     assert upward_imports(graph) == [("otbench.envs.a", "otbench.run.x")]
     assert circles(graph) == [["otbench.run.x", "otbench.run.y"]]
-    assert layer_of("otbench.optimize") == layer_of("otbench.console") == len(LAYERS) - 1
-    assert layer_of("otbench") == layer_of("otbench.cli") == 0
+    assert layer_of("otbench.optimize") == layer_of("otbench.cli") == len(LAYERS) - 1
+    assert layer_of("otbench") == layer_of("otbench.arguments") == layer_of("otbench.exits") == 0
+    assert layer_of("otbench.envs.base") == layer_of("otbench.envs.registry")

@@ -23,8 +23,8 @@ from otbench.optimizers.gepa import GEPA
 from otbench.optimizers.play2prompt import SCORED_TOOLS, DocRefiner, Play2Prompt, ToolPlayer, offered_beside
 from otbench.optimizers.registry import spec_of
 from otbench.optimizers.rivals import RIVALS_KEPT, rivals
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import PAPER
+from otbench.optimizers.toolobserver.knobs import PAPER
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 
 def _agent(ledger):

@@ -10,10 +10,10 @@ from test_compare import _adds_editor, _script_models, every_role_reply, offline
 from test_optimize_cli import any_role_reply
 from toy_env import docs_aware_agent_reply
 
-from otbench import evaluate, optimize, reproduce
-from otbench.cli import run_main
+from otbench import evaluate, mlflow_store, optimize, reproduce
 from otbench.errors import ConfigError, DataError
 from otbench.evals.outcomes import Outcomes
+from otbench.exits import run_main
 from otbench.paths import results_dir
 from otbench.run import ledger, optimization, tracking
 from otbench.run import lookup as run_lookup
@@ -26,7 +26,7 @@ def _fresh_store(tmp_path, monkeypatch, name):
     """Another checkout's store: empty, beside the same ledger."""
     monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path / name))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # MLflow sets it to the store in use
-    tracking.configure()
+    mlflow_store.configure()
 
 
 def test_an_evaluation_is_kept_verified_and_loads_as_the_run_it_was(tmp_path, monkeypatch, capsys):

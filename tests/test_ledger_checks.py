@@ -15,11 +15,11 @@ from pathlib import Path
 import mlflow
 import pytest
 
-from otbench import reproduce
-from otbench.cli import run_main
+from otbench import mlflow_store, reproduce
 from otbench.errors import DataError
+from otbench.exits import run_main
 from otbench.paths import results_dir
-from otbench.run import ledger, lookup, tracking
+from otbench.run import ledger, lookup
 from otbench.run.settings import TrackingOptions
 from otbench.study.rendered import _dirty_note, table
 
@@ -181,7 +181,7 @@ def _runs_of(database: Path) -> list[tuple[str, str, str]]:
 
 def test_a_load_stopped_half_way_leaves_no_run_behind_and_the_next_load_finishes(tmp_path, monkeypatch):
     monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path / "store"))
-    tracking.configure()
+    mlflow_store.configure()
     entry = ledger.read(_ledger(SMALL[1]) / f"{SMALL[1]}.json")
     real = ledger._log
 
@@ -201,9 +201,9 @@ def test_a_load_stopped_half_way_leaves_no_run_behind_and_the_next_load_finishes
 
 def test_a_load_killed_outright_is_skipped_by_lookups_and_deleted_by_a_later_load(tmp_path, monkeypatch):
     monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path / "store"))
-    tracking.configure()
+    mlflow_store.configure()
     entry = ledger.read(_ledger(SMALL[0]) / f"{SMALL[0]}.json")
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
     stale = mlflow.MlflowClient().create_run(experiment.experiment_id, tags={  # what a SIGKILL mid-load leaves
         ledger.LEDGER_TAG: entry.key, ledger.LOADING_TAG: f"{time.time() - ledger.STALE_LOADING_SECONDS - 1:.0f}",
         "otbench.key": entry.key, "command": entry.definition.command, "env": entry.definition.env})
@@ -223,11 +223,11 @@ def test_a_new_store_stopped_during_its_migrations_leaves_none_and_the_next_comm
     monkeypatch.setattr(database_utils, "_upgrade_db", stopped)
     store = tmp_path / "store"
     with pytest.raises(KeyboardInterrupt):
-        tracking.configure(directory=store)
+        mlflow_store.configure(directory=store)
     assert not (store / "mlflow.db").exists()
     monkeypatch.setattr(database_utils, "_upgrade_db", real)
-    tracking.configure(directory=store)
-    assert mlflow.get_experiment_by_name(tracking.EXPERIMENT) is not None
+    mlflow_store.configure(directory=store)
+    assert mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT) is not None
 
 
 def test_reproduce_status_writes_nothing(tmp_path, capsys):
@@ -240,7 +240,7 @@ def test_reproduce_status_writes_nothing(tmp_path, capsys):
 
 def test_an_old_optimize_entry_loads_its_learning_scores_under_their_learning_names(tmp_path, monkeypatch):
     monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path / "store"))
-    tracking.configure()
+    mlflow_store.configure()
     entry = ledger.read(_ledger(NAMES_DESC["+TO"]) / f"{NAMES_DESC['+TO']}.json")
     assert "E" in entry.history  # kept before the learning split's scores were named apart
     metrics = mlflow.get_run(ledger.load(entry)).data.metrics

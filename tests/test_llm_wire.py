@@ -145,7 +145,8 @@ def test_the_editor_of_another_model_does_not_inherit_the_agents_server():
 
 def test_evaluate_runs_against_a_server_named_by_option_or_environment(monkeypatch, capsys):
     from otbench import evaluate
-    from otbench.cli import API_BASE_VARIABLE, run_main
+    from otbench.exits import run_main
+    from otbench.llm.session import API_BASE_VARIABLE
 
     monkeypatch.setattr(session, "EmbeddedServer", NoServerStarted)
     with serving() as (url, bodies):

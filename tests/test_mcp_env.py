@@ -14,17 +14,17 @@ from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 
 from otbench import MCPEnvironment, evaluate, optimize
-from otbench.cli import run_main
 from otbench.core.calls import ToolCall
 from otbench.core.trajectory import Trajectory
 from otbench.envs.mcp.env import Fixture
 from otbench.envs.mcp.metrics import found_answer
 from otbench.envs.mcp.shown import shown_names
 from otbench.evals.harness import run_rollouts
+from otbench.exits import run_main
 from otbench.optimizers.easytool import EasyTool
 from otbench.optimizers.gepa import GEPA
 from otbench.optimizers.play2prompt import Play2Prompt
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 from otbench.run import evaluation, optimization
 
 TESTS = Path(__file__).resolve().parent

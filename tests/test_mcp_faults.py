@@ -14,10 +14,9 @@ import mlflow
 import pytest
 from test_mcp_env import TESTS, TOY, TOY_TASKS, write_tasks
 
-from otbench import MCPEnvironment, evaluate
-from otbench.cli import run_main
+from otbench import MCPEnvironment, evaluate, mlflow_store
 from otbench.core.calls import ToolCall
-from otbench.run import tracking
+from otbench.exits import run_main
 
 RAW = f"{sys.executable} {TESTS / 'mcp_raw_server.py'}"
 EXECUTED = Path("/tmp/otbench-mcp-was-executed")
@@ -98,8 +97,8 @@ def test_a_server_that_cannot_be_brought_back_stops_the_run_on_one_line_and_resu
     code, _, err = _evaluate(argv, capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "stopped while starting" in err and "its last words: toy server: cannot start" in err
-    tracking.configure()
-    stopped = mlflow.search_runs(experiment_names=[tracking.EXPERIMENT], output_format="list")[0]
+    mlflow_store.configure()
+    stopped = mlflow.search_runs(experiment_names=[mlflow_store.EXPERIMENT], output_format="list")[0]
     assert stopped.info.status != "FINISHED"
     marker.unlink()  # the server is fixed
     code, out, err = _evaluate([*argv, "--resume", stopped.info.run_id], capsys)

@@ -16,9 +16,9 @@ from mcp.shared.exceptions import MCPError
 from test_mcp_env import TOY, TOY_TASKS, write_tasks
 
 from otbench import MCPEnvironment, evaluate
-from otbench.cli import run_main
 from otbench.envs.mcp.proxy import advertised_tools
 from otbench.errors import DataError
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.serve_docs import main as serve_docs
 

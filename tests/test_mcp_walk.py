@@ -20,9 +20,9 @@ from test_mcp_env import TOY, TOY_TASKS, write_tasks
 from test_optimize_cli import any_role_reply
 
 from otbench import optimize, results
-from otbench.cli import run_main
 from otbench.envs.mcp.servers import SERVERS
 from otbench.envs.mcp.shown import shown_names
+from otbench.exits import run_main
 from otbench.run import evaluation, optimization
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import pytest
 from chat_server import chat_server
 
 from otbench import compare, evaluate, optimize, serve
-from otbench.cli import run_main
+from otbench.exits import run_main
 from otbench.run import evaluation, optimization
 from otbench.study import comparing
 

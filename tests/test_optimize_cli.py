@@ -9,7 +9,7 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm, shown_tool_names
 
 from otbench import optimize
-from otbench.cli import run_main
+from otbench.exits import run_main
 from otbench.run import optimization
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from otbench import bench, compare, evaluate, export, optimize, outputs, prepare, serve, ui, ui_check
-from otbench.cli import run_main
+from otbench import bench, compare, evaluate, export, mlflow_store, optimize, outputs, prepare, serve, ui, ui_check
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.outputs import problem
-from otbench.run import evaluation, optimization, tracking
+from otbench.run import evaluation, optimization
 from otbench.study import comparing, grid
 
 
@@ -23,7 +23,7 @@ def nothing_starts(monkeypatch):
     def reached(*args, **kwargs):
         raise AssertionError("work started before the outputs were checked")
 
-    monkeypatch.setattr(tracking, "configure", reached)
+    monkeypatch.setattr(mlflow_store, "configure", reached)
     for module in (evaluation, optimization, comparing, grid, bench):
         monkeypatch.setattr(module, "make_environment", reached)
     for module in (evaluation, optimization):

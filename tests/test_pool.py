@@ -22,8 +22,8 @@ from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import AgentReply, FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import PAPER
+from otbench.optimizers.toolobserver.knobs import PAPER
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 from otbench.run.docs_io import apply_docs, keep_memory
 
 

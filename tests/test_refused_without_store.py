@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from otbench import evaluate, results
-from otbench.cli import run_main
+from otbench.exits import run_main
 
 
 def _refused_without_store(main, argv, capsys):

@@ -4,11 +4,11 @@ import pytest
 from toy_env import ToyEnvironment
 
 from otbench import compare, optimize
-from otbench.cli import run_main
+from otbench.exits import run_main
 from otbench.optimizers import knobs
 from otbench.optimizers.play2prompt import Play2Prompt, Play2PromptKnobs
 from otbench.optimizers.registry import OPTIMIZERS
-from otbench.optimizers.toolobserver import ToolObserver
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 from otbench.study import comparing
 from otbench.study.sweep import sweepable
 

@@ -8,8 +8,8 @@ import pytest
 from test_compare import _script_models, every_role_reply
 
 from otbench import reproduce
-from otbench.cli import run_main
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 from otbench.run import lookup as run_lookup
 from otbench.run import optimization
 from otbench.run.settings import RunSettings

@@ -17,8 +17,8 @@ from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.request_values import OffRequest, Sources, calls_off_request, refused_off_request
-from otbench.optimizers.toolobserver import ToolObserver, _state_not_for
-from otbench.optimizers.toolobserver_knobs import IMPROVED
+from otbench.optimizers.toolobserver.knobs import IMPROVED
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver, _state_not_for
 
 DENSITY = "My object weighs 50 kilograms and takes up about 10 cubic meters. What is its density?"
 

@@ -9,7 +9,7 @@ import pytest
 from test_optimize_cli import scripted_lms  # noqa: F401 - the scripted LMs fixture
 
 from otbench import optimize
-from otbench.cli import run_main
+from otbench.exits import run_main
 from otbench.run import optimization
 
 ARGV = ["--optimizer", "play2prompt", "--limit", "1", "--p2p-samples", "1", "--p2p-iterations", "2", "--json",

@@ -11,14 +11,14 @@ import pytest
 from scripted_lm import prompt_text, scripted_lm
 
 from otbench import FunctionEnvironment, compare, evaluate, optimize
-from otbench.cli import run_main
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory
 from otbench.envs import registry
 from otbench.evals.contamination import contamination, sentences
 from otbench.evals.robustness import robustness
+from otbench.exits import run_main
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
-from otbench.run import evaluation, optimization, tracking
+from otbench.run import checkpoints, evaluation, optimization
 from otbench.study import comparing
 
 
@@ -41,11 +41,12 @@ def test_recovery_flexibility_and_schema_compliance():
     assert metrics["injected_recovery_rate"] == pytest.approx(1 / 2)
     assert metrics["flexibility"] == pytest.approx(1 / 2)
     assert metrics["injected_faults"] == pytest.approx(2 / 3) and metrics["injected_share"] == pytest.approx(2 / 7)
+    assert metrics["tool_calls"] == pytest.approx(7 / 3)
 
 
 def test_rates_with_nothing_to_count_are_left_out():
     assert robustness([Trajectory("a", "s", "q", steps=[_step("f")])]) == {
-        "injected_faults": 0.0, "schema_compliance": 1.0, "injected_share": 0.0}
+        "injected_faults": 0.0, "tool_calls": 1.0, "schema_compliance": 1.0, "injected_share": 0.0}
 
 
 def _toolbox(*descriptions):
@@ -88,10 +89,11 @@ def function_env(monkeypatch):
     options = types.ModuleType("fn_options")
     options.DEFAULT_SETTING, options.LEARNING = "given", "offline"
     options.add_arguments = lambda group: None
+    options.settings = lambda: "the one setting"
     options.check = lambda args: None
     options.build = lambda args, workers=1: _function_env()
     monkeypatch.setitem(sys.modules, "fn_options", options)
-    monkeypatch.setitem(registry._OPTION_MODULES, "fn", "fn_options")
+    monkeypatch.setitem(registry.ENVIRONMENTS, "fn", "fn_options")
 
 
 def _agent(messages):
@@ -152,7 +154,7 @@ def test_optimize_measures_the_faults_an_editor_wrote_into_the_docs(function_env
     assert faulted["test"]["score"] == 1.0 and faulted["test"]["injected_faults"] == 0.0  # a clean test phase
     run = mlflow.get_run(faulted["run_id"])
     assert run.data.metrics["doc_contamination"] > 0 and run.data.params["faults"] == "unavailable-0.5@exploration"
-    assert tracking.load_checkpoint(run.info.run_id)["faults"]["attempts"]  # --resume continues the same faults
+    assert checkpoints.load_checkpoint(run.info.run_id)["faults"]["attempts"]  # --resume continues the same faults
     assert "injected_share" in {m.key for m in mlflow.MlflowClient().get_metric_history(run.info.run_id, "injected_share")
                                 } | set(run.data.metrics)
 

@@ -7,14 +7,14 @@ import json
 import pytest
 from test_optimize_cli import scripted_lms  # noqa: F401  (a fixture)
 
-from otbench import evaluate, optimize
-from otbench.cli import run_main
+from otbench import evaluate, mlflow_store, optimize
 from otbench.envs.registry import EnvironmentOptions
 from otbench.errors import ConfigError, DataError, OtbenchError, RunError, SetupError
+from otbench.exits import run_main
 from otbench.optimizers.play2prompt import Play2PromptKnobs
-from otbench.optimizers.toolobserver import ToolObserverKnobs
-from otbench.optimizers.toolobserver_knobs import Improvements
-from otbench.run import optimization, tracking
+from otbench.optimizers.toolobserver.knobs import Improvements
+from otbench.optimizers.toolobserver.teleprompter import ToolObserverKnobs
+from otbench.run import checkpoints, optimization
 
 
 def test_optimize_run_returns_a_frozen_result_and_the_command_prints_the_same(scripted_lms, tmp_path, capsys):  # noqa: F811
@@ -52,10 +52,10 @@ def test_a_checkpoint_from_before_definitions_resumes_the_run_its_options_define
              "seed": 2, "test_limit": 3, "mode": "offline", "variant": "improved", "iterations": None, "batch_size": 10,
              "lm": "embedded", "embedded_model": "qwen-1.5b", "temperature": 0.0,
              **dict.fromkeys(Improvements.names())}  # how chess runs were saved before (every improvement, unset)
-    monkeypatch.setattr(tracking, "load_checkpoint", lambda run_id: {"args": saved, "docs": {}})
-    monkeypatch.setattr(tracking, "resumable_checkpoint", lambda run_id: {"args": saved, "docs": {}})
-    tracking.configure()
-    defined, checkpoint = optimization.resumable("0123")
+    monkeypatch.setattr(checkpoints, "load_checkpoint", lambda run_id: {"args": saved, "docs": {}})
+    monkeypatch.setattr(checkpoints, "resumable_checkpoint", lambda run_id: {"args": saved, "docs": {}})
+    mlflow_store.configure()
+    defined, checkpoint = checkpoints.resumable("0123")
     assert defined.setting == "skill" and defined.sample.limit == 4 and defined.sample.seed == 2
     assert defined.method == "+TO" and checkpoint["args"] is saved
 

@@ -13,7 +13,7 @@ from chat_server import chat_server
 from test_optimize_cli import scripted_lms  # noqa: F401 - the scripted LMs fixture
 
 from otbench import compare, evaluate, optimize
-from otbench.cli import run_main
+from otbench.exits import run_main
 from otbench.llm import server, session
 from otbench.llm.metering import TokenLedger
 from otbench.llm.server import NO_BROWSER_ORIGIN, EmbeddedServer, ServerSettings, guarded

@@ -3,7 +3,7 @@
 from otbench.core.calls import ToolCall
 from otbench.modules.agent import AgentReply
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
-from otbench.optimizers.spread import SpreadCalls
+from otbench.optimizers.toolobserver.spread import SpreadCalls
 
 
 def _tool(name: str, *parameters: str) -> DocumentedTool:

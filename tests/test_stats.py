@@ -6,6 +6,8 @@ import math
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from otbench.evals import stats
@@ -98,6 +100,13 @@ def test_holm_adjusts_a_tables_p_values_together():
     assert [d.holds() for d in adjusted] == [True, True, True, False]
     assert math.isnan(adjusted[3].p_adjusted)
     assert not stats.holm([stats.Difference(0.1, 0, 0.2, 0.03, 30, 30, "t")] * 2)[0].holds()
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12))
+def test_holm_adjusted_p_values_are_statsmodels(p_values):
+    from statsmodels.stats.multitest import multipletests
+
+    assert stats.holm_adjusted(p_values) == pytest.approx(list(multipletests(p_values, method="holm")[1]))
 
 
 def test_elo_like_statistics_get_a_cluster_bootstrap_interval():

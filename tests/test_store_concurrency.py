@@ -9,6 +9,7 @@ import multiprocessing
 
 import mlflow
 
+from otbench import mlflow_store
 from otbench.run import tracking
 
 PROCESSES = 8
@@ -17,7 +18,7 @@ PROCESSES = 8
 def _log_one_run(directory, barrier, results, index):
     try:
         barrier.wait(timeout=120)
-        tracking.configure(None, directory=directory)
+        mlflow_store.configure(None, directory=directory)
         with tracking.tracked_run(f"worker-{index}", tags={"command": "test"}, params={"index": index}):
             mlflow.log_metric("done", 1.0)
         results.put((index, "ok"))
@@ -37,8 +38,8 @@ def test_eight_processes_starting_at_once_on_a_new_store_all_log_their_run(tmp_p
         for worker in workers:
             worker.join(timeout=60)
         assert outcomes == dict.fromkeys(range(PROCESSES), "ok"), f"trial {trial}: {outcomes}"
-        tracking.configure(None, directory=directory)
-        runs = mlflow.search_runs(experiment_names=[tracking.EXPERIMENT], output_format="list")
+        mlflow_store.configure(None, directory=directory)
+        runs = mlflow.search_runs(experiment_names=[mlflow_store.EXPERIMENT], output_format="list")
         assert sorted(run.data.params["index"] for run in runs) == [str(i) for i in range(PROCESSES)]
 
 
@@ -48,7 +49,7 @@ def test_the_lock_is_released_when_its_holder_dies(tmp_path):
     database = tmp_path / "mlflow.db"
 
     def hold_and_die():
-        with tracking.store_lock(database):
+        with mlflow_store.store_lock(database):
             import os
 
             os._exit(1)
@@ -56,5 +57,5 @@ def test_the_lock_is_released_when_its_holder_dies(tmp_path):
     holder = context.Process(target=hold_and_die)
     holder.start()
     holder.join(timeout=60)
-    with tracking.store_lock(database):  # would wait for ever if the lock outlived its holder
+    with mlflow_store.store_lock(database):  # would wait for ever if the lock outlived its holder
         pass

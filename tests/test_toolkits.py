@@ -16,12 +16,12 @@ from scripted_lm import prompt_text, scripted_lm
 from test_optimize_cli import any_role_reply
 
 from otbench import compare, evaluate, optimize
-from otbench.cli import run_main
 from otbench.core.calls import ToolCall
 from otbench.core.opaque import PRESENTATIONS
-from otbench.envs.toolkits import FAMILIES, inventory, scoring
+from otbench.envs.toolkits import FAMILIES, inventory, metrics
 from otbench.envs.toolkits.families import load
 from otbench.evals.harness import run_rollouts
+from otbench.exits import run_main
 from otbench.modules.agent import AgentReply
 from otbench.run import evaluation, optimization
 
@@ -135,7 +135,7 @@ def test_a_confusable_tool_called_with_the_same_arguments_gives_another_answer(f
                 output = tool(**gold["arguments"])
             except (TypeError, ValueError):
                 continue
-            assert not scoring.matches(example.answer, output), (example.question, tool.__name__)
+            assert not metrics.matches(example.answer, output), (example.question, tool.__name__)
 
 
 def _replying(calls_of):
@@ -189,7 +189,7 @@ def test_a_reply_that_calls_more_tools_than_needed_fails_and_feedback_never_give
                                       {"name": "miles_to_km", "arguments": task.calls[0]["arguments"]}])
     trajectories = run_rollouts(env, shotgun(env, tasks), env.toolbox(), tasks, progress=False)
     assert env.summarise(trajectories)["score"] == 0.0
-    assert all(scoring.TOO_MANY in t.feedback for t in trajectories)
+    assert all(metrics.TOO_MANY in t.feedback for t in trajectories)
     for family, kit in KITS.items():
         env = kit.environment()
         first = kit.tools[0].__name__

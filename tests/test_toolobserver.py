@@ -10,8 +10,8 @@ from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import PAPER
+from otbench.optimizers.toolobserver.knobs import PAPER
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 # the paper's protocol: these tests pin its exact behaviour
 PaperTO = partial(ToolObserver, improvements=PAPER)

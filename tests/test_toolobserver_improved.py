@@ -17,8 +17,8 @@ from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.evidence import EvidenceBook, read_error
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import IMPROVED, PAPER, Improvements
+from otbench.optimizers.toolobserver.knobs import IMPROVED, PAPER, Improvements
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 # the improved variant without what saves model time: what the attempts and the editor see, step by step, as these
 # tests pin it (each saving has a test of its own below)

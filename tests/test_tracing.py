@@ -6,6 +6,7 @@ import pytest
 from scripted_lm import scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
+from otbench import mlflow_store
 from otbench.evals.harness import run_rollouts
 from otbench.llm import tracing
 from otbench.llm.metering import TokenLedger
@@ -24,7 +25,7 @@ def _traces(run_id):
 
 
 def _run_rollouts_and_one_editor_call(name):
-    tracking.configure()
+    mlflow_store.configure()
     env, ledger = ToyEnvironment(3), TokenLedger()
     agent = FunctionCallingAgent()
     agent.lm = scripted_lm(docs_aware_agent_reply, ledger=ledger, phase="agent")
@@ -70,7 +71,7 @@ def test_an_optimize_run_holds_the_traces_of_its_agent_and_editor_calls(monkeypa
     from test_optimize_cli import any_role_reply
 
     from otbench import optimize
-    from otbench.cli import run_main
+    from otbench.exits import run_main
 
     @contextmanager
     def open_scripted(options, ledger, phases=("agent",)):

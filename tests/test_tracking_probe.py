@@ -8,8 +8,8 @@ import threading
 import pytest
 
 from otbench import evaluate, export, optimize, store
-from otbench.cli import run_main
 from otbench.errors import SetupError
+from otbench.exits import run_main
 
 
 def _closed_port() -> int:

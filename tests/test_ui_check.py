@@ -5,7 +5,8 @@ import copy
 import mlflow
 import pytest
 
-from otbench.run import tracking
+from otbench import mlflow_store
+from otbench.run import tracking, views
 from otbench.ui_check import check_page, check_runs_view, check_ui, find_browser, free_port, running_ui
 
 pytestmark = [
@@ -29,8 +30,8 @@ def _optimize_run(optimizer, history, tokens):
 
 
 def test_the_compare_page_shows_every_run_with_its_stored_metrics(tmp_path):
-    tracking.configure()
-    tracking.share_view("bfcl", ("E", "P", "A"), "E")
+    mlflow_store.configure()
+    views.share_view("bfcl", ("E", "P", "A"), "E")
     run_ids = [_optimize_run("toolobserver", [0.0, 0.4, 0.6], 1200),
                _optimize_run("play2prompt", [0.0, 0.5], 9100),
                _optimize_run("easytool", [0.1234], 800)]

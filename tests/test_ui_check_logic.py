@@ -42,6 +42,7 @@ def test_an_opened_trace_must_show_its_spans_task_and_question(monkeypatch):
     from scripted_lm import scripted_lm
     from toy_env import ToyEnvironment, docs_aware_agent_reply
 
+    from otbench import mlflow_store
     from otbench.evals.harness import run_rollouts
     from otbench.llm import tracing
     from otbench.modules.agent import FunctionCallingAgent
@@ -49,7 +50,7 @@ def test_an_opened_trace_must_show_its_spans_task_and_question(monkeypatch):
     from otbench.ui_check import check_trace_page
 
     monkeypatch.setenv(tracing.SWITCH, "1")
-    tracking.configure()
+    mlflow_store.configure()
     env, agent = ToyEnvironment(1), FunctionCallingAgent()
     agent.lm = scripted_lm(docs_aware_agent_reply)
     with tracking.tracked_run("traced", tags={}, params={}) as run:

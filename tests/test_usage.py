@@ -5,9 +5,9 @@ import json
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory
 from otbench.modules.editor import EditorExchange
-from otbench.optimizers.toolobserver import _checked_against_counts
-from otbench.optimizers.toolobserver_knobs import IMPROVED, Improvements
-from otbench.optimizers.usage import UsageBook
+from otbench.optimizers.toolobserver.knobs import IMPROVED, Improvements
+from otbench.optimizers.toolobserver.teleprompter import _checked_against_counts
+from otbench.optimizers.toolobserver.usage import UsageBook
 
 
 def _search(name, hosts, value):

@@ -13,9 +13,9 @@ from otbench.core.trajectory import Trajectory
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
-from otbench.optimizers.toolobserver import ToolObserver
-from otbench.optimizers.toolobserver_knobs import IMPROVED
-from otbench.optimizers.varied import FailedCalls
+from otbench.optimizers.toolobserver.knobs import IMPROVED
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver
+from otbench.optimizers.toolobserver.varied import FailedCalls
 
 QUESTION = "Which city has the zip code 90210?"
 

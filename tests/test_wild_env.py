@@ -19,8 +19,8 @@ from otbench.envs.bfcl.data import load_tests
 from otbench.envs.bfcl.opacity import documented_tools
 from otbench.envs.registry import EnvironmentOptions, add_environment_arguments, options_from_values, resolve
 from otbench.envs.wild.env import ANSWER_CUE, ASK_TOOL, REPLY_TOOL, TOOLSET, WildEnvironment, read_position
+from otbench.envs.wild.metrics import ERROR_CLASSES, METRIC_NAMES
 from otbench.errors import ConfigError, DataError
-from otbench.evals.wild_metrics import ERROR_CLASSES, METRIC_NAMES
 from otbench.llm.grammar import schema_to_gbnf
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import AgentReply, FunctionCallingAgent, call_schema
@@ -29,8 +29,8 @@ from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, Toolbox
 from otbench.optimizers.evidence import EvidenceBook
 from otbench.optimizers.rivals import rivals
-from otbench.optimizers.toolobserver import ToolObserver, _answers_like_its_rivals
-from otbench.optimizers.toolobserver_knobs import IMPROVED
+from otbench.optimizers.toolobserver.knobs import IMPROVED
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver, _answers_like_its_rivals
 from otbench.run import evaluation, optimization
 from otbench.run.docs_io import apply_docs
 from otbench.run.settings import TrackingOptions
@@ -424,7 +424,7 @@ def test_compare_scores_every_row_of_wild_on_the_same_test_dialogues(env, monkey
     from contextlib import contextmanager
 
     from otbench import compare
-    from otbench.cli import run_main
+    from otbench.exits import run_main
 
     reply = _every_role(env)
 

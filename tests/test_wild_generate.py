@@ -10,9 +10,9 @@ from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.wild import dataset
 from otbench.envs.wild.catalogue import EQUIVALENT, PHRASINGS
 from otbench.envs.wild.generate import GenerationSpec, fingerprint_of, generate, main, render_files
+from otbench.envs.wild.metrics import INTENTIONS, KINDS, depth, resolve
 from otbench.envs.wild.scenario import count_switches
 from otbench.errors import ConfigError, DataError
-from otbench.evals.wild_metrics import INTENTIONS, KINDS, depth, resolve
 
 DATA = dataset.load_data()
 

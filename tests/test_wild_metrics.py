@@ -3,8 +3,7 @@
 import pytest
 
 from otbench.core.calls import CallResult, ToolCall
-from otbench.evals.outcomes import Outcomes, TaskOutcome, interval
-from otbench.evals.wild_metrics import (
+from otbench.envs.wild.metrics import (
     ERROR_CLASSES,
     METRIC_RULES,
     ExpectedCall,
@@ -16,6 +15,7 @@ from otbench.evals.wild_metrics import (
     summarise,
     values_equal,
 )
+from otbench.evals.outcomes import Outcomes, TaskOutcome, interval
 
 GCD = ExpectedCall("function_1", {"a": 12, "b": 18}, 6)
 COORDS = ExpectedCall("function_2", {"city": "Paris"}, {"lat": 48.9, "lon": 2.4})

@@ -290,7 +290,7 @@ def scale_mismatch(request: str, call: ToolCall) -> str | None:
     percents = [float(text) for text in _PERCENT.findall(request)]
     if not percents:
         return None
-    written = [float(text) for text in _WRITTEN_NUMBER.findall(request)]
+    written = _written_numbers(request)
     passed = [value for value in _numbers(call.arguments)
               if not any(math.isclose(value, number, rel_tol=_SCALE_TOLERANCE) for number in written)]
     for percent in percents:
@@ -304,12 +304,43 @@ def scale_mismatch(request: str, call: ToolCall) -> str | None:
     return None
 
 
+_PART_ASKED = re.compile(r"\b(?:each|apiece|per\s+(?!cent\b)[a-z]+|per-[a-z]+|share|portion|average|mean|"
+                         r"split|divided|monthly|weekly|daily|hourly)\b", re.IGNORECASE)
+
+
+def part_mismatch(request: str, result: CallResult) -> str | None:
+    """Why ``result`` answers ``request`` with a whole where the request asks for a part of it, None where it does not:
+    a request that asks what each of 4 pays of a 120 bill, answered 120; one that asks for the average of a list the
+    call passed, answered with the list's sum.
+
+    Like a number on another scale, a whole in place of its part is a plausible answer and no error: read from the
+    request, the call and what came back (no task answer), it is a doubt to test, not a verdict. A whole here is the
+    largest number the request writes, where the request or the call gives a smaller one to divide it by, or the sum
+    of a list of two or more numbers the call passed; the result is a single number."""
+    asked = _PART_ASKED.search(request)
+    if asked is None:
+        return None
+    answered = _numbers(result.output) if not isinstance(result.output, str) else _written_numbers(result.output)
+    if len(answered) != 1:
+        return None
+    written = _written_numbers(request)
+    given = written + _numbers(result.call.arguments)
+    wholes = [max(written)] if written and any(0 < number < max(written) for number in given) else []
+    wholes += [sum(_numbers(value)) for value in _list_arguments(result.call.arguments) if len(_numbers(value)) >= 2]
+    for whole in wholes:
+        if whole and math.isclose(answered[0], whole, rel_tol=_SCALE_TOLERANCE):
+            return (f"the request asks for a part ({asked.group(0)}) and the call returned "
+                    f"{answered[0]:g}, the whole it is a part of: the tool may compute the total, not the part")
+    return None
+
+
 def read_against_request(request: str, result: CallResult) -> CallResult:
     """``result`` as a failed call where its call passed a number of ``request`` on another scale
-    (:func:`scale_mismatch`), that doubt its error; any other result as it is."""
+    (:func:`scale_mismatch`) or returned the whole where the request asks for a part (:func:`part_mismatch`), that
+    doubt its error; any other result as it is."""
     if not result.ok:
         return result
-    doubt = scale_mismatch(request, result.call)
+    doubt = scale_mismatch(request, result.call) or part_mismatch(request, result)
     if doubt is None:
         return result
     return CallResult(result.call, False, output=result.output, error=doubt, situation=result.situation,
@@ -326,4 +357,17 @@ def _numbers(value: Any) -> list[float]:
         return [number for item in value.values() for number in _numbers(item)]
     if isinstance(value, list):
         return [number for item in value for number in _numbers(item)]
+    return []
+
+
+def _written_numbers(text: str) -> list[float]:
+    return [float(number) for number in _WRITTEN_NUMBER.findall(text)]
+
+
+def _list_arguments(value: Any) -> list[list[Any]]:
+    """Every list among a call's arguments, nested ones included."""
+    if isinstance(value, dict):
+        return [found for item in value.values() for found in _list_arguments(item)]
+    if isinstance(value, list):
+        return [value, *(found for item in value for found in _list_arguments(item))]
     return []

@@ -58,7 +58,8 @@ class Trajectory:
     success: bool = False
     feedback: str = ""
     usage: dict[str, float] = field(default_factory=dict)
-    """What the task cost: ``tokens`` (paid and cache-served), ``paid_tokens``, ``seconds`` (empty where unmeasured)."""
+    """What the task cost: ``tokens`` (paid and cache-served), ``paid_tokens``, ``seconds``, ``tool_calls`` (empty where
+    unmeasured)."""
 
     @property
     def outputs(self) -> list[Any]:

@@ -104,6 +104,20 @@ class Environment(Protocol):
     def __exit__(self, *exc_info: object) -> None: ...
 
 
+class Closing:
+    """An environment as a context manager: leaving the block closes it. Those that hold a process (a sandbox, an
+    engine pool, a server) release it in :meth:`close`; the others have nothing to release."""
+
+    def close(self) -> None:
+        """Release what the environment holds (nothing, unless it says otherwise)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
 def task_key(task: Any) -> str:
     """A task's id: its ``id`` (attribute or field) when it has one, else a digest of its fields, so equal
     tasks are the same task (a user's ``dspy.Example`` needs no id)."""

@@ -39,7 +39,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
-from typing import Any, Self
+from typing import Any
 
 import dspy
 
@@ -47,7 +47,7 @@ from otbench.core.calls import CallResult, ToolCall
 from otbench.core.faults import StateController, call_episode, episode
 from otbench.core.opaque import PRESENTATIONS, renamed
 from otbench.core.trajectory import Trajectory
-from otbench.envs.base import Agent, task_key
+from otbench.envs.base import Agent, Closing, task_key
 from otbench.errors import ConfigError
 from otbench.modules.agent import FUNCTION_CALLING_INSTRUCTIONS, FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
@@ -102,7 +102,7 @@ def _by_name(functions: Sequence[Callable[..., Any]]) -> dict[str, Callable[...,
     return named
 
 
-class FunctionEnvironment:
+class FunctionEnvironment(Closing):
     """An :class:`~otbench.envs.base.Environment` over plain functions, examples and a metric.
 
     ``examples`` are the train split (what an optimizer learns from); ``test_examples`` the test
@@ -221,11 +221,6 @@ class FunctionEnvironment:
                 raise ConfigError(f"{self.name}: two examples ask {question!r} with different gold calls")
         return OracleAgent(lambda question: answers[question])
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
 
     # -- for the user ----------------------------------------------------------------------------------
     def program(self, lm: dspy.LM | None = None) -> ToolAgentProgram:

@@ -1,14 +1,9 @@
 """Environments by name, built from typed options.
 
-Each environment package has an ``options`` module, imported only when needed so that ``--help``
-stays fast:
-
-- ``DEFAULT_SETTING``: the setting used when none is chosen;
-- ``add_arguments(group)``: its own command-line options (shared ones, such as ``--setting``, live here);
-- ``settings()``: the settings ``--setting`` chooses from, as its help shows them;
-- ``check(options)``: refuse bad values with a :class:`~otbench.errors.ConfigError`, before anything slow;
-- ``build(options, workers)``: the configured environment; ``workers`` is the most tool worker processes
-  it may run at once (BFCL's sandbox workers, Chess's Stockfish engines).
+Each environment package has an ``options`` module, named in :data:`ENVIRONMENTS` and imported only when needed so
+that ``--help`` stays fast. What it declares is :class:`OptionsModule`: its default setting, how it learns, its own
+command-line options, its settings, a check of its options and how it is built. A new environment is its package
+(an :class:`~otbench.envs.base.Environment` and its ``options`` module) and one line in :data:`ENVIRONMENTS`.
 
 An environment's *setting* is what its agent is given to work with: BFCL's documentation setting,
 Chess's and BrowseComp's choice of tools. ``--toolset``, the older name of ``--setting`` for Chess
@@ -25,14 +20,13 @@ import argparse
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from types import ModuleType
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from otbench.cli import positive_int
+from otbench.arguments import positive_int
 from otbench.core.parallel import usable_cores
 from otbench.errors import ConfigError
 
-_OPTION_MODULES = {
+ENVIRONMENTS: dict[str, str] = {
     "bfcl": "otbench.envs.bfcl.options",
     "chess": "otbench.envs.chess.options",
     "browsecomp": "otbench.envs.browsecomp.options",
@@ -41,7 +35,7 @@ _OPTION_MODULES = {
     "mcp": "otbench.envs.mcp.options",
     "pool": "otbench.envs.pool.options",
 }
-ENVIRONMENTS = tuple(_OPTION_MODULES)
+"""Environment name -> its options module (an :class:`OptionsModule`), in the order the commands list them."""
 DEFAULT_ENVIRONMENT = "bfcl"
 """The environment a command runs when it names none."""
 
@@ -67,10 +61,45 @@ class EnvironmentOptions:
                 "sandbox_workers": self.sandbox_workers}
 
 
-def _options(name: str) -> ModuleType:
-    if name not in _OPTION_MODULES:
+class ArgumentGroup(Protocol):
+    """Where an environment adds its options: an argparse argument group, or one that takes an option another
+    environment added already, or hides them (:class:`_OnceGroup`)."""
+
+    def add_argument(self, *flags: str, **kwargs: Any) -> Any: ...
+
+
+@runtime_checkable
+class OptionsModule(Protocol):
+    """What an environment's ``options`` module declares: all the commands know of an environment until they build
+    it. ``isinstance`` tells whether a module has every member (not their signatures)."""
+
+    DEFAULT_SETTING: str
+    """The setting used when none is chosen."""
+    LEARNING: str
+    """How its docs are learned (one of :data:`~otbench.envs.base.LEARNING_MODES`): ``online``, per task, or
+    ``offline``, on a train split and scored on a test split; the built environment's ``learning``."""
+
+    def add_arguments(self, group: ArgumentGroup) -> None:
+        """Its own command-line options (shared ones, such as ``--setting``, are added by the registry)."""
+
+    def settings(self) -> str:
+        """The settings ``--setting`` chooses from, as its help shows them."""
+
+    def check(self, options: EnvironmentOptions) -> None:
+        """Refuse bad values with a :class:`~otbench.errors.ConfigError`, before anything slow."""
+
+    def build(self, options: EnvironmentOptions, *, workers: int = 1) -> Any:
+        """The configured :class:`~otbench.envs.base.Environment`; ``workers`` is the most tool worker processes it
+        may run at once (BFCL's sandbox workers, Chess's Stockfish engines)."""
+
+
+def _options(name: str) -> OptionsModule:
+    if name not in ENVIRONMENTS:
         raise ConfigError(f"unknown environment {name!r}; choose from {', '.join(ENVIRONMENTS)}")
-    return importlib.import_module(_OPTION_MODULES[name])
+    module = importlib.import_module(ENVIRONMENTS[name])
+    if not isinstance(module, OptionsModule):
+        raise TypeError(f"{module.__name__} lacks a member of an environment's options module (OptionsModule)")
+    return module
 
 
 def chosen_environment(argv: list[str] | None) -> str:
@@ -131,10 +160,18 @@ def refuse_other_environments(values: Mapping[str, Any]) -> None:
                                   "drop it")
 
 
+def add_refuse_repeats(group: ArgumentGroup, default: bool) -> None:
+    """``--[no-]refuse-repeats``, one option for every environment whose agent loop refuses exact repeats (BrowseComp
+    and Wild say it once between them: the environments' options share one group)."""
+    group.add_argument("--refuse-repeats", action=argparse.BooleanOptionalAction, default=default,
+                       help="BrowseComp, Wild: a call that repeats exactly (same tool, same arguments) one that worked "
+                            "earlier (in the question; in the user turn) is not run, and the agent is told its result "
+                            f"is above (default {'on' if default else 'off'})")
+
 
 class _OnceGroup:
     """An argument group that takes an option a second environment adds again (``--refuse-repeats``, defined once
-    in :mod:`otbench.cli`) as already there (``taken``: added to another group already); ``hidden``: its options
+    in :func:`add_refuse_repeats`) as already there (``taken``: added to another group already); ``hidden``: its options
     are accepted but not shown in ``--help``."""
 
     def __init__(self, group: argparse._ArgumentGroup, *, hidden: bool = False, taken: set[str] | None = None) -> None:
@@ -158,7 +195,7 @@ def own_defaults(name: str) -> dict[str, Any]:
 
 def learning_of(name: str) -> str:
     """How environment ``name`` learns docs: ``online`` (per task) or ``offline`` (on a train split)."""
-    return str(_options(name).LEARNING)
+    return _options(name).LEARNING
 
 
 def other_environments_options(name: str) -> frozenset[str]:

@@ -39,6 +39,10 @@ EMBEDDED = "embedded"
 # (most other local servers ignore it; vLLM's --api-key checks it).
 API_KEY_VARIABLE = "OTBENCH_API_KEY"
 DEFAULT_API_KEY = "local"
+API_BASE_VARIABLE = "OTBENCH_API_BASE"
+"""Where the agent's model is served when ``--api-base`` is not given."""
+EDITOR_API_BASE_VARIABLE = "OTBENCH_EDITOR_API_BASE"
+"""Where the editor's model is served when ``--editor-api-base`` is not given."""
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 A run (an evaluation or an optimization) is one value, :class:`otbench.run.definition.RunDefinition`;
 everything here takes it: execution (:mod:`otbench.run.evaluation`, :mod:`otbench.run.optimization`),
-the MLflow store (:mod:`otbench.run.tracking`), lookup of a finished run (:mod:`otbench.run.lookup`) and the
-committed results ledger (:mod:`otbench.run.ledger`). Nothing here imports a command.
+tracking in MLflow (:mod:`otbench.run.tracking`, with its checkpoints, names, provenance and views), lookup of a
+finished run (:mod:`otbench.run.lookup`) and the committed results ledger (:mod:`otbench.run.ledger`). The store
+itself is opened below, by :mod:`otbench.mlflow_store`. Nothing here imports a command.
 """

@@ -21,17 +21,20 @@ left out. Definitions logged by an earlier format are read by one adapter, :mod:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import InitVar, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from otbench.envs.base import sample_tasks, task_key
 from otbench.envs.registry import EnvironmentOptions
-from otbench.errors import DataError
+from otbench.errors import ConfigError, DataError
 from otbench.llm.session import EMBEDDED, LMOptions
 from otbench.optimizers.registry import spec_of
+from otbench.optimizers.spec import OptimizerSpec
 from otbench.run.settings import HOW_IT_RUNS, as_logged
 
 KEY_TAG = "otbench.key"
@@ -87,15 +90,24 @@ class Optimizer:
     knobs: tuple[tuple[str, Any], ...] = ()
     """Its spec's part of the definition (:meth:`~otbench.optimizers.spec.OptimizerSpec.define`), sorted; lists
     are kept as tuples."""
+    resolved: InitVar[OptimizerSpec | None] = None
+    """Its spec where the maker has it at hand; None: found by its name."""
+    spec: OptimizerSpec = field(init=False, compare=False, repr=False)
+    """Its spec, resolved once, when the definition is made: everything a run asks of its optimizer is asked of
+    it."""
+
+    def __post_init__(self, resolved: OptimizerSpec | None) -> None:
+        object.__setattr__(self, "spec", resolved if resolved is not None else spec_of(self.name))
 
     @property
     def part(self) -> dict[str, Any]:
         """The knobs as their spec reads them (tuples back to lists)."""
         return {name: list(value) if isinstance(value, tuple) else value for name, value in self.knobs}
 
+    @functools.cached_property
     def chosen(self) -> Any:
-        """The optimizer's knobs value this definition stands for."""
-        return spec_of(self.name).knobs_of(self.part, self.mode)
+        """The optimizer's knobs value this definition stands for, made once, when first asked for."""
+        return self.spec.knobs_of(self.part, self.mode)
 
 
 def frozen_part(part: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -124,14 +136,22 @@ class RunDefinition:
     """Optimize runs: the optimizer."""
     extra: tuple[tuple[str, Any], ...] = field(default=())
     """Reserved for what a later version adds; empty here."""
+    options: EnvironmentOptions = field(init=False, compare=False, repr=False)
+    """The environment to open for it, made once from what defines it (a run adds how it is carried out:
+    :attr:`~otbench.envs.registry.EnvironmentOptions.sandbox_workers`)."""
+
+    def __post_init__(self) -> None:
+        own = {name: value for name, value in self.environment if name != "faults"}
+        object.__setattr__(self, "options", EnvironmentOptions(self.env, self.setting, own=own,
+                                                               faults=dict(self.environment).get("faults")))
 
     def to_json(self) -> dict[str, Any]:
         """The definition as canonical JSON data (the key hashes it)."""
-        data = asdict(self)
+        data = {part.name: getattr(self, part.name) for part in fields(self) if part.compare}
+        data |= {"sample": asdict(self.sample), "models": asdict(self.models), "environment": dict(self.environment),
+                 "extra": dict(self.extra)}
         if self.sample.val_limit is None:
             del data["sample"]["val_limit"]
-        data["environment"] = dict(self.environment)
-        data["extra"] = dict(self.extra)
         if self.optimizer is not None:
             data["optimizer"] = {"name": self.optimizer.name, "mode": self.optimizer.mode,
                                  "knobs": self.optimizer.part}
@@ -161,12 +181,6 @@ class RunDefinition:
         return hashlib.sha256(self.canonical().encode()).hexdigest()[:20]
 
     # -- what it needs to run ------------------------------------------------------------------------------------
-    def environment_options(self, *, sandbox_workers: int | None = None) -> EnvironmentOptions:
-        """The environment to open for it."""
-        own = {name: value for name, value in self.environment if name != "faults"}
-        return EnvironmentOptions(self.env, self.setting, faults=dict(self.environment).get("faults"), own=own,
-                                  sandbox_workers=sandbox_workers)
-
     def lm_options(self, connection: LMOptions) -> LMOptions:
         """The LM options of its models, reached as ``connection`` says (servers, key, CPU threads, cache)."""
         models = self.models
@@ -201,9 +215,28 @@ class RunDefinition:
         limit = whole(sample.limit, learned_on)
         test_limit = whole(sample.test_limit, "test") if sample.test_limit is not None else None
         every = limit == available[learned_on] and test_limit in (None, available["test"]) and not sample.val_limit
-        seeded = self.optimizer is not None and spec_of(self.optimizer.name).seeded
+        seeded = self.optimizer is not None and self.optimizer.spec.seeded
         seed = None if every and not seeded else sample.seed
         return replace(self, sample=replace(sample, limit=limit, test_limit=test_limit, seed=seed))
+
+    def tasks(self, env: Any, *, faults: bool) -> tuple[list[Any], list[Any] | None, list[Any] | None]:
+        """An optimize run's tasks in the opened environment ``env``, drawn with its sample's seed: those learned on
+        (the test split's online, the train split's offline); the ``--val-limit`` train tasks outside them the docs
+        are chosen on (None without it; refused for an environment that learns online before the model loads); and
+        those the learned docs are scored on in the test phase: a sample of the test split offline, the learned tasks
+        again online under ``faults``, else none."""
+        sample, offline = self.sample, env.learning == "offline"
+        trainset = sample_tasks(env.tasks("train" if offline else "test"), sample.limit, sample.drawn_with)
+        testset = (sample_tasks(env.tasks("test"), sample.test_limit, sample.drawn_with) if offline
+                   else trainset if faults else None)
+        if not sample.val_limit:
+            return trainset, None, testset
+        learned_on = {task_key(task) for task in trainset}
+        rest = [task for task in env.tasks("train") if task_key(task) not in learned_on]
+        if not rest:
+            raise ConfigError(f"--val-limit: every train task of {env.name} is learned on (--limit {sample.limit}); "
+                              "lower --limit to leave some for validation")
+        return trainset, sample_tasks(rest, sample.val_limit, sample.drawn_with), testset
 
     # -- what runs log, derived ---------------------------------------------------------------------------------
     @property
@@ -216,7 +249,7 @@ class RunDefinition:
             if self.agent not in (None, "llm", *TOOL_CALLING_AGENTS):
                 return self.agent
             return "gold" if "gold" in (self.docs, self.setting) else docs_kind(self.docs)
-        label = spec_of(self.optimizer.name).row_label(self.optimizer.part, self.optimizer.mode)
+        label = self.optimizer.spec.row_label(self.optimizer.part, self.optimizer.mode)
         return f"{label} --val-limit {self.sample.val_limit}" if self.sample.val_limit else label
 
     def tags(self, setting_name: str) -> dict[str, Any]:
@@ -262,7 +295,7 @@ class RunDefinition:
             params["editor_lm"] = models.editor
         if optimizer.mode != learning:
             params["mode"] = optimizer.mode
-        params |= spec_of(optimizer.name).params(optimizer.part, optimizer.mode, swept=swept)
+        params |= optimizer.spec.params(optimizer.part, optimizer.mode, swept=swept)
         return {name: value for name, value in params.items() if value is not None}
 
     def run_name(self, tasks: int, model_label: str, setting_name: str) -> str:
@@ -279,6 +312,20 @@ class RunDefinition:
             parts = (self.optimizer.name, variant if variant != "improved" else None, self.env, setting_name,
                      f"n{tasks}", validated, model_label)
         return "-".join(str(part) for part in parts if part)
+
+
+def same_run(found: RunDefinition, wanted: RunDefinition) -> bool:
+    """Whether ``found`` (a logged run's definition) is the run ``wanted`` defines: equal keys, or equal but for
+    the seed of a sample that holds its whole split (``wanted`` says so by having none, and ``found`` was judged on
+    as many tasks, so it drew the same ones)."""
+    if found.key == wanted.key:
+        return True
+    whole, sample = wanted.sample, found.sample
+    if whole.seed is not None or sample.seed is None:
+        return False
+    if (sample.limit, sample.test_limit, sample.val_limit) != (whole.limit, whole.test_limit, whole.val_limit):
+        return False
+    return replace(found, sample=replace(sample, seed=None)).key == wanted.key
 
 
 TOOL_CALLING_AGENTS = ("openai-agents",)
@@ -337,14 +384,13 @@ def evaluation(environment: EnvironmentOptions, *, agent: str, docs: str | None,
                          Sample(limit, seed), models, agent=agent, docs=docs)
 
 
-def optimization(environment: EnvironmentOptions, *, optimizer: str, knobs: Any, mode: str, limit: int, seed: int,
-                 test_limit: int, lm: LMOptions, val_limit: int | None = None) -> RunDefinition:
+def optimization(environment: EnvironmentOptions, *, optimizer: OptimizerSpec, knobs: Any, mode: str, limit: int,
+                 seed: int, test_limit: int, lm: LMOptions, val_limit: int | None = None) -> RunDefinition:
     """The definition of an optimize run (``environment`` resolved, ``mode`` too): the knobs as far as they act in
     ``mode``, as the optimizer's spec defines them (``knobs`` None: its declared defaults)."""
-    spec = spec_of(optimizer)
-    chosen = knobs if knobs is not None else spec.knobs_from({})
-    spec.check(chosen)
-    defined = Optimizer(optimizer, mode, frozen_part(spec.define(chosen, mode)))
+    chosen = knobs if knobs is not None else optimizer.knobs_from({})
+    optimizer.check(chosen)
+    defined = Optimizer(optimizer.name, mode, frozen_part(optimizer.define(chosen, mode)), optimizer)
     sample = Sample(limit, seed, test_limit if mode == "offline" else None, val_limit if mode == "offline" else None)
     return RunDefinition("optimize", environment.env, str(environment.setting), environment_options(environment),
                          sample, models_of(lm, editor=True), optimizer=defined)

@@ -21,6 +21,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from otbench import mlflow_store
 from otbench.core.faults import phase_of
 from otbench.core.trajectory import Trajectory
 from otbench.envs.base import sample_tasks, task_key
@@ -28,9 +29,9 @@ from otbench.envs.registry import make_environment
 from otbench.errors import ConfigError, OtbenchError, RunError
 from otbench.evals.robustness import robustness
 from otbench.llm.session import EMBEDDED, OpenAIEndpoint, check_models, open_lms, openai_endpoint
+from otbench.run import naming, tracking, views
 from otbench.run import outcomes as run_outcomes
-from otbench.run import tracking
-from otbench.run.definition import TOOL_CALLING_AGENTS, RunDefinition, split_sizes
+from otbench.run.definition import DEFINITION_TAG, KEY_TAG, TOOL_CALLING_AGENTS, RunDefinition, split_sizes
 from otbench.run.outcomes import PARTIAL, SPENT
 from otbench.run.settings import RunSettings
 
@@ -128,13 +129,13 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
 
     store_first = bool(resume) or (definition.docs is not None and definition.docs.startswith(STORED))
     if store_first:  # read from the store; other docs are checked against the tools before it is written
-        tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
+        mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory)
     finished = _finished_tasks(resume, definition) if resume else {}
     ledger = TokenLedger()
     earlier_seconds = _restore_spend(resume, ledger) if resume else 0.0
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(
-            definition.environment_options(sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
+            dataclasses.replace(definition.options, sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
         definition = definition.sized(split_sizes(env))
         tasks = sample_tasks(env.tasks(), definition.sample.limit, definition.sample.drawn_with)
         toolbox = env.toolbox("gold" if definition.docs == "gold" else None)
@@ -142,8 +143,8 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
                                    restore=getattr(env, "restore_memory", None))
                         if definition.docs not in (None, "gold") else 0)
         if not store_first:
-            tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
-        tracking.share_view(env.name, env.metric_names, env.primary_metric)
+            mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory)
+        views.share_view(env.name, env.metric_names, env.primary_metric)
         lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
         if definition.agent in TOOL_CALLING_AGENTS:
             _refuse_unreplayable(env)
@@ -154,14 +155,13 @@ def execute(definition: RunDefinition, settings: RunSettings, *, resume: str | N
             agent.lm = stack.enter_context(open_lms(lm, ledger))["agent"]
         started = time.perf_counter() - earlier_seconds  # a resumed run's seconds count its earlier segments
         used = definition.lm_options(settings.lm)
-        model = tracking.model_label(used.lm, embedded_model=used.embedded_model, gguf=used.gguf)
-        name = tracking.run_name(definition.run_name(len(tasks), model, env.setting))
-        opened = (tracking.resumed_run(resume) if resume else
-                  tracking.tracked_run(name, tags=definition.tags(env.setting),
-                                       params=definition.params(env.setting, learning=env.learning)))
+        model = naming.model_label(used.lm, embedded_model=used.embedded_model, gguf=used.gguf)
+        name = naming.run_name(definition.run_name(len(tasks), model, env.setting))
+        tags = definition.tags(env.setting)
+        # a resumed run may have been logged by an earlier format (or unsized): it is tagged as its definition reads now
+        opened = (tracking.resumed_run(resume, tags={tag: tags[tag] for tag in (KEY_TAG, DEFINITION_TAG)}) if resume
+                  else tracking.tracked_run(name, tags=tags, params=definition.params(env.setting, learning=env.learning)))
         with opened as tracked:
-            if resume:  # a run logged by an earlier format (or unsized) is tagged as its definition reads now
-                tracking.retag(definition)
             trajectories = _rollouts(env, agent, toolbox, tasks, finished, settings, ledger, started,
                                      definition.sample.drawn_with)
             summary, found = _log_results(env, trajectories, ledger, time.perf_counter() - started,

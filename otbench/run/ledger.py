@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from otbench import mlflow_store
 from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.paths import results_dir
-from otbench.run import tracking
+from otbench.run import checkpoints, naming, provenance, tracking, views
 from otbench.run.definition import RunDefinition, split_sizes
 
 SCHEMA = "otbench.results/1"
@@ -328,7 +329,7 @@ def content_problems(path: Path, data: dict[str, Any], entry: Entry, *, commit: 
 
 
 DIRTY = "-dirty"
-"""How a run's commit says the code it ran had uncommitted changes (:func:`otbench.run.tracking.code_commit`)."""
+"""How a run's commit says the code it ran had uncommitted changes (:func:`otbench.run.provenance.code_commit`)."""
 
 
 def is_dirty(entry: Entry) -> bool:
@@ -479,7 +480,7 @@ def entry_of(run_id: str) -> Entry:
         raise ConfigError(f"run {run_id} is not an evaluate or optimize run otbench can read")
     if "mlflow.parentRunId" in run.data.tags:
         raise ConfigError(f"run {run_id} is a sweep's trial: tuning, not a result to keep")
-    with make_environment(defined.environment_options()) as env:  # sized as its splits say (a whole split: no seed)
+    with make_environment(defined.options) as env:  # sized as its splits say (a whole split: no seed)
         defined = defined.sized(split_sizes(env))
         view = {"metrics": list(env.metric_names), "primary": env.primary_metric}
     status = "finished" if run.info.status == "FINISHED" else "interrupted"
@@ -496,11 +497,11 @@ def entry_of(run_id: str) -> Entry:
                              for metric in sorted(logged, key=lambda m: (m.step, m.timestamp))]
     artifacts = {path: found for path in KEPT_ARTIFACTS if (found := _artifact(run_id, path)) is not None}
     kept = artifacts.get("tokens.json") or artifacts.get("summary.json") or {}
-    machine = run.data.tags.get(tracking.MACHINE_TAG)
+    machine = run.data.tags.get(provenance.MACHINE_TAG)
     return Entry(definition=defined, status=status,
-                 code={"commit": run.data.tags.get(tracking.CODE_TAG) or run.data.tags.get("mlflow.source.git.commit"),
-                       "version": run.data.tags.get(tracking.VERSION_TAG)},
-                 machine=json.loads(machine) if machine else {**tracking.this_machine(), "noted": "when added"},
+                 code={"commit": run.data.tags.get(provenance.CODE_TAG) or run.data.tags.get("mlflow.source.git.commit"),
+                       "version": run.data.tags.get(provenance.VERSION_TAG)},
+                 machine=json.loads(machine) if machine else {**provenance.this_machine(), "noted": "when added"},
                  started=int(run.info.start_time), seconds=metrics.get("seconds"),
                  model_speed=_model_speed(metrics), tokens_by_phase=dict(kept.get("tokens_by_phase", {})),
                  metrics=metrics, history=history, params=dict(run.data.params),
@@ -544,18 +545,18 @@ def _resume_state(run: Any, defined: RunDefinition) -> dict[str, Any]:
         spent = _artifact(run_id, SPENT)  # a run killed outright logged no tokens.json: the resume counts on from this
         return {PARTIAL: finished, **({SPENT: spent} if spent is not None else {})} if finished else {}
     state: dict[str, Any] = {}
-    for path in ("checkpoint.json", tracking.DEFINITION, PARTIAL, SPENT):  # the last two: a test scoring under way
+    for path in ("checkpoint.json", checkpoints.DEFINITION, PARTIAL, SPENT):  # the last two: a test scoring under way
         found = _artifact(run_id, path)
         if found is not None:
             state[path] = found
-    last = state.get("checkpoint.json", {}).get(tracking.CHECKPOINT_STEP)
+    last = state.get("checkpoint.json", {}).get(checkpoints.CHECKPOINT_STEP)
     if last is not None:
         client = mlflow.MlflowClient()
         for folder in client.list_artifacts(run_id, "iterations"):
             step = int(folder.path.rsplit("_", 1)[1])
-            calls = _artifact(run_id, f"{folder.path}/{tracking.OBSERVED}") if step <= int(last) else None
+            calls = _artifact(run_id, f"{folder.path}/{checkpoints.OBSERVED}") if step <= int(last) else None
             if calls is not None:
-                state[f"{folder.path}/{tracking.OBSERVED}"] = calls
+                state[f"{folder.path}/{checkpoints.OBSERVED}"] = calls
     return state
 
 
@@ -574,7 +575,7 @@ def loaded_run(entry: Entry) -> Any | None:
     entry), if any."""
     import mlflow
 
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
     if experiment is None:
         return None
     status = "FINISHED" if entry.status == "finished" else "KILLED"
@@ -603,7 +604,7 @@ def load(entry: Entry) -> str:
     if done is not None:
         return str(done.info.run_id)
     client = mlflow.MlflowClient()
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
     if experiment is None:
         raise DataError("no otbench experiment in this store: configure the store first")
     for earlier in client.search_runs([experiment.experiment_id], f"tags.`{LEDGER_TAG}` = '{entry.key}'"):
@@ -613,11 +614,11 @@ def load(entry: Entry) -> str:
     setting_name = entry.tags.get("setting", entry.definition.setting)
     tags = {**{name: _text(value) for name, value in entry.definition.tags(setting_name).items() if value is not None},
             **{name: value for name, value in entry.tags.items()}, LEDGER_TAG: entry.key, LOADING_TAG: f"{time.time():.0f}",
-            tracking.MACHINE_TAG: json.dumps(entry.machine, sort_keys=True)}
+            provenance.MACHINE_TAG: json.dumps(entry.machine, sort_keys=True)}
     if entry.code.get("commit"):
-        tags[tracking.CODE_TAG] = str(entry.code["commit"])
+        tags[provenance.CODE_TAG] = str(entry.code["commit"])
     if entry.code.get("version"):
-        tags[tracking.VERSION_TAG] = str(entry.code["version"])
+        tags[provenance.VERSION_TAG] = str(entry.code["version"])
     run = client.create_run(experiment.experiment_id, start_time=entry.started, tags=tags, run_name=entry.name)
     run_id = run.info.run_id
     try:
@@ -635,7 +636,7 @@ def _fill(client: Any, run_id: str, entry: Entry, experiment_id: str) -> None:
     """Everything an entry keeps, logged to its run."""
     from mlflow.entities import Metric, Param
 
-    client.set_tag(run_id, tracking.RUN_COLOR_TAG, tracking.run_color(experiment_id, run_id))
+    client.set_tag(run_id, naming.RUN_COLOR_TAG, naming.run_color(experiment_id, run_id))
     stamp, named = entry.started, _loaded_name(entry)
     metrics = [Metric(named(name), float(value), stamp, 0) for name, value in entry.metrics.items()
                if name not in entry.history]
@@ -651,7 +652,7 @@ def _fill(client: Any, run_id: str, entry: Entry, experiment_id: str) -> None:
     for path, content in {**entry.artifacts, **entry.resume}.items():
         _log(client, run_id, path, content)
     if entry.view:
-        tracking.share_view(entry.definition.env, tuple(entry.view["metrics"]), str(entry.view["primary"]))
+        views.share_view(entry.definition.env, tuple(entry.view["metrics"]), str(entry.view["primary"]))
 
 
 def _loaded_name(entry: Entry) -> Callable[[str], str]:
@@ -747,9 +748,9 @@ def _declared_rules(env: str) -> set[str]:
     from otbench.evals.outcomes import Mean
 
     if env == "chess":
-        from otbench.evals.chess_metrics import METRIC_RULES
+        from otbench.envs.chess.metrics import METRIC_RULES
     elif env == "wild":
-        from otbench.evals.wild_metrics import METRIC_RULES
+        from otbench.envs.wild.metrics import METRIC_RULES
     else:
         return set()
     return {name for name, rule in METRIC_RULES.items() if not (isinstance(rule, Mean) and rule.key == name)}

@@ -90,7 +90,7 @@ def definition_from_values(command: str, values: Mapping[str, Any], *, mode: str
     name = str(values["optimizer"])
     spec = spec_of(name)
     knobs = spec.knobs_from(spec.earlier_values(values))
-    return optimization(environment, optimizer=name, knobs=knobs, mode=str(mode or values.get("mode") or learning_of(environment.env)),
+    return optimization(environment, optimizer=spec, knobs=knobs, mode=str(mode or values.get("mode") or learning_of(environment.env)),
                         limit=int(values.get("limit", 10)), seed=seed, test_limit=int(values.get("test_limit", 10)),
                         val_limit=values.get("val_limit"), lm=lm)
 

@@ -6,27 +6,12 @@ logged before definitions were, or by an earlier format, is found like any other
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
+from otbench import mlflow_store
 from otbench.errors import ConfigError
-from otbench.run import tracking
-from otbench.run.definition import KEY_TAG, RunDefinition
+from otbench.run.definition import KEY_TAG, RunDefinition, same_run
 from otbench.run.logged import definition_of
-
-
-def same_run(found: RunDefinition, wanted: RunDefinition) -> bool:
-    """Whether ``found`` (a logged run's definition) is the run ``wanted`` defines: equal keys, or equal but for
-    the seed of a sample that holds its whole split (``wanted`` says so by having none, and ``found`` was judged on
-    as many tasks, so it drew the same ones)."""
-    if found.key == wanted.key:
-        return True
-    whole, sample = wanted.sample, found.sample
-    if whole.seed is not None or sample.seed is None:
-        return False
-    if (sample.limit, sample.test_limit, sample.val_limit) != (whole.limit, whole.test_limit, whole.val_limit):
-        return False
-    return replace(found, sample=replace(sample, seed=None)).key == wanted.key
 
 
 def find(definition: RunDefinition) -> Any | None:
@@ -53,7 +38,7 @@ def find_in_store(definition: RunDefinition) -> Any | None:
     """The latest finished run of ``definition`` in the current store (the ledger is not read)."""
     import mlflow
 
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
     if experiment is None:  # nothing was ever logged to this store
         return None
     client = mlflow.MlflowClient()
@@ -93,7 +78,7 @@ def unfinished_in_store(definition: RunDefinition) -> list[Any]:
     """The runs of ``definition`` in the current store that did not finish, newest first (the ledger is not read)."""
     import mlflow
 
-    experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+    experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
     found = []
     if experiment is not None:
         searched = mlflow.MlflowClient().search_runs(

@@ -6,8 +6,9 @@ environment, the task sample, the models, the optimizer with its knobs) and its 
 the result, and ``compare``, ``reproduce`` and sweeps call :func:`execute` with the definitions they plan.
 
 Every iteration is logged (metrics by step, docs, trajectories, editor exchanges) with a checkpoint that holds the
-run's definition, so an interrupted run continues with ``resume`` (:func:`resumable` reads what it continues). The
-final docs are written as an otbench docs file and as DSPy state, locally and as run artefacts.
+run's definition, so an interrupted run continues with ``resume`` (:func:`otbench.run.checkpoints.resumable` reads
+what it continues). The final docs are written as an otbench docs file and as DSPy state, locally and as run
+artefacts.
 """
 
 from __future__ import annotations
@@ -20,30 +21,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from otbench import mlflow_store
 from otbench.core.faults import phase_of
-from otbench.envs.base import sample_tasks
 from otbench.envs.registry import learning_of, make_environment
 from otbench.errors import ConfigError, RunError
 from otbench.evals.outcomes import rules_of
 from otbench.evals.robustness import robustness
-from otbench.llm.session import check_models, open_lms
+from otbench.llm.session import LMOptions, check_models, open_lms
 from otbench.optimizers.knobs import MODES
-from otbench.optimizers.registry import spec_of
 from otbench.optimizers.spec import Built
+from otbench.run import checkpoints, naming, tracking, views
 from otbench.run import outcomes as run_outcomes
-from otbench.run import tracking
-from otbench.run.definition import DEFINITION_TAG, Optimizer, RunDefinition, Sample, split_sizes
+from otbench.run.definition import DEFINITION_TAG, KEY_TAG, Optimizer, RunDefinition, split_sizes
 from otbench.run.evaluation import TaskKeeper, kept_scoring
 from otbench.run.outcomes import RunOutcomes
 from otbench.run.settings import RunSettings
-from otbench.store import require_store
 
 if TYPE_CHECKING:  # what runs an optimization is imported when one runs (it loads DSPy)
     from otbench.core.trajectory import Trajectory
     from otbench.evals.stats import Interval
     from otbench.llm.metering import TokenLedger
     from otbench.modules.program import ToolAgentProgram
-    from otbench.optimizers.base import DocOptimizer
 
 PHASES = ("agent", "editor", "exploration")
 
@@ -100,6 +98,8 @@ class Workbench:
     env: Any
     lms: Mapping[str, Any]
     ledger: TokenLedger
+    lm: LMOptions
+    """The LM options of the definition's models, reached as the settings say (:meth:`RunDefinition.lm_options`)."""
 
 
 def optimizer_of(definition: RunDefinition) -> Optimizer:
@@ -109,70 +109,43 @@ def optimizer_of(definition: RunDefinition) -> Optimizer:
     return definition.optimizer
 
 
-def check(definition: RunDefinition, settings: RunSettings) -> None:
+def check(definition: RunDefinition, lm: LMOptions) -> None:
     """Refuse, on one line and before anything slow loads, an optimize run that cannot run: an unknown optimizer or
-    mode, knobs out of their bounds, a model without its key."""
+    mode, knobs out of their bounds, a model without its key (``lm``: the LM options of its models,
+    :meth:`RunDefinition.lm_options`)."""
     optimizer = optimizer_of(definition)
     if optimizer.mode not in MODES:
         raise ConfigError(f"unknown mode {optimizer.mode!r}; choose from {', '.join(MODES)}")
     if optimizer.mode == "offline" and learning_of(definition.env) == "online":
         raise ConfigError(f"{definition.env} has no train split: its docs are learned per task, in online mode")
-    spec_of(optimizer.name).check(optimizer.chosen())
-    check_models(definition.lm_options(settings.lm))  # a missing key is refused before the store, data or model load
-
-
-def resumable(run_id: str) -> tuple[RunDefinition, dict[str, Any]]:
-    """The definition an interrupted run continues, and its checkpoint (empty for a run stopped before its first
-    iteration finished, which starts over in the same MLflow run); a finished run, or a checkpoint that defines
-    another run than the one logged, is refused on one line."""
-    import json
-
-    import mlflow
-
-    from otbench.run.logged import definition_from_json, definition_from_values
-    from otbench.run.lookup import same_run
-
-    checkpoint = tracking.resumable_checkpoint(run_id)
-    if "definition" in checkpoint:
-        definition = definition_from_json(checkpoint["definition"])
-    else:  # written before checkpoints kept the definition: the options, by command-line name
-        saved = dict(checkpoint["args"])
-        if saved.get("toolset") is not None:  # saved before --setting named chess's and BrowseComp's settings
-            saved["setting"] = saved["toolset"]
-        definition = definition_from_values("optimize", saved)
-    try:
-        stored = mlflow.get_run(run_id).data.tags.get(DEFINITION_TAG)
-    except mlflow.exceptions.MlflowException:  # only a checkpoint to go by
-        stored = None
-    if stored is not None:
-        logged = definition_from_json(json.loads(stored))
-        if not (same_run(logged, definition) or same_run(definition, logged)):
-            raise ConfigError(f"--resume {run_id}: its checkpoint defines another run than the one logged "
-                              f"({logged.key}); start a new run instead")
-    return definition, (checkpoint if "docs" in checkpoint else {})
+    optimizer.spec.check(optimizer.chosen)
+    check_models(lm)  # a missing key is refused before the store, data or model load
 
 
 @contextmanager
-def open_workbench(definition: RunDefinition, settings: RunSettings) -> Iterator[Workbench]:
-    """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends; the
-    MLflow store is opened once the environment is built (what building it refuses, a server that does not start,
-    tasks that cannot be read, is refused before anything is written) and before the model loads."""
+def open_workbench(definition: RunDefinition, settings: RunSettings, lm: LMOptions) -> Iterator[Workbench]:
+    """The environment and LMs an optimize run (or a sweep's trials) work with, closed when the block ends; the run
+    is checked first (:func:`check`), the MLflow store is opened once the environment is built (what building it
+    refuses, a server that does not start, tasks that cannot be read, is refused before anything is written) and
+    before the model loads. ``lm``: the LM options of the definition's models (:meth:`RunDefinition.lm_options` of
+    the settings' ``lm``)."""
     from otbench.llm.metering import TokenLedger
 
     optimizer = optimizer_of(definition)
+    check(definition, lm)
     ledger = TokenLedger()
     with ExitStack() as stack:
         env = stack.enter_context(make_environment(
-            definition.environment_options(sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
+            dataclasses.replace(definition.options, sandbox_workers=settings.sandbox_workers), workers=settings.num_threads))
         if optimizer.mode == "offline" and env.learning == "online":
             raise ConfigError(f"{env.name} has no train split: its docs are learned per task, in online mode")
         if definition.sample.val_limit and env.learning == "online":  # before the model loads
             raise ConfigError(f"--val-limit: {env.name} learns docs per task (online), so no docs learned here "
                               "apply to other tasks; drop --val-limit")
-        tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
-        lm = dataclasses.replace(definition.lm_options(settings.lm), slots=settings.num_threads)
+        mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory)
+        lm = dataclasses.replace(lm, slots=settings.num_threads)
         lms = stack.enter_context(open_lms(lm, ledger, PHASES))
-        yield Workbench(env, lms, ledger)
+        yield Workbench(env, lms, ledger, lm)
 
 
 def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Workbench | None = None,
@@ -182,21 +155,21 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
     With a ``workbench`` the run uses its environment and LMs (a sweep's trials share them); ``nested``
     makes the run a child of the active MLflow run.
     """
-    check(definition, settings)
+    lm = definition.lm_options(settings.lm)
     if workbench is not None:  # its store was opened with it
+        check(definition, lm)
         return _optimize(definition, settings, workbench, {}, resumed=None, nested=nested)
-    with open_workbench(definition, settings) as opened:
+    with open_workbench(definition, settings, lm) as opened:
         return _optimize(definition, settings, opened, {}, resumed=None, nested=False)
 
 
 def resume(run_id: str, settings: RunSettings) -> OptimizeResult:
     """An interrupted run continued from its checkpoint, in the same MLflow run: its definition is the
-    checkpoint's (:func:`resumable`), its settings the ones given here."""
-    require_store(settings.tracking.uri, settings.tracking.directory, f"--resume {run_id}")
-    tracking.configure(settings.tracking.uri, directory=settings.tracking.directory)
-    definition, checkpoint = resumable(run_id)
-    check(definition, settings)
-    with open_workbench(definition, settings) as opened:
+    checkpoint's (:func:`otbench.run.checkpoints.resumable`), its settings the ones given here."""
+    mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory, existing=f"--resume {run_id}")
+    definition, checkpoint = checkpoints.resumable(run_id)
+    lm = definition.lm_options(settings.lm)
+    with open_workbench(definition, settings, lm) as opened:
         return _optimize(definition, settings, opened, checkpoint, resumed=run_id, nested=False)
 
 
@@ -209,8 +182,10 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     from otbench.optimizers.base import START_DOCS
 
     env, ledger = bench.env, bench.ledger
+    chosen = optimizer_of(definition)
     definition = definition.sized(split_sizes(env))
-    tracking.share_view(env.name, env.metric_names, env.primary_metric)
+    defined = definition.to_json()
+    views.share_view(env.name, env.metric_names, env.primary_metric)
     # a scoring on the test tasks under way when the run stopped kept its tasks and spend, later than any checkpoint
     tested_before, spent = kept_scoring(resumed) if resumed else ({}, None)
     ledger.restore(spent["tokens_by_phase"] if spent else checkpoint["tokens"] if checkpoint else {})
@@ -220,10 +195,15 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
             controller.restore(checkpoint["faults"])
         else:
             controller.reset()
-    sample = definition.sample
-    trainset = sample_tasks(env.tasks("test" if env.learning == "online" else "train"), sample.limit,
-                            sample.drawn_with)
-    valset = _validation_tasks(env, trainset, sample)
+    # what defines the run names it (its sized sample: as many tasks as it learns on), tags it and is its params (a
+    # sweep's trial logs every knob it draws)
+    lm = bench.lm
+    models = dict.fromkeys(naming.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
+                           for model in (lm.lm, lm.editor_lm or lm.lm))
+    name = naming.run_name(definition.run_name(int(definition.sample.limit or 0), "+".join(models), env.setting))
+    params = definition.params(env.setting, learning=env.learning, swept=nested)
+    tags = definition.tags(env.setting)
+    trainset, valset, testset = definition.tasks(env, faults=controller is not None)
     toolbox = env.toolbox()
     toolbox.meta[OPTIMIZED_TOOLSETS] = list(dict.fromkeys(env.toolset_of(task) for task in trainset))
     if checkpoint:
@@ -233,38 +213,30 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     agent.lm = bench.lms["agent"]
     program = ToolAgentProgram(toolbox, agent)
     tracker = tracking.MlflowIterationTracker(ledger, learned=env.metric_names,
-                                              extra_checkpoint={"definition": definition.to_json()},
+                                              extra_checkpoint={"definition": defined},
                                               earlier_seconds=(spent or {}).get(
                                                   "seconds", checkpoint.get("elapsed_seconds", 0.0)),
                                               start_docs=toolbox.to_json(),
-                                              start_step=checkpoint.get(tracking.CHECKPOINT_STEP),
+                                              start_step=checkpoint.get(checkpoints.CHECKPOINT_STEP),
                                               live_state=(lambda: {"faults": controller.snapshot()})
                                               if controller is not None else None,
                                               logged_steps=tracking.logged_steps(resumed) if resumed else None)
-    optimizer = _build_optimizer(definition, settings, env, bench.lms, tracker)
-    lm = definition.lm_options(settings.lm)
-    # what defines the run names it, tags it and is its params (a sweep's trial logs every knob it draws)
-    models = dict.fromkeys(tracking.model_label(model, embedded_model=lm.embedded_model, gguf=lm.gguf)
-                           for model in (lm.lm, lm.editor_lm or lm.lm))
-    name = tracking.run_name(definition.run_name(len(trainset), "+".join(models), env.setting))
-    params = definition.params(env.setting, learning=env.learning, swept=nested)
-    with _run(resumed, name, definition.tags(env.setting), params, nested) as tracked:
+    # the teleprompter the definition names, with its knobs and its LMs charged to the right phases
+    common = {"env": env, "num_threads": settings.num_threads, "tracker": tracker, "progress": settings.progress}
+    optimizer = chosen.spec.build(chosen.chosen, bench.lms, Built(env, chosen.mode, definition.sample.drawn_with, common))
+    # a resumed run may have been logged by an earlier format (or unsized): it is tagged as its definition reads now
+    opened = (tracking.resumed_run(resumed, tags={tag: tags[tag] for tag in (KEY_TAG, DEFINITION_TAG)}) if resumed
+              else tracking.tracked_run(name, tags=tags, params=params, nested=nested))
+    with opened as tracked:
         if not resumed:
-            tracking.log_definition(definition.to_json())
-        else:  # a run logged by an earlier format (or unsized) is tagged as its definition reads now
-            tracking.retag(definition)
+            tracking.log_definition(defined)
         # a stop while learning or while scoring what was learned keeps every finished iteration and every scored
         # test task: --resume picks up from there
         keeper = TaskKeeper(list(tested_before.values()), ledger, tracker.elapsed_seconds)
         try:
             with phase_of(env, "exploration"):
                 learned = optimizer.compile(program, trainset=trainset, valset=valset, resume=checkpoint or None)
-            tested = None
-            if env.learning == "offline":
-                tested = _evaluate_on_test(settings, env, learned, sample_tasks(env.tasks("test"), sample.test_limit,
-                                                                              sample.drawn_with), keeper)
-            elif controller is not None:  # learned under faults: the final docs are also scored in the test phase
-                tested = _evaluate_on_test(settings, env, learned, trainset, keeper)
+            tested = _evaluate_on_test(settings, env, learned, testset, keeper) if testset is not None else None
             started = None
             scored_first = optimizer.evaluates_start_docs
             if not scored_first and not nested:  # a sweep's trials share one start: not paid per trial
@@ -276,37 +248,6 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
             raise RunError(f"optimization stopped ({stop}); {hint}") from stop.cause
         return _finish(definition, settings, env, learned, scored_first, ledger, tracked.info.run_id,
                        tracker.elapsed_seconds(), tested, register=not nested, started=started)
-
-
-def _build_optimizer(definition: RunDefinition, settings: RunSettings, env: Any, lms: Mapping[str, Any],
-                     tracker: Any) -> DocOptimizer:
-    """The teleprompter the definition names, with its knobs and its LMs charged to the right phases."""
-    optimizer = optimizer_of(definition)
-    built = Built(env=env, mode=optimizer.mode, seed=definition.sample.drawn_with,
-                  common={"env": env, "num_threads": settings.num_threads, "tracker": tracker,
-                          "progress": settings.progress})
-    return spec_of(optimizer.name).build(optimizer.chosen(), lms, built)
-
-
-def _run(resumed: str | None, name: str, tags: dict[str, Any], params: dict[str, Any], nested: bool) -> Any:
-    if resumed:
-        return tracking.resumed_run(resumed)
-    return tracking.tracked_run(name, tags=tags, params=params, nested=nested)
-
-
-def _validation_tasks(env: Any, trainset: list[Any], sample: Sample) -> list[Any] | None:
-    """``--val-limit`` train tasks outside the ones learned on, sampled with the run's seed (None without it;
-    :func:`open_workbench` has refused it for an environment that learns online)."""
-    from otbench.envs.base import task_key
-
-    if not sample.val_limit:
-        return None
-    learned_on = {task_key(task) for task in trainset}
-    rest = [task for task in env.tasks("train") if task_key(task) not in learned_on]
-    if not rest:
-        raise ConfigError(f"--val-limit: every train task of {env.name} is learned on (--limit {sample.limit}); "
-                          "lower --limit to leave some for validation")
-    return sample_tasks(rest, sample.val_limit, sample.drawn_with)
 
 
 def _log_validation(env: Any, program: ToolAgentProgram) -> dict[str, Any] | None:
@@ -340,7 +281,8 @@ def _evaluate_on_test(settings: RunSettings, env: Any, program: ToolAgentProgram
     from otbench.evals.harness import run_rollouts
 
     scored = {trajectory.task_id: trajectory for trajectory in keeper.kept}
-    missing = [task for task in tasks if task_key(task) not in scored]
+    keys = [task_key(task) for task in tasks]
+    missing = [task for task, key in zip(tasks, keys, strict=True) if key not in scored]
     with phase_of(env, "test"):
         try:
             ran = run_rollouts(env, program.agent, program.toolbox, missing, num_threads=settings.num_threads,
@@ -349,7 +291,7 @@ def _evaluate_on_test(settings: RunSettings, env: Any, program: ToolAgentProgram
             keeper.keep()
             raise
     scored |= {trajectory.task_id: trajectory for trajectory in ran}
-    trajectories = [scored[task_key(task)] for task in tasks]
+    trajectories = [scored[key] for key in keys]
     metrics = {**robustness(trajectories), **env.summarise(trajectories)}
     mlflow.log_metrics({f"test_{k}": float(v) for k, v in metrics.items()})
     tracking.log_environment_tables(env, trajectories, prefix="test_")

@@ -58,20 +58,6 @@ def intervals(outcomes: Outcomes, rules: Mapping[str, MetricRule]) -> dict[str, 
     return {name: value for name, value in found.items() if value.n}
 
 
-INTERVAL_SUFFIXES = ("_n", "_ci_low", "_ci_high")
-"""What :func:`interval_metrics` appends to a metric's name: a metric's interval parts, logged beside it."""
-
-
-def interval_metrics(prefix: str, found: Mapping[str, Interval]) -> dict[str, float]:
-    """``{prefix}E_ci_low``, ``..._ci_high``, ``..._n`` of each interval (the value itself is logged as before)."""
-    metrics: dict[str, float] = {}
-    for name, value in found.items():
-        metrics[f"{prefix}{name}_n"] = float(value.n)
-        if value.known:
-            metrics |= {f"{prefix}{name}_ci_low": value.low, f"{prefix}{name}_ci_high": value.high}
-    return metrics
-
-
 def log(outcomes: RunOutcomes) -> None:
     """Keep the run's per-task outcomes as ``outcomes.json`` on the active run."""
     import mlflow

@@ -18,8 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from otbench.cli import API_BASE_VARIABLE, EDITOR_API_BASE_VARIABLE, non_negative_float, positive_int
-from otbench.llm.session import API_KEY_VARIABLE, DEFAULT_API_KEY, EMBEDDED, LMOptions
+from otbench.arguments import non_negative_float, positive_int
+from otbench.llm.session import (
+    API_BASE_VARIABLE,
+    API_KEY_VARIABLE,
+    DEFAULT_API_KEY,
+    EDITOR_API_BASE_VARIABLE,
+    EMBEDDED,
+    LMOptions,
+)
 
 HOW_IT_RUNS = frozenset({"num_threads", "threads", "no_cache", "engine_cache", "quiet", "json", "mlruns",
                          "tracking_uri", "resume", "out", "sweep", "token_budget", "storage", "study_name",

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from otbench import mlflow_store
 from otbench.envs.base import sample_tasks
 from otbench.envs.registry import EnvironmentOptions, learning_of, make_environment, resolve
 from otbench.errors import ConfigError, DataError, OtbenchError
@@ -36,7 +37,7 @@ from otbench.llm.session import LMOptions, check_models, one_embedded_server
 from otbench.optimizers.registry import OPTIMIZERS, reference_label, spec_of
 from otbench.run import definition as defining
 from otbench.run import lookup as run_lookup
-from otbench.run import tracking
+from otbench.run import naming, tracking
 from otbench.run.definition import RunDefinition, seed_text, split_sizes
 from otbench.run.settings import RunSettings, TrackingOptions
 from otbench.store import require_store
@@ -165,7 +166,7 @@ def plan_rows(options: CompareOptions, env: Any) -> list[RowPlan]:
         chosen = options.knobs.get(name) or spec.knobs_from({})
         for knobs in spec.rows(chosen, env.learning, probe=options.probe, probe_only=options.probe_only,
                                ablations=options.ablations):
-            defined = defining.optimization(environment, optimizer=name, knobs=knobs, mode=env.learning,
+            defined = defining.optimization(environment, optimizer=spec, knobs=knobs, mode=env.learning,
                                             limit=options.limit, seed=options.seed, test_limit=options.test_limit,
                                             val_limit=options.val_limit, lm=options.lm).sized(sizes)
             rows.append(RowPlan(defined.method, name, defined))
@@ -334,8 +335,8 @@ def log_comparison(options: CompareOptions, env: Any, table: comparison.Table, p
     params = {"limit": options.limit, "test_limit": options.test_limit, "optimizers": ",".join(options.optimizers),
               "rows": ",".join(row["row"] for row in rows), "run_ids": ",".join(row["run_id"] for row in rows),
               "faults": options.environment.faults}
-    model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
-    name = tracking.run_name("compare", env.name, env.setting, f"n{options.limit}", model)
+    model = naming.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
+    name = naming.run_name("compare", env.name, env.setting, f"n{options.limit}", model)
     flat = comparison.flat_rows(table)
     with tracking.tracked_run(name, tags=tags, params=params, nested=nested) as run:
         mlflow.log_metric("fault_rate", fault_rate(env))
@@ -436,7 +437,7 @@ def run(options: CompareOptions) -> CompareResult:
         for sample_plans in plans.values():  # a row's ledger entry that fails its checks is refused before any write
             for plan in sample_plans:
                 ledger.find(plan.definition)
-        tracking.configure(options.tracking.uri, directory=options.tracking.directory)
+        mlflow_store.configure(options.tracking.uri, directory=options.tracking.directory)
         runs: dict[tuple[str, int], Any] = {}
         reused: dict[tuple[str, int], bool] = {}
         with one_embedded_server():  # missing runs share one model server instead of loading it each
@@ -562,7 +563,7 @@ def plan(options: CompareOptions, *, base_rate: float | None = None, wanted: flo
     if wanted is not None and base_rate is not None and not -base_rate < wanted <= 1 - base_rate:
         raise ConfigError(f"--difference {wanted:g}: a share of tasks goes from {base_rate:g} to at most 1 and at least "
                           f"0, so the difference lies in ({-base_rate:g}, {1 - base_rate:g}]")
-    tracking.configure(options.tracking.uri, directory=options.tracking.directory)
+    mlflow_store.configure(options.tracking.uri, directory=options.tracking.directory)
     with make_environment(options.environment) as env:
         plans = plan_rows(replace(options, seed=options.samples[0]), env)
         rule = rules_of(env)[env.primary_metric]

@@ -95,15 +95,16 @@ def figure_tokens(text: str) -> Iterator[tuple[int, str]]:
 
 def check_page(path: Path, results: Path | None = None, *, known: dict[str, list[float]] | None = None) -> list[Unfound]:
     """Every figure of ``path``'s checked regions that its sources do not give (empty: all found); ``known``: the
-    values of sources already read (regions citing the same sources read them once)."""
+    values of sources already read, by source (regions citing the same source read it once)."""
     text = path.read_text()
     known = {} if known is None else known
     unfound = []
     for region in REGION.finditer(text):
-        sources = " ".join(source for source in region["sources"].split() if source != "shown")
-        if sources and sources not in known:
-            known[sources] = source_values(sources, results)
-        values = known.get(sources, [])
+        values = []
+        for source in (source for source in region["sources"].split() if source != "shown"):
+            if source not in known:  # each source's values are its own: a region's are the union of its sources'
+                known[source] = source_values(source, results)
+            values += known[source]
         if "shown" in region["sources"].split():
             values = values + _shown(region["body"])
         start = region.start("body")

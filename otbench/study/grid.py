@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from otbench import mlflow_store
 from otbench.envs.registry import EnvironmentOptions, make_environment, resolve
 from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.llm.session import LMOptions, check_models, one_embedded_server
 from otbench.optimizers.registry import OPTIMIZERS, spec_of
+from otbench.run import checkpoints, naming, tracking
 from otbench.run import lookup as run_lookup
-from otbench.run import tracking
 from otbench.run.settings import RunSettings, TrackingOptions
 from otbench.study import comparing, paper
 from otbench.study.claims import Claims, claims_for
@@ -278,7 +279,7 @@ def _resumable(run: Any, command: str) -> bool:
 
         return bool(artifact_text(run.info.run_id, PARTIAL) or artifact_text(run.info.run_id, "trajectories.jsonl"))
     try:
-        tracking.load_checkpoint(run.info.run_id)
+        checkpoints.load_checkpoint(run.info.run_id)
     except DataError:
         return False
     return True
@@ -332,7 +333,7 @@ def run(options: ReproduceOptions) -> ReproduceResult:
     with open_grid(options) as (sections, cells):
         for cell in cells:  # an entry of a cell that fails its checks is refused, naming its file, before any write
             ledger.find(cell.plan.definition)
-        tracking.configure(options.tracking.uri, directory=options.tracking.directory)
+        mlflow_store.configure(options.tracking.uri, directory=options.tracking.directory)
         claims = claims_for(options.storage, _store_directory(options))
         with one_embedded_server():  # cells run here share one model server
             failed, ran = work(cells, claims, options)
@@ -350,7 +351,7 @@ def status(options: ReproduceOptions) -> list[dict[str, Any]]:
     when it has the cell's run, else from the results ledger (read, not loaded); a ledger file that is not a sound
     entry of its cell makes the cell ``refused``, with the reason under ``problem``."""
     options.grid()
-    readable = tracking.open_existing(options.tracking.uri, directory=options.tracking.directory)
+    readable = mlflow_store.open_existing(options.tracking.uri, directory=options.tracking.directory)
     with open_grid(options) as (sections, cells):
         return [_status_row(cell, sections, readable=readable) for cell in cells]
 
@@ -422,7 +423,7 @@ def write_report(options: ReproduceOptions, sections: list[tuple[Section, Any]],
         if not held:
             print("reproduce: another worker is writing the report", file=sys.stderr)
             return ReproduceResult(listed, None, None)
-        experiment = mlflow.get_experiment_by_name(tracking.EXPERIMENT)
+        experiment = mlflow.get_experiment_by_name(mlflow_store.EXPERIMENT)
         done = mlflow.MlflowClient().search_runs(
             [experiment.experiment_id], f"tags.command = 'reproduce' AND tags.`otbench.grid` = '{grid_key}' AND "
             f"tags.`otbench.runs` = '{runs_key}' AND attributes.status = 'FINISHED'",
@@ -435,8 +436,8 @@ def write_report(options: ReproduceOptions, sections: list[tuple[Section, Any]],
                 "lm": options.lm.lm}
         params = {"sections": ",".join(section.name for section, _ in sections), "cells": len(cells),
                   "seeds": ",".join(str(seed) for seed in options.seeds)}
-        model = tracking.model_label(options.lm.lm, embedded_model=options.lm.embedded_model, gguf=options.lm.gguf)
-        with tracking.tracked_run(tracking.run_name("reproduce", options.size, model), tags=tags,
+        model = naming.model_label(options.lm.lm, embedded_model=options.lm.embedded_model, gguf=options.lm.gguf)
+        with tracking.tracked_run(naming.run_name("reproduce", options.size, model), tags=tags,
                                   params=params) as parent:
             compared, beside = [], []
             for section, env in sections:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from otbench.core.tables import format_table
 from otbench.errors import ConfigError, RunError
 from otbench.optimizers import knobs as knob_rules
-from otbench.optimizers.registry import OPTIMIZERS, spec_of
-from otbench.run import tracking
+from otbench.optimizers.registry import OPTIMIZERS
+from otbench.run import naming, tracking
 
 if TYPE_CHECKING:
     from otbench.run.definition import RunDefinition
@@ -139,7 +139,7 @@ def tune(options: SweepOptions, study: Study, trial: Callable[[Any], Trial]) -> 
             current.stop()
 
     params = {"trials": options.trials, "token_budget": options.token_budget, "storage": options.storage or "memory"}
-    with tracking.tracked_run(tracking.run_name(study.run_name), tags={**study.tags, "study": study.name},
+    with tracking.tracked_run(naming.run_name(study.run_name), tags={**study.tags, "study": study.name},
                               params=params) as tracked:
         shared.optimize(objective, n_trials=options.trials, callbacks=[stop_when_spent])
         rows = _trial_rows(shared, study.metric)
@@ -180,21 +180,19 @@ def sweep_optimizer(definition: RunDefinition, settings: RunSettings, sweeping: 
 
     optimizer = optimization.optimizer_of(definition)
     knobs = knobs_to_sweep(optimizer.name)
-    optimization.check(definition, settings)
-    spec = spec_of(optimizer.name)
-    with optimization.open_workbench(definition, settings) as bench:
-        env = bench.env
-        lm = definition.lm_options(settings.lm)
+    spec = optimizer.spec
+    with optimization.open_workbench(definition, settings, definition.lm_options(settings.lm)) as bench:
+        env, lm = bench.env, bench.lm
 
         def trial(drawn: Any) -> Trial:
-            chosen = Optimizer(optimizer.name, optimizer.mode, frozen_part(spec.define(drawn, optimizer.mode)))
+            chosen = Optimizer(optimizer.name, optimizer.mode, frozen_part(spec.define(drawn, optimizer.mode)), spec)
             result = optimization.execute(dataclasses.replace(definition, optimizer=chosen), settings, workbench=bench, nested=True)
             return Trial(float((result.test or result.after)[env.primary_metric]),
                          int(result.tokens_by_phase.get("all", {}).get("total_tokens", 0)), result.run_id)
 
-        model = tracking.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
+        model = naming.model_label(lm.lm, embedded_model=lm.embedded_model, gguf=lm.gguf)
         study = Study(name=sweeping.study_name or f"otbench-{optimizer.name}-{env.name}-{env.setting}-{lm.lm}",
-                      knobs=knobs, start=optimizer.chosen(), mode=optimizer.mode, seed=definition.sample.drawn_with,
+                      knobs=knobs, start=optimizer.chosen, mode=optimizer.mode, seed=definition.sample.drawn_with,
                       metric=env.primary_metric,
                       tags={"command": "sweep", "optimizer": optimizer.name, "env": env.name, "setting": env.setting,
                             "lm": lm.lm},

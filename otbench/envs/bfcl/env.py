@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Any, Self
+from typing import Any
 
 from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
 from otbench.core.faults import Episode, StateController, call_episode, episode
 from otbench.core.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
 from otbench.core.trajectory import Trajectory
-from otbench.envs.base import Agent
+from otbench.envs.base import Agent, Closing
 from otbench.envs.bfcl.data import DEFAULT_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.gold import parse_call
+from otbench.envs.bfcl.metrics import TestScore, score_test, summarise
 from otbench.envs.bfcl.opacity import SETTINGS, documented_tools, shown_names
 from otbench.errors import ConfigError
-from otbench.evals.bfcl_metrics import TestScore, score_test, summarise
 from otbench.modules.agent import FUNCTION_CALLING_INSTRUCTIONS
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import Toolbox
@@ -33,7 +33,7 @@ from otbench.modules.tool_docs import Toolbox
 FUNCTION_REGISTRY = "otbench.envs.bfcl.functions:FUNCTIONS"
 
 
-class BfclEnvironment:
+class BfclEnvironment(Closing):
     """BFCL-Opaque under one documentation setting.
 
     ``call_timeout`` bounds every execution (CPU seconds, so load does not change verdicts);
@@ -165,8 +165,3 @@ class BfclEnvironment:
     def close(self) -> None:
         self.sandbox.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

@@ -3,24 +3,23 @@ true docs the agent sees."""
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
-from otbench.cli import positive_float, positive_int
+from otbench.arguments import positive_float, positive_int
 from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY
 from otbench.core.sandbox import DEFAULT_MAX_OUTPUT_BYTES
 from otbench.envs.bfcl.settings import SETTINGS
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from otbench.envs.registry import EnvironmentOptions
+    from otbench.envs.registry import ArgumentGroup, EnvironmentOptions
 
 LEARNING = "online"
 """Its docs are learned per task, at test time (its environment's ``learning``)."""
 DEFAULT_SETTING = "names_only"
 
 
-def add_arguments(group: argparse._ArgumentGroup) -> None:
+def add_arguments(group: ArgumentGroup) -> None:
     group.add_argument("--parallel", action="store_true",
                        help="BFCL: add the exec_parallel and exec_parallel_multiple categories")
     group.add_argument("--call-timeout", type=positive_float, default=5.0,

@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from otbench.core.calls import CallResult, ToolCall, earlier_identical
 from otbench.core.faults import Episode, StateController, call_episode, episode
 from otbench.core.trajectory import Trajectory
-from otbench.envs.base import Agent
+from otbench.envs.base import Agent, Closing
 from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, Dataset, GenerationSpec, load_dataset
+from otbench.envs.browsecomp.metrics import METRIC_NAMES, score_attempt, summarise
 from otbench.envs.browsecomp.questions import Question
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
 from otbench.envs.browsecomp.settings import SETTINGS
 from otbench.envs.browsecomp.tools import ANSWER_TOOL, Searcher, answer_tool, documented_tools, tool_names
 from otbench.errors import ConfigError
-from otbench.evals.browsecomp_metrics import METRIC_NAMES, score_attempt, summarise
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import Toolbox
 
@@ -78,7 +78,7 @@ def setting_name(setting: str, retriever: str, snippet_chars: int, max_calls: in
     return " ".join([setting, *filter(None, changed)])
 
 
-class BrowseCompEnvironment:
+class BrowseCompEnvironment(Closing):
     """BrowseComp Domains under one setting (``domains`` or ``domains+all``: which search tools there are).
 
     ``setting`` names the setting and any non-default retrieval option (runs are grouped by it); ``toolset``
@@ -235,8 +235,3 @@ class BrowseCompEnvironment:
         return CallResult(call, True, output=[r.to_dict() for r in results],
                           value=None if needed is None else float(any(r.doc_id in needed for r in results)))
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None

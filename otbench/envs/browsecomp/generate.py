@@ -12,11 +12,12 @@ import dataclasses
 import json
 import time
 
-from otbench.cli import OneLineParser, positive_int, run_main
+from otbench.arguments import OneLineParser, positive_int
 from otbench.envs.browsecomp.dataset import DEFAULT_SPEC, GenerationSpec, build_dataset, load_dataset
 from otbench.envs.browsecomp.retrieval import RETRIEVERS, open_retriever
 from otbench.envs.browsecomp.world import TINY, WorldSize
 from otbench.errors import ConfigError
+from otbench.exits import run_main
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,16 +3,15 @@ tools there are."""
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
-from otbench.cli import add_refuse_repeats
 from otbench.envs.browsecomp import defaults
 from otbench.envs.browsecomp.settings import DEFAULT_SETTING, SETTINGS
+from otbench.envs.registry import add_refuse_repeats
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from otbench.envs.registry import EnvironmentOptions
+    from otbench.envs.registry import ArgumentGroup, EnvironmentOptions
 
 
 
@@ -20,7 +19,7 @@ LEARNING = "offline"
 """Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
 
 
-def add_arguments(group: argparse._ArgumentGroup) -> None:
+def add_arguments(group: ArgumentGroup) -> None:
     group.add_argument("--retriever", default="bm25", help="BrowseComp: search backend, bm25 (default) or dense")
     group.add_argument("--snippet-chars", type=int, default=defaults.SNIPPET_CHARS,
                        help=f"BrowseComp: characters of page text shown per search result (default {defaults.SNIPPET_CHARS})")

@@ -12,7 +12,7 @@ random legal move is played instead, and the move never counts as optimal.
 Every move is scored: each tool's move in the position is computed, the distinct moves are
 searched by a reference Stockfish search (depth 12, one multi-PV search restricted to them),
 and the tools whose move is within 25 centipawns of the best tool's move are the
-optimal ones (tie rule: :mod:`otbench.evals.chess_metrics`). The position itself is also searched, so
+optimal ones (tie rule: :mod:`otbench.envs.chess.metrics`). The position itself is also searched, so
 each step records the evaluation before the move and after it (the dense reward).
 
 Tasks. Positions come from the committed data file (2000, stratified by phase and evaluation,
@@ -37,21 +37,20 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
 
 import chess
 
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.faults import Episode, StateController, call_episode, episode
 from otbench.core.trajectory import Trajectory
-from otbench.envs.base import Agent
+from otbench.envs.base import Agent, Closing
 from otbench.envs.chess.engine import EnginePool, find_stockfish, position_key, seeded_random_move
+from otbench.envs.chess.metrics import MATE_CP, METRIC_RULES, bootstrapped_elo, expected_score, is_mate, optimal_tools
 from otbench.envs.chess.players import EXPLORATION_OPPONENT, OPPONENT_POOL, Opponent
 from otbench.envs.chess.positions import Position, load_positions, phase_label, piece_count
 from otbench.envs.chess.settings import DEFAULT_SETTING, PHASE_NAMED, SETTINGS
 from otbench.envs.chess.tools import FEN_PARAMETER, ChessTool, chess_tools, documented_tools
 from otbench.errors import ConfigError
-from otbench.evals.chess_metrics import MATE_CP, METRIC_RULES, bootstrapped_elo, expected_score, is_mate, optimal_tools
 from otbench.modules.agent import AgentReply
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import Toolbox
@@ -152,7 +151,7 @@ def diagram(board: chess.Board) -> str:
     return "\n".join([*rows, "    a b c d e f g h"])
 
 
-class ChessEnvironment:
+class ChessEnvironment(Closing):
     """Chess under one setting (``phase``, ``skill`` or ``elo``: which engines). Close it (or use ``with``) to stop the engines.
 
     ``engine_cache`` is a file that keeps engine results across runs (in memory only when None).
@@ -432,9 +431,4 @@ class ChessEnvironment:
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 

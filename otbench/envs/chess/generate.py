@@ -33,7 +33,7 @@ from pathlib import Path
 import chess
 import chess.polyglot
 
-from otbench.cli import OneLineParser, positive_int, run_main
+from otbench.arguments import OneLineParser, positive_int
 from otbench.envs.chess.engine import Engine, find_stockfish, position_key
 from otbench.envs.chess.positions import (
     PHASES,
@@ -48,6 +48,7 @@ from otbench.envs.chess.positions import (
     write_positions,
 )
 from otbench.errors import ConfigError, DataError, SetupError
+from otbench.exits import run_main
 
 DEBIAN_BOOK = Path("/usr/share/games/gnuchess/book.bin")
 SEARCH_DEPTHS = (1, 2, 3, 4, 6, 8)        # self-play strengths, drawn per side and game

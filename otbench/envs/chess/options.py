@@ -11,20 +11,20 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from otbench.cli import positive_int
+from otbench.arguments import positive_int
 from otbench.envs.chess.settings import DEFAULT_SETTING, PHASE_NAMED, SETTINGS
 from otbench.errors import ConfigError
 from otbench.outputs import OutputType
 
 if TYPE_CHECKING:
-    from otbench.envs.registry import EnvironmentOptions
+    from otbench.envs.registry import ArgumentGroup, EnvironmentOptions
 
 
 LEARNING = "offline"
 """Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
 
 
-def add_arguments(group: argparse._ArgumentGroup) -> None:
+def add_arguments(group: ArgumentGroup) -> None:
     group.add_argument("--max-moves", type=positive_int, default=120,
                        help="chess: agent moves per test game before it is scored a draw (default 120)")
     group.add_argument("--exploration-moves", type=positive_int, default=10,

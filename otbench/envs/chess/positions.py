@@ -17,8 +17,8 @@ from typing import TypeVar
 import chess
 import chess.engine
 
+from otbench.envs.chess.metrics import MATE_CP
 from otbench.errors import DataError
-from otbench.evals.chess_metrics import MATE_CP
 
 _Key = TypeVar("_Key")
 

@@ -25,14 +25,14 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import dspy
 
 from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
 from otbench.core.faults import StateController, call_episode, episode
 from otbench.core.trajectory import Trajectory
-from otbench.envs.base import Agent, task_key
+from otbench.envs.base import Agent, Closing, task_key
 from otbench.envs.mcp import DEFAULT_TIMEOUT, SETTINGS
 from otbench.envs.mcp.connection import ServerConnection
 from otbench.envs.mcp.launch import ServerLaunch, http, stdio
@@ -68,7 +68,7 @@ def server_launch(server: str | ServerLaunch) -> ServerLaunch:
     return http(server) if server.startswith(("http://", "https://")) else stdio(server)
 
 
-class MCPEnvironment:
+class MCPEnvironment(Closing):
     """An :class:`~otbench.envs.base.Environment` over an MCP server's tools.
 
     ``server`` is a command line that starts the server (stdio), a URL (streamable HTTP) or a
@@ -201,11 +201,6 @@ class MCPEnvironment:
                 raise ConfigError(f"{self.name}: two tasks ask {task.get('question')!r} with different calls")
         return OracleAgent(lambda question: answers[question])
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def close(self) -> None:
         """Stop the server and remove its files."""

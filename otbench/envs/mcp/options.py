@@ -9,12 +9,11 @@ server are filed under ``mcp-NAME``, the others under ``mcp``.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from otbench.cli import positive_float
+from otbench.arguments import positive_float
 from otbench.envs.mcp import DEFAULT_TIMEOUT, SETTINGS
 from otbench.envs.mcp.launch import http, stdio
 from otbench.envs.mcp.metrics import BUILT_IN
@@ -22,14 +21,14 @@ from otbench.envs.mcp.servers import SERVERS
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from otbench.envs.registry import EnvironmentOptions
+    from otbench.envs.registry import ArgumentGroup, EnvironmentOptions
 
 LEARNING = "offline"
 """Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
 DEFAULT_SETTING = "base"
 
 
-def add_arguments(group: argparse._ArgumentGroup) -> None:
+def add_arguments(group: ArgumentGroup) -> None:
     group.add_argument("--mcp", default=None, metavar='"COMMAND ARGS"',
                        help="MCP: the command line that starts the server (stdio)")
     group.add_argument("--mcp-url", default=None, metavar="URL", help="MCP: the server's streamable HTTP endpoint")

@@ -27,13 +27,13 @@ import copy
 import re
 import threading
 from collections import OrderedDict
-from typing import Any, Self
+from typing import Any
 
 from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall
 from otbench.core.faults import Episode, StateController, call_episode, episode
 from otbench.core.sandbox import CallSandbox
 from otbench.core.trajectory import Trajectory, json_text
-from otbench.envs.base import Agent
+from otbench.envs.base import Agent, Closing
 from otbench.envs.pool import catalogue, docs, metrics
 from otbench.envs.pool.functions import REGISTRY
 from otbench.envs.pool.index import INDEXES, EmbeddingStore, MiniLmEncoder, Snapshot, ToolIndex, default_store_path
@@ -117,7 +117,7 @@ def turn_text(request: str, steps: list[CallResult], replies_left: int) -> str:
     return "\n".join(lines)
 
 
-class PoolEnvironment:
+class PoolEnvironment(Closing):
     """The pool of ``pool_size`` tools (30, 300, 1000 or all) under one of BFCL's settings.
 
     ``index`` searches the docs (default: all-MiniLM-L6-v2 embeddings kept in the cache, loaded at the first
@@ -365,8 +365,3 @@ class PoolEnvironment:
     def close(self) -> None:
         self.sandbox.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

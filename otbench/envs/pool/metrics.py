@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from otbench.envs.toolkits.scoring import matches
+from otbench.envs.toolkits.metrics import matches
 from otbench.evals.outcomes import Mean, MetricRule
 
 METRIC_NAMES = ("accuracy", "recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10", "calls", "searches")

@@ -3,10 +3,9 @@ holds, and the settings are BFCL's, how much of each tool's true docs shows."""
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
-from otbench.cli import positive_int
+from otbench.arguments import positive_int
 from otbench.envs.pool.settings import (
     DEFAULT_INDEX,
     DEFAULT_POOL_SIZE,
@@ -19,7 +18,7 @@ from otbench.envs.pool.settings import (
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from otbench.envs.registry import EnvironmentOptions
+    from otbench.envs.registry import ArgumentGroup, EnvironmentOptions
 
 __all__ = ["DEFAULT_SETTING", "LEARNING", "add_arguments", "build", "check", "settings"]
 
@@ -27,7 +26,7 @@ LEARNING = "offline"
 """Its docs are learned on a train split and scored on a test split, then reused by every later task."""
 
 
-def add_arguments(group: argparse._ArgumentGroup) -> None:
+def add_arguments(group: ArgumentGroup) -> None:
     group.add_argument("--pool-size", default=DEFAULT_POOL_SIZE,
                        help=f"pool: how many tools, {', '.join(POOL_SIZES)} (default {DEFAULT_POOL_SIZE}); each size "
                             "holds the smaller ones")

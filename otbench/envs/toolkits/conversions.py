@@ -14,7 +14,7 @@ import dspy
 
 from otbench.core.trajectory import Trajectory
 from otbench.envs.toolkits.generation import Template, generate, number_draw, one_call_answer
-from otbench.envs.toolkits.scoring import answer_metric
+from otbench.envs.toolkits.metrics import answer_metric
 
 FINGERPRINT = "4b88462e75c18ed7"
 """The digest of the generated requests (:func:`~otbench.envs.toolkits.generation.fingerprint`)."""

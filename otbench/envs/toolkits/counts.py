@@ -19,7 +19,7 @@ import dspy
 
 from otbench.core.trajectory import Trajectory
 from otbench.envs.toolkits.generation import Draft, Template, call, generate, number_draw, one_call_answer
-from otbench.envs.toolkits.scoring import answer_metric
+from otbench.envs.toolkits.metrics import answer_metric
 
 FINGERPRINT = "c384adc430f76668"
 """The digest of the generated requests (:func:`~otbench.envs.toolkits.generation.fingerprint`)."""

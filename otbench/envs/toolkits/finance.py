@@ -21,7 +21,7 @@ import dspy
 
 from otbench.core.trajectory import Trajectory
 from otbench.envs.toolkits.generation import Draft, Template, call, generate, one_call_answer
-from otbench.envs.toolkits.scoring import answer_metric
+from otbench.envs.toolkits.metrics import answer_metric
 
 FINGERPRINT = "7c89d79b36cf06c9"
 """The digest of the generated requests (:func:`~otbench.envs.toolkits.generation.fingerprint`)."""

@@ -35,7 +35,7 @@ import dspy
 
 from otbench.core.trajectory import Trajectory
 from otbench.envs.toolkits.generation import Draft, Template, call, generate
-from otbench.envs.toolkits.scoring import answer_metric, matches
+from otbench.envs.toolkits.metrics import answer_metric, matches
 
 FINGERPRINT = "c41850fe4f88d3f9"
 """The digest of the generated requests (:func:`~otbench.envs.toolkits.generation.fingerprint`)."""

@@ -8,7 +8,6 @@ filed under the environment ``toolkit-NAME``, so each family has its own runs, v
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
 from otbench.core.opaque import PRESENTATIONS
@@ -16,7 +15,7 @@ from otbench.envs.toolkits import FAMILIES
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from otbench.envs.registry import EnvironmentOptions
+    from otbench.envs.registry import ArgumentGroup, EnvironmentOptions
 
 LEARNING = "offline"
 """Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
@@ -26,7 +25,7 @@ DEFAULT_SETTING = "names_only"
 DEFAULT_TOOLKIT = FAMILIES[0]
 
 
-def add_arguments(group: argparse._ArgumentGroup) -> None:
+def add_arguments(group: ArgumentGroup) -> None:
     group.add_argument("--toolkit", default=DEFAULT_TOOLKIT,
                        help=f"toolkit: the family of tools, {', '.join(FAMILIES)} (default {DEFAULT_TOOLKIT})")
 

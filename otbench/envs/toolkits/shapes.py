@@ -18,7 +18,7 @@ import dspy
 
 from otbench.core.trajectory import Trajectory
 from otbench.envs.toolkits.generation import Template, generate, number_draw, one_call_answer
-from otbench.envs.toolkits.scoring import answer_metric
+from otbench.envs.toolkits.metrics import answer_metric
 
 FINGERPRINT = "1b139224d3feb816"
 """The digest of the generated requests (:func:`~otbench.envs.toolkits.generation.fingerprint`)."""

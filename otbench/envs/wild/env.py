@@ -23,22 +23,19 @@ import inspect
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any
 
 from otbench.core.calls import DEFAULT_MAX_CALLS_PER_REPLY, CallResult, ToolCall, earlier_identical
 from otbench.core.faults import Episode, StateController, call_episode, episode
 from otbench.core.sandbox import DEFAULT_MAX_OUTPUT_BYTES, CallSandbox
 from otbench.core.trajectory import Trajectory, json_text
-from otbench.envs.base import Agent
+from otbench.envs.base import Agent, Closing
 from otbench.envs.bfcl.env import FUNCTION_REGISTRY
 from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.bfcl.opacity import documented_tools, shown_names
 from otbench.envs.wild import defaults
 from otbench.envs.wild.dataset import SPLITS, WildData, load_data
-from otbench.envs.wild.scenario import Dialogue, Task
-from otbench.envs.wild.settings import SETTINGS
-from otbench.errors import ConfigError, DataError
-from otbench.evals.wild_metrics import (
+from otbench.envs.wild.metrics import (
     METRIC_NAMES,
     METRIC_RULES,
     ExpectedCall,
@@ -50,6 +47,9 @@ from otbench.evals.wild_metrics import (
     score_dialogue,
     summarise,
 )
+from otbench.envs.wild.scenario import Dialogue, Task
+from otbench.envs.wild.settings import SETTINGS
+from otbench.errors import ConfigError, DataError
 from otbench.modules.reference_agents import OracleAgent
 from otbench.modules.tool_docs import OPTIMIZED_TOOLSETS, DocumentedTool, ParameterSpec, Toolbox
 
@@ -149,7 +149,7 @@ def _levels(task: Task) -> list[list[int]]:
     return [[i for i, value in enumerate(level) if value == round_] for round_ in range(1, max(level, default=0) + 1)]
 
 
-class WildEnvironment:
+class WildEnvironment(Closing):
     """Wild dialogues under one of BFCL's documentation settings.
 
     ``max_steps`` bounds the replies of one user turn; ``call_timeout``, ``max_calls_per_reply`` and
@@ -363,11 +363,6 @@ class WildEnvironment:
     def close(self) -> None:
         self.sandbox.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def _documented(tool: DocumentedTool) -> bool:

@@ -36,14 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from otbench.cli import OneLineParser, run_main
+from otbench.arguments import OneLineParser
 from otbench.envs.bfcl.data import ALL_CATEGORIES, BfclTest, load_tests
 from otbench.envs.bfcl.functions import FUNCTIONS
 from otbench.envs.wild.catalogue import EQUIVALENT, PHRASINGS
+from otbench.envs.wild.metrics import TOOL_KINDS
 from otbench.envs.wild.realise import Bank, Made, realise
 from otbench.envs.wild.scenario import Dialogue, count_switches
 from otbench.errors import ConfigError
-from otbench.evals.wild_metrics import TOOL_KINDS
+from otbench.exits import run_main
 from otbench.outputs import OUTPUT_DIRECTORY, check_outputs
 
 TOOLSET_FORMAT = "otbench.wild.toolset/1"

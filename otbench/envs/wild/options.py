@@ -6,20 +6,21 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from otbench.cli import add_refuse_repeats, positive_int
+from otbench.arguments import positive_int
+from otbench.envs.registry import add_refuse_repeats
 from otbench.envs.wild import defaults
 from otbench.envs.wild.settings import DEFAULT_SETTING, SETTINGS
 from otbench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from otbench.envs.registry import EnvironmentOptions
+    from otbench.envs.registry import ArgumentGroup, EnvironmentOptions
 
 
 LEARNING = "offline"
 """Its docs are learned on a train split and scored on a test split (its environment's ``learning``)."""
 
 
-def add_arguments(group: argparse._ArgumentGroup) -> None:
+def add_arguments(group: ArgumentGroup) -> None:
     group.add_argument("--max-steps", type=positive_int, default=defaults.MAX_STEPS,
                        help=f"Wild: replies the agent may make per user turn (default {defaults.MAX_STEPS})")
     add_refuse_repeats(group, defaults.REPEATS_REFUSED)

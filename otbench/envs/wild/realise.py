@@ -36,8 +36,8 @@ from otbench.envs.wild.catalogue import (
     fill,
     render_value,
 )
+from otbench.envs.wild.metrics import resolve
 from otbench.envs.wild.scenario import GoldCall, Task
-from otbench.evals.wild_metrics import resolve
 
 _ENTITY_FAMILIES = frozenset({"stock", "movie", "city", "country", "product", "ip", "zipcode"})
 """Families whose subject is a thing people chat about (small talk names one of them, never a list of numbers)."""

@@ -2,7 +2,7 @@
 
 Gold calls name BFCL's real functions; the environment shows them under its opaque names. An argument
 may read an earlier gold call's output of the same task (``{"$ref": i, "path": [...], "as": ...}``, see
-:mod:`otbench.evals.wild_metrics`); ``output`` is what the call returned when the data was generated.
+:mod:`otbench.envs.wild.metrics`); ``output`` is what the call returned when the data was generated.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from otbench.evals.wild_metrics import INTENTIONS, KINDS, depth
+from otbench.envs.wild.metrics import INTENTIONS, KINDS, depth
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,9 @@ class Task:
     """One user task: what the user says over its turns, and what the right response is."""
 
     kind: str
-    """One of :data:`otbench.evals.wild_metrics.KINDS`."""
+    """One of :data:`otbench.envs.wild.metrics.KINDS`."""
     intention: str
-    """One of :data:`otbench.evals.wild_metrics.INTENTIONS`."""
+    """One of :data:`otbench.envs.wild.metrics.INTENTIONS`."""
     messages: tuple[str, ...]
     """The user's messages: one, or for a clarification the request, then the answer to the question."""
     calls: tuple[GoldCall, ...] = ()

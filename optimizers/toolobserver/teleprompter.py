@@ -10,9 +10,9 @@ editor analyse mini-batches of attempts with their outcome signal, merge the bat
 consensus, and repeat ``max_iterations`` (K) times. Improved, the editor instead writes each
 tool's doc from usage counts that code kept over all attempts so far.
 
-The paper's method is :data:`~otbench.optimizers.toolobserver_knobs.PAPER`. What makes it work with a small editor
-is a set of named knobs, each an ablation of its own (:class:`~otbench.optimizers.toolobserver_knobs.Improvements`),
-all on in :data:`~otbench.optimizers.toolobserver_knobs.IMPROVED`: tools are probed so they state their interface,
+The paper's method is :data:`~otbench.optimizers.toolobserver.knobs.PAPER`. What makes it work with a small editor
+is a set of named knobs, each an ablation of its own (:class:`~otbench.optimizers.toolobserver.knobs.Improvements`),
+all on in :data:`~otbench.optimizers.toolobserver.knobs.IMPROVED`: tools are probed so they state their interface,
 facts are read from their answers by code, a learned parameter schema is shown where the setting
 hides one, the editor documents one tool at a time from that tool's facts, and an edit that makes
 the next attempt fail more often is undone.
@@ -50,10 +50,10 @@ from otbench.optimizers.experiments import Experiments, state_experiments
 from otbench.optimizers.knobs import MODES, check
 from otbench.optimizers.request_values import OffRequest, calls_off_request, refused_off_request
 from otbench.optimizers.rivals import Replays, rivals
-from otbench.optimizers.spread import SpreadCalls
-from otbench.optimizers.toolobserver_knobs import IMPROVED, ITERATIONS, Improvements, ToolObserverKnobs
-from otbench.optimizers.usage import UsageBook
-from otbench.optimizers.varied import FailedCalls, VariedAgent
+from otbench.optimizers.toolobserver.knobs import IMPROVED, ITERATIONS, Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver.spread import SpreadCalls
+from otbench.optimizers.toolobserver.usage import UsageBook
+from otbench.optimizers.toolobserver.varied import FailedCalls, VariedAgent
 
 
 class ToolObserver(DocOptimizer):

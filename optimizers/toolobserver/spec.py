@@ -1,5 +1,5 @@
 """ToolObserver as the commands see it: its rows and flags, from its knobs, variants and improvements
-(:mod:`otbench.optimizers.toolobserver_knobs`).
+(:mod:`otbench.optimizers.toolobserver.knobs`).
 
 The paper's protocol is the ``paper`` variant (``PAPER``); what makes it work with a small editor is a set
 of named improvements (``Improvements``), each an ablation of its own, all on in the ``improved`` variant
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from otbench.optimizers import knobs as knob_rules
 from otbench.optimizers.knobs import MODES
 from otbench.optimizers.spec import Built, OptimizerSpec, budget_label, switches_label, with_learn_tokens, with_switches
-from otbench.optimizers.toolobserver_knobs import IMPROVED, PAPER, VARIANTS, Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver.knobs import IMPROVED, PAPER, VARIANTS, Improvements, ToolObserverKnobs
 
 if TYPE_CHECKING:
     from otbench.optimizers.base import DocOptimizer
@@ -144,7 +144,7 @@ def improvements_table() -> str:
 
 
 def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
-    from otbench.optimizers.toolobserver import ToolObserver
+    from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
     return ToolObserver(editor_lm=lms["editor"], mode=built.mode, max_iterations=knobs.iterations,
                         batch_size=knobs.batch_size, improvements=knobs.improvements,
@@ -152,4 +152,4 @@ def _build(knobs: Any, lms: Mapping[str, Any], built: Built) -> DocOptimizer:
 
 
 SPEC = ToolObserverSpec("toolobserver", "+TO", ToolObserverKnobs, _build,
-                        teleprompter="otbench.optimizers.toolobserver.ToolObserver")
+                        teleprompter="otbench.optimizers.toolobserver.teleprompter.ToolObserver")

@@ -1,5 +1,5 @@
-"""ToolObserver's knobs, variants and improvements, as values: what its spec (:mod:`otbench.optimizers.toolobserver_spec`)
-turns into flags and rows, and its teleprompter (:mod:`otbench.optimizers.toolobserver`) runs with. No DSPy here."""
+"""ToolObserver's knobs, variants and improvements, as values: what its spec (:mod:`otbench.optimizers.toolobserver.spec`)
+turns into flags and rows, and its teleprompter (:mod:`otbench.optimizers.toolobserver.teleprompter`) runs with. No DSPy here."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from otbench.errors import ConfigError
 from otbench.optimizers.knobs import MODES, knob
+from otbench.optimizers.spec import SharedKnobs
 
 
 def _knob(help_text: str, modes: tuple[str, ...] = MODES, *, always_logged: bool = False) -> Any:
@@ -190,9 +191,10 @@ ITERATIONS = {"online": 10, "offline": 3}
 
 
 @dataclass(frozen=True)
-class ToolObserverKnobs:
+class ToolObserverKnobs(SharedKnobs):
     """ToolObserver's knobs: its budget (command line, sweeps and checks derive from it:
-    :mod:`otbench.optimizers.knobs`), its variant, the improvements switched away from it, and oracle feedback."""
+    :mod:`otbench.optimizers.knobs`), its variant, the improvements switched away from it, and oracle feedback,
+    beside the choices every optimizer shares (:class:`~otbench.optimizers.spec.SharedKnobs`)."""
 
     flag_prefix: ClassVar[str] = ""
     iterations: int | None = knob(None, f"max editor iterations (default: {ITERATIONS['online']} online, "
@@ -205,16 +207,6 @@ class ToolObserverKnobs:
     """Improvements turned on or off whatever the variant (``{"facts": False}``: an ablation)."""
     oracle_feedback: bool = False
     """Online: show the editor whether each attempt succeeded, as the authors' released code did (off in the paper)."""
-    learn_tokens: int | None = None
-    """The shared learning budget in tokens (:mod:`otbench.optimizers.budget`); None, no budget."""
-    coverage: bool = False
-    """The shared coverage pass (:data:`otbench.optimizers.spec.COVERAGE_HELP`)."""
-    worded_errors: bool = True
-    """The shared reading of errors in words (:data:`otbench.optimizers.spec.WORDED_ERRORS_HELP`)."""
-    request_scales: bool = False
-    """The shared reading of calls against their requests' scales (:data:`otbench.optimizers.spec.REQUEST_SCALES_HELP`)."""
-    gate: bool = True
-    """The shared gate (:data:`otbench.optimizers.spec.GATE_HELP`)."""
 
     @property
     def improvements(self) -> Improvements:

@@ -1,0 +1,76 @@
+"""How a command ends: one line and exit 2 for what it cannot do, a clean stop on Ctrl-C or SIGTERM.
+
+What otbench cannot do as asked (an :class:`~otbench.errors.OtbenchError` from the library, a bad
+option) prints one line and exits 2; Ctrl-C exits 130 after the command's own cleanup has kept
+finished work. SIGTERM (``kill``,
+``timeout``, a batch scheduler's preemption) is handled like Ctrl-C: without that, Python dies
+on the spot and the MLflow run stays RUNNING for ever, with no resume hint.
+
+A stop must end the process even when the cleanup cannot finish (a hung tracking server, a
+native call that never returns): once stopped, a command gets ``STOP_GRACE_SECONDS`` to clean
+up, then prints every thread's stack and exits. Once the cleanup is done, a stopped command ends
+at once, without the interpreter's shutdown: worker threads still inside an LM call may hold an
+import lock, and a finalizer that imports then waited on it for ever. ``kill -USR1 PID`` prints
+the stacks of a run that seems stuck without stopping it.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+from otbench.errors import OtbenchError
+
+STOP_GRACE_SECONDS = 60.0
+"""How long a stopped command may spend keeping its finished work before it is ended regardless."""
+
+
+REFUSED_EXIT = 2
+"""A command that cannot do as asked (a user's mistake) exits with this code, after one line on stderr."""
+STOPPED_EXIT = 128 + signal.SIGINT
+"""A command stopped by Ctrl-C or SIGTERM exits as a shell reports one ended by Ctrl-C, once its cleanup is done."""
+BROKEN_PIPE_EXIT = 128 + signal.SIGPIPE
+"""A command whose output's reader closed the pipe exits as a shell reports a process ended by SIGPIPE."""
+
+
+def _interrupt(signum: int, frame: object) -> NoReturn:
+    if sys.__stderr__ is not None:  # a C watchdog: it runs even while a thread holds the GIL
+        faulthandler.dump_traceback_later(STOP_GRACE_SECONDS, exit=True, file=sys.__stderr__)
+    raise KeyboardInterrupt
+
+
+def _signals_delivered() -> None:
+    """Stops reach the command even when its parent blocked them (a mask is inherited across exec)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGUSR1})
+    if sys.__stderr__ is not None:  # the process's own stream: a replaced sys.stderr may have no file behind it
+        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+
+
+def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> NoReturn:
+    """Run a command's ``main`` and turn otbench's errors, Ctrl-C and SIGTERM into clean exits: the one place an
+    :class:`~otbench.errors.OtbenchError` becomes a one-line message."""
+    _signals_delivered()
+    previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        code = main(argv)
+    except OtbenchError as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line, whatever a library's message held
+        code = REFUSED_EXIT
+    except KeyboardInterrupt as stop:
+        print(f"interrupted: {str(stop) or 'finished work was kept'}", file=sys.stderr)
+        code = STOPPED_EXIT
+    except BrokenPipeError:  # the output's reader left (``| head``): it has what it wanted, so say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not fail again
+        code = BROKEN_PIPE_EXIT
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    if code == STOPPED_EXIT:  # finished work is kept; what is still running was stopped and has nothing to finish
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
