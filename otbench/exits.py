@@ -20,7 +20,8 @@ import faulthandler
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 from otbench.errors import OtbenchError
@@ -48,6 +49,28 @@ def _signals_delivered() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGUSR1})
     if sys.__stderr__ is not None:  # the process's own stream: a replaced sys.stderr may have no file behind it
         faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+
+
+@contextmanager
+def stops_held() -> Iterator[Callable[[], None]]:
+    """Ctrl-C and SIGTERM held back until the ``release`` it yields is called (or the block ends): for a step that
+    makes something only the code after it can clean up (a run created in a store), so that a stop between the two
+    cannot leave it behind. Release inside the ``try`` whose handler cleans up: a stop that came meanwhile is raised
+    there."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+    try:
+        yield release
+    finally:
+        release()
 
 
 def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> NoReturn:

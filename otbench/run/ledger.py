@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from otbench import mlflow_store
+from otbench import exits, mlflow_store
 from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.paths import results_dir
 from otbench.run import checkpoints, naming, provenance, tracking, views
@@ -619,17 +619,21 @@ def load(entry: Entry) -> str:
         tags[provenance.CODE_TAG] = str(entry.code["commit"])
     if entry.code.get("version"):
         tags[provenance.VERSION_TAG] = str(entry.code["version"])
-    run = client.create_run(experiment.experiment_id, start_time=entry.started, tags=tags, run_name=entry.name)
-    run_id = run.info.run_id
-    try:
-        _fill(client, run_id, entry, experiment.experiment_id)
-        end = entry.started + int(1000 * (entry.seconds or 0))
-        client.set_terminated(run_id, status="FINISHED" if entry.status == "finished" else "KILLED", end_time=end)
-        client.delete_tag(run_id, LOADING_TAG)  # last: until then, every lookup skips the run
-    except BaseException:
-        _discard(client, run_id)
-        raise
-    return str(run_id)
+    run_id: str | None = None
+    with exits.stops_held() as release:  # a stop while the run is created would leave it RUNNING, ended by nobody
+        try:
+            run_id = str(client.create_run(experiment.experiment_id, start_time=entry.started, tags=tags,
+                                           run_name=entry.name).info.run_id)
+            release()  # a stop that came during the creation is raised here, where the run is discarded
+            _fill(client, run_id, entry, experiment.experiment_id)
+            end = entry.started + int(1000 * (entry.seconds or 0))
+            client.set_terminated(run_id, status="FINISHED" if entry.status == "finished" else "KILLED", end_time=end)
+            client.delete_tag(run_id, LOADING_TAG)  # last: until then, every lookup skips the run
+        except BaseException:
+            if run_id is not None:
+                _discard(client, run_id)
+            raise
+    return run_id
 
 
 def _fill(client: Any, run_id: str, entry: Entry, experiment_id: str) -> None:
