@@ -29,6 +29,7 @@ import argparse
 import dataclasses
 import json
 import re
+import shlex
 import statistics
 import sys
 import tempfile
@@ -227,8 +228,11 @@ def bench_learning(argv: list[str]) -> dict[str, Any]:
     group.add_argument("--speeds", default=None, metavar="PROMPT,GENERATED",
                        help="price tokens at these prompt and generated tokens a second (default: measure them with "
                             "bench llm after the run)")
-    group.add_argument("--summary", type=Path, default=None, metavar="FILE",
-                       help="report on this optimize --json output instead of running")
+    group.add_argument("--summary", default=None, metavar="FILE",
+                       help="report on this optimize --json output (or ledger:KEY, an optimize run's ledger entry) "
+                            "instead of running")
+    group.add_argument("--keep", default=None, metavar="NAME",
+                       help="also keep the report in the results ledger as bench/NAME, for the pages' figures")
     args = parser.parse_args(argv)
     check_outputs(parser, args)
     if args.sweep or args.resume:
@@ -244,6 +248,11 @@ def bench_learning(argv: list[str]) -> dict[str, Any]:
         workload = argparse.Namespace(**{**vars(args), "limit": None, "seed": 0, "requests": 4, "max_tokens": 96})
         speeds = measured_speeds(bench_llm(workload)["by_phase"])
     report = cost_report(summary, speeds)
+    if args.keep:
+        from otbench.study.figures import keep_benchmark
+
+        command = shlex.join(["python", "-m", "otbench.bench", "learning", *argv])
+        print(f"kept: {keep_benchmark(args.keep, command, report)}", file=sys.stderr)
     if not args.quiet:
         print(format_table(report_rows(report)), file=sys.stderr)
     return report

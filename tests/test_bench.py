@@ -1,6 +1,8 @@
 """The benchmark command runs the oracle on any environment and reports perfect scores with timings."""
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +65,25 @@ def test_learning_refuses_bad_options_on_one_line(argv, message, tmp_path, monke
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match=message):
         bench.main(["learning", *argv])
+
+
+def test_learning_reports_a_ledger_entry_and_keeps_the_report_for_the_pages(tmp_path, capsys, monkeypatch) -> None:
+    """``--summary ledger:KEY`` prices what the main job's entry spent; ``--keep`` files it as ``bench/NAME``."""
+    results = tmp_path / "results"
+    (results / "runs").mkdir(parents=True)
+    kept_entry = next((Path(__file__).parents[1] / "results" / "runs").glob("3e47d193*.json"))
+    shutil.copy(kept_entry, results / "runs" / kept_entry.name)
+    monkeypatch.setenv("OTBENCH_RESULTS", str(results))
+    report = _run(capsys, "learning", "--summary", "ledger:3e47d193", "--speeds", "34,10", "--keep", "learning-main",
+                  "--quiet")
+    overall = report["by_phase"]["all"]
+    assert (overall["calls"], overall["prompt_processed"], overall["generated"]) == (29, 2852, 1197)
+    kept = json.loads((results / "benchmarks" / "learning-main.json").read_text())
+    assert kept["output"] == report
+    assert kept["command"].startswith("python -m otbench.bench learning --summary ledger:3e47d193")
+
+
+def test_learning_refuses_a_ledger_key_that_names_no_summary(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("OTBENCH_RESULTS", str(tmp_path))
+    with pytest.raises(ConfigError, match="0 ledger entries with a summary"):
+        bench.main(["learning", "--summary", "ledger:00000000", "--speeds", "34,10"])

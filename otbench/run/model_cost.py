@@ -91,12 +91,23 @@ def report_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
             for phase, row in report["by_phase"].items()]
 
 
-def read_summary(path: Path) -> dict[str, Any]:
-    """An ``optimize --json`` output, refused on one line when it is not one."""
-    try:
-        summary = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"--summary {path}: not an optimize --json output ({exc})") from None
+def read_summary(source: str) -> dict[str, Any]:
+    """An ``optimize --json`` output (a file), or ``ledger:KEY``: the summary an optimize run's ledger entry keeps;
+    refused on one line when it is neither."""
+    if source.startswith("ledger:"):
+        from otbench.run.ledger import starting_with
+
+        key = source.removeprefix("ledger:")
+        found = [entry for entry in starting_with(key) if "summary.json" in entry.artifacts] if len(key) >= 8 else []
+        if len(found) != 1:
+            raise ConfigError(f"--summary {source}: {len(found)} ledger entries with a summary have keys beginning "
+                              f"with {key!r} (give eight characters or more of one: otbench results list)")
+        summary = found[0].artifacts["summary.json"]
+    else:
+        try:
+            summary = json.loads(Path(source).read_text())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--summary {source}: not an optimize --json output ({exc})") from None
     if not isinstance(summary, dict) or "tokens_by_phase" not in summary or "all" not in summary["tokens_by_phase"]:
-        raise ConfigError(f"--summary {path}: not an optimize --json output (no tokens_by_phase)")
+        raise ConfigError(f"--summary {source}: not an optimize --json output (no tokens_by_phase)")
     return summary
