@@ -15,9 +15,10 @@ from typing import Any
 import dspy
 
 from otbench.core.calls import ToolCall
+from otbench.modules.api_tools import JSON_TYPES
 from otbench.modules.call_parsing import parse_reply
 from otbench.modules.lm_output import first_text
-from otbench.modules.tool_docs import DocumentedTool
+from otbench.modules.tool_docs import UNSET, DocumentedTool
 
 FUNCTION_CALLING_INSTRUCTIONS = """\
 You answer a user's request by calling tools. Every reply must call at least one tool; replying \
@@ -64,9 +65,50 @@ def call_schema(tool_names: list[str]) -> dict[str, Any]:
     }
 
 
-def render_tools(tools: list[DocumentedTool]) -> str:
-    """One compact JSON line per tool, in OpenAI's tools format (what chat models are trained on)."""
+TOOL_FORMATS = ("json", "signature")
+"""How the agent is shown the tools: ``json``, one line of OpenAI's tools format each (what chat models are trained
+on); ``signature``, one signature line each with its docs after it (the same docs in fewer prompt tokens)."""
+
+
+def render_tools(tools: list[DocumentedTool], tool_format: str = "json") -> str:
+    """The tools as the agent reads them, in ``tool_format`` (:data:`TOOL_FORMATS`)."""
+    if tool_format == "signature":
+        return "\n".join(render_signature(tool) for tool in tools)
     return "\n".join(json.dumps(tool.openai_schema(), ensure_ascii=False) for tool in tools)
+
+
+def render_signature(tool: DocumentedTool) -> str:
+    """A tool as a signature line (``name(param: type = default, ...)``; its name alone where its parameters are not
+    known), then its description and each parameter's meaning, indented: what the JSON format says, without its
+    keys and braces."""
+    if tool.parameters is None:
+        head = tool.name
+    else:
+        shown = []
+        for parameter in tool.parameters:
+            kind = _type_text(parameter.type, parameter.items)
+            text = parameter.name + ("" if parameter.required or parameter.default is not UNSET else "?")
+            text += f": {kind}" if kind else ""  # an unknown type goes unsaid, as in JSON
+            if parameter.default is not UNSET:
+                text += f" = {json.dumps(parameter.default, ensure_ascii=False, default=str)}"
+            shown.append(text)
+        head = f"{tool.name}({', '.join(shown)})"
+    description = " ".join(part for part in (tool.description, f"Returns: {tool.returns}" if tool.returns else "")
+                           if part)
+    lines = [head, *([f"  {description}"] if description else [])]
+    lines += [f"  {name}: {text}" for name, text in tool.parameter_descriptions.items() if text]
+    return "\n".join(lines)
+
+
+def _type_text(kind: str, items: dict[str, Any] | None = None) -> str | None:
+    """A parameter's type in JSON schema's words, an array's element type in brackets (``array[integer]``); None for
+    a type that is not known (``any``: JSON leaves it out too)."""
+    shown = JSON_TYPES.get(kind)
+    if shown == "array" and isinstance(items, dict):
+        inner = items.get("items")
+        element = _type_text(str(items.get("type", "")), inner if isinstance(inner, dict) else None)
+        return f"array[{element}]" if element else shown
+    return shown
 
 
 @dataclass(frozen=True)
@@ -84,18 +126,26 @@ class FunctionCallingAgent(dspy.Module):
 
     def __init__(
         self, *, instructions: str = FUNCTION_CALLING_INSTRUCTIONS, max_tokens: int = 256,
-        constrain_output: bool = True,
+        constrain_output: bool = True, tool_format: str = "json", request_first: bool = False,
     ) -> None:
         super().__init__()
+        if tool_format not in TOOL_FORMATS:
+            raise ValueError(f"tool_format must be one of {TOOL_FORMATS}, got {tool_format!r}")
         self.instructions = instructions
         self.max_tokens = max_tokens
         self.constrain_output = constrain_output
+        self.tool_format = tool_format
+        self.request_first = request_first
         self.lm: dspy.LM | None = None
 
     def messages(self, question: str, tools: list[DocumentedTool]) -> list[dict[str, str]]:
-        """What stays the same across calls comes first (instructions, reply format, then the tools of a
-        toolset) and the request last, so the server's prefix cache serves the shared part."""
-        user = f"Tools:\n{render_tools(tools)}\n\nRequest: {question}"
+        """What stays the same across calls comes first, so the server's prefix cache serves it: the instructions and
+        reply format, then the tools of a toolset its tasks share, and the request last. With ``request_first``
+        the request comes before the tools: where each task has tools of its own and is attempted again as its docs
+        are learned (online), the request is what its attempts share and the docs are what changes."""
+        tools_text = render_tools(tools, self.tool_format)
+        user = (f"Request: {question}\n\nTools:\n{tools_text}" if self.request_first
+                else f"Tools:\n{tools_text}\n\nRequest: {question}")
         return [{"role": "system", "content": f"{self.instructions}\n\n{_REPLY_FORMAT}"},
                 {"role": "user", "content": user}]
 

@@ -69,6 +69,14 @@ its inputs and its result are, and what it returns; where a request it answered 
 requests ask for. Where a tool has a current description, keep what its calls do not contradict, add what it \
 leaves unsaid (units, scales, formats, what is returned) and correct what the calls contradict."""
 
+SHORT_REPLY = ("Be brief: one sentence for the tool, a few words for each parameter. Code adds the types, rules "
+               "and a working call to the doc by itself.")
+"""Appended to a describing task when replies are asked to be short: the generated tokens are the slowest a small
+local model makes, and a small agent reads a short doc as well."""
+
+SHORT_LIMITS = (200, 60)
+"""The longest description and parameter meaning, in characters, a short reply may give (:data:`SHORT_REPLY`)."""
+
 FACTS_HEADING = "Facts read by code from the tools' answers (trust them):"
 
 _REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
@@ -124,10 +132,11 @@ def _facts_section(facts: dict[str, list[str]] | None) -> str:
     return f"\n\n{FACTS_HEADING}{known}" if known else ""
 
 
-def describe_schema(parameters: list[str]) -> dict[str, Any]:
-    """A structured doc: the description, and one short meaning per known parameter (all of them)."""
-    meanings = {name: {"type": "string", "minLength": 1, "maxLength": 160} for name in parameters}
-    properties: dict[str, Any] = {"description": {"type": "string", "minLength": 1, "maxLength": 500}}
+def describe_schema(parameters: list[str], *, limits: tuple[int, int] = (500, 160)) -> dict[str, Any]:
+    """A structured doc: the description, and one short meaning per known parameter (all of them); ``limits``: the
+    longest description and meaning, in characters."""
+    meanings = {name: {"type": "string", "minLength": 1, "maxLength": limits[1]} for name in parameters}
+    properties: dict[str, Any] = {"description": {"type": "string", "minLength": 1, "maxLength": limits[0]}}
     if parameters:
         properties["parameters"] = {"type": "object", "properties": meanings, "required": list(parameters)}
     return {"type": "object", "properties": properties, "required": list(properties)}
@@ -199,14 +208,17 @@ class DocEditor(dspy.Module):
         return self._ask("revise", REVISE_TASK, prompt, called, required=1 if blank else 0)
 
     def describe(self, tool: DocumentedTool, facts: list[str], requests: list[str] | None, *,
-                 task: str = DESCRIBE_TASK, show_current: bool = True) -> EditorExchange:
+                 task: str = DESCRIBE_TASK, show_current: bool = True, short: bool = False) -> EditorExchange:
         """One tool, only its evidence: a structured doc (description plus each known parameter's meaning).
 
         ``requests`` are the requests it was called for (None: not shown, as for an offline toolset whose
         tasks all read alike); ``task`` is :data:`DESCRIBE_TASK` (one attempt's tool) or
         :data:`COMPARE_TASK` (a tool among similar ones, from usage counts). Without ``show_current`` the
         current description is left out: a small model copies a generic one instead of using the facts.
+        ``short`` asks for a brief doc (:data:`SHORT_REPLY`), bounded by :data:`SHORT_LIMITS`.
         """
+        if short:
+            task = f"{task}\n{SHORT_REPLY}"
         parameters = [p.name for p in tool.parameters or ()]
         current = f"\nCurrent description: {tool.description or '(none)'}" if show_current else ""
         prompt = (f"Tool: {tool.name}{current}\n\n"
@@ -217,7 +229,8 @@ class DocEditor(dspy.Module):
         reply_format = ('Reply with JSON only: {"description": "<what it does and returns>"'
                         + (', "parameters": {"<name>": "<meaning and type>"}}' if parameters else "}"))
         reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{task}\n\n{reply_format}", user=prompt,
-                               schema=describe_schema(parameters), schema_name="tool_doc", max_tokens=self.max_tokens)
+                               schema=describe_schema(parameters, **({"limits": SHORT_LIMITS} if short else {})),
+                               schema_name="tool_doc", max_tokens=self.max_tokens)
         data = data or {}
         description = reply_text(data.get("description"))
         meanings = data.get("parameters")

@@ -11,6 +11,12 @@
   tokens per second, the share of prompt tokens served from the prefix cache and completion
   tokens per call; plain prompts give completion tokens per second through otbench's metered
   DSPy LM versus raw HTTP requests to the same server (cache off throughout).
+- ``learning``: what an optimize run's learning costs the model (``python -m otbench.bench learning`` followed by
+  any of ``optimize``'s options; the README's main command without them), made with the LM cache off: model calls,
+  prompt tokens processed (not served from llama.cpp's prefix cache) and generated, by phase and per task, and the
+  model-seconds they cost at the speed ``llm`` measures here after the run (or ``--speeds PROMPT,GENERATED`` tokens a
+  second, such as a slow machine's ``34,10``), beside the starting and learned docs' scores;
+  ``--summary FILE`` reports on an ``optimize --json`` output instead of running (:mod:`otbench.run.model_cost`).
 - ``slots``: the embedded server with ``--slots 1,2,4`` parallel slots on the same cores, each kept busy by an
   agent thread of its own, on one agent workload (``--limit`` tasks, default 24; cache off): aggregate prompt and
   generated tokens a second, tokens an hour, seconds per call, the server's peak memory, and how many replies and
@@ -23,6 +29,7 @@ import argparse
 import dataclasses
 import json
 import re
+import shlex
 import statistics
 import sys
 import tempfile
@@ -49,7 +56,7 @@ from otbench.outputs import check_outputs
 from otbench.run.settings import add_lm_arguments, lm_from_values
 
 _PROMPTS = [f"Write a short paragraph about the number {n}." for n in range(100, 200)]
-BENCHMARKS = ("oracle", "retrieval", "llm", "slots")
+BENCHMARKS = ("oracle", "retrieval", "llm", "slots", "learning")
 
 
 def bench_oracle(args: argparse.Namespace) -> dict[str, float]:
@@ -208,13 +215,60 @@ def bench_slots(args: argparse.Namespace) -> dict[str, Any]:
     return {"rows": rows, "threads": base.threads, "env": env.name, "setting": env.setting}
 
 
+def bench_learning(argv: list[str]) -> dict[str, Any]:
+    """``learning``: an optimize run (``argv``: its options) made with the LM cache off, or the ``--summary`` of one,
+    reported as what it cost the model (:func:`otbench.run.model_cost.cost_report`)."""
+    from otbench import optimize
+    from otbench.run.model_cost import cost_report, measured_speeds, parse_speeds, read_summary, report_rows
+
+    parser = optimize.build_parser(argv)
+    parser.prog = "python -m otbench.bench learning"
+    parser.description = "what an optimize run's learning costs the model (its options are optimize's)"
+    group = parser.add_argument_group("learning benchmark")
+    group.add_argument("--speeds", default=None, metavar="PROMPT,GENERATED",
+                       help="price tokens at these prompt and generated tokens a second (default: measure them with "
+                            "bench llm after the run)")
+    group.add_argument("--summary", default=None, metavar="FILE",
+                       help="report on this optimize --json output (or ledger:KEY, an optimize run's ledger entry) "
+                            "instead of running")
+    group.add_argument("--keep", default=None, metavar="NAME",
+                       help="also keep the report in the results ledger as bench/NAME, for the pages' figures")
+    args = parser.parse_args(argv)
+    check_outputs(parser, args)
+    if args.sweep or args.resume:
+        raise ConfigError("bench learning measures one run from its start: drop --sweep and --resume")
+    speeds = parse_speeds(args.speeds) if args.speeds else None
+    if args.summary is not None:
+        summary = read_summary(args.summary)
+    else:
+        options = optimize.options_from(vars(args))
+        options = dataclasses.replace(options, lm=dataclasses.replace(options.lm, cache=False))
+        summary = optimize.run(options).to_dict()
+    if speeds is None:
+        workload = argparse.Namespace(**{**vars(args), "limit": None, "seed": 0, "requests": 4, "max_tokens": 96})
+        speeds = measured_speeds(bench_llm(workload)["by_phase"])
+    report = cost_report(summary, speeds)
+    if args.keep:
+        from otbench.study.figures import keep_benchmark
+
+        command = shlex.join(["python", "-m", "otbench.bench", "learning", *argv])
+        print(f"kept: {keep_benchmark(args.keep, command, report)}", file=sys.stderr)
+    if not args.quiet:
+        print(format_table(report_rows(report)), file=sys.stderr)
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["learning"]:  # an optimize run's options, not the other benchmarks'
+        print(json.dumps(bench_learning(given[1:])))
+        return 0
     explicit_env = any(part == "--env" or part.startswith("--env=") for part in given)
     if given[:1] == ["retrieval"] and not explicit_env:  # BrowseComp's index: its options are the ones that apply
         given += ["--env", "browsecomp"]
     parser = OneLineParser(prog="python -m otbench.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("name", help="oracle, retrieval, llm or slots")
+    parser.add_argument("name", help="oracle, retrieval, llm, slots or learning (learning takes optimize's options: "
+                                     "python -m otbench.bench learning --help)")
     parser.add_argument("--split", default="test", help="oracle: the split whose tasks are run (default test)")
     parser.add_argument("--limit", type=positive_int, default=None,
                         help="oracle, retrieval: a seeded sample of N tasks (default all); llm: tasks of the "

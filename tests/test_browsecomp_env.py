@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 from browsecomp_world import tiny_env
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import prompt_text, scripted_lm, shown_tools
 
 from otbench.core.calls import ToolCall
 from otbench.envs.browsecomp.tools import ANSWER_TOOL
@@ -131,12 +131,10 @@ def test_bad_options_are_one_line_user_errors(argv, message):
 
 
 def _tools_in(content: str) -> dict[str, str]:
-    docs = {}
-    for line in content.split("Request:")[0].splitlines():
-        if line.startswith("{"):
-            function = json.loads(line)["function"]
-            docs[function["name"]] = function.get("description", "")
-    return docs
+    if "Tools:" not in content:
+        return {}
+    return {function["name"]: function.get("description", "")
+            for function in shown_tools([{"role": "user", "content": content}])}
 
 
 def agent_reply(messages):

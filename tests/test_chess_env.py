@@ -7,7 +7,7 @@ import re
 import chess
 import mlflow
 import pytest
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import prompt_text, scripted_lm, shown_tools
 
 from otbench import evaluate
 from otbench.core.calls import ToolCall
@@ -167,7 +167,7 @@ def _docs_aware_chess_agent(messages):
     """Calls the tool documented as strongest, else engine_2 (the depth-2 tool in the skill set)."""
     content = prompt_text(messages)
     fen = re.search(r"^FEN: (.+)$", content, re.MULTILINE).group(1)
-    docs = [json.loads(line)["function"] for line in content.split("Request:")[0].splitlines() if line.startswith("{")]
+    docs = shown_tools(messages)
     strongest = [tool["name"] for tool in docs if "strongest" in tool["description"]]
     return json.dumps({"calls": [{"name": (strongest or ["engine_2"])[0], "arguments": {"fen": fen}}]})
 

@@ -6,7 +6,7 @@ import re
 
 import dspy
 import pytest
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import prompt_text, request_of, scripted_lm, shown_tools
 
 from otbench import FunctionEnvironment
 from otbench.core.calls import CallResult, ToolCall
@@ -112,10 +112,8 @@ def _env():
 def structured_agent(messages) -> str:
     """A small model's habit: a parameter named for an object gets an object, unless a doc shows a call that worked
     with a plain value; then it calls the tool whose doc quotes a request like its own."""
-    content = prompt_text(messages)
-    value = float(re.findall(r"\d+", content.split("Request:")[-1])[0])
-    shown = {json.loads(line)["function"]["name"]: json.loads(line)["function"].get("description", "")
-             for line in content.split("Tools:\n", 1)[1].split("\n\nRequest:")[0].splitlines()}
+    value = float(re.findall(r"\d+", request_of(messages))[0])
+    shown = {function["name"]: function.get("description", "") for function in shown_tools(messages)}
     for name, text in shown.items():
         if "doubled" in text or ("A call that worked" in text and name == "twice"):
             return json.dumps({"calls": [{"name": name, "arguments": {"order": value}}]})
@@ -176,7 +174,7 @@ def test_no_experiment_where_a_call_already_works():
     ledger = TokenLedger()
     program, editor = _program(env, ledger)
     program.agent.lm = scripted_lm(lambda m: json.dumps({"calls": [{"name": "twice", "arguments": {
-        "order": float(re.findall(r"\d+", prompt_text(m).split("Request:")[-1])[0])}}]}), phase="agent")
+        "order": float(re.findall(r"\d+", request_of(m))[0])}}]}), phase="agent")
     learned = ToolObserver(env=env, editor=editor, progress=False).compile(program, trainset=env.tasks("train"))
     assert learned.detailed_results.iterations[0].metrics["experiment_calls"] == 0
 

@@ -5,7 +5,7 @@ import json
 import re
 
 import dspy
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import prompt_text, request_of, scripted_lm, shown_tools
 
 from otbench import FunctionEnvironment
 from otbench.core.calls import CallResult, ToolCall
@@ -58,18 +58,14 @@ def _env(**options) -> FunctionEnvironment:
 
 
 def _tools(content: str) -> dict[str, dict]:
-    tools = {}
-    for line in content.split("Tools:\n", 1)[1].split("\n\nRequest:")[0].splitlines():
-        function = json.loads(line)["function"]
-        tools[function["name"]] = function
-    return tools
+    return {function["name"]: function for function in shown_tools([{"role": "user", "content": content}])}
 
 
 def small_agent(messages) -> str:
     """A small model's habits: without a schema it guesses the argument name ``x``; with one it uses it; it picks
     the tool whose description names the request's units, else the first tool of the request's arity."""
     content = prompt_text(messages)
-    request = content.split("Request:")[-1]
+    request = request_of(messages)
     numbers = [float(n) for n in re.findall(r"\d+", request)]
     tools = _tools(content)
     asked = re.findall(r"Celsius|Fahrenheit", request)
@@ -183,7 +179,7 @@ def test_an_offline_edit_after_which_the_tools_calls_fail_more_is_undone():
     def agent(messages):  # drops an argument once the misleading doc is shown
         content = prompt_text(messages)
         next(rounds)
-        if "Misleading" in content and "sum" in content.split("Request:")[-1]:
+        if "Misleading" in content and "sum" in request_of(messages):
             return json.dumps({"calls": [{"name": "function_3", "arguments": {"a": 1}}]})
         return small_agent(messages)
 
@@ -321,7 +317,7 @@ def test_an_attempt_that_hedges_over_rivals_has_each_of_its_calls_judged_alone()
                               strict)
 
     def hedging(messages):
-        value = float(re.findall(r"\d+", prompt_text(messages).split("Request:")[-1])[0])
+        value = float(re.findall(r"\d+", request_of(messages))[0])
         return json.dumps({"calls": [{"name": "function_1", "arguments": {"value": value}},
                                      {"name": "function_2", "arguments": {"value": value}}]})
 

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 import mlflow
 import pytest
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import prompt_text, scripted_lm, shown_tool_names
 
 from otbench import optimize
 from otbench.exits import run_main
@@ -17,8 +17,7 @@ def any_role_reply(messages):
     """A scripted model that answers every prompt of the three optimizers with well-formed JSON."""
     content = prompt_text(messages)
     if '{"calls"' in content:
-        name = re.search(r'"name": "([^"]+)"', content.split("Tools:")[1]).group(1)
-        return json.dumps({"calls": [{"name": name, "arguments": {}}]})
+        return json.dumps({"calls": [{"name": shown_tool_names(messages)[0], "arguments": {}}]})
     if '{"updates"' in content:
         name = re.search(r'Call 1: ([A-Za-z0-9_]+)\(', content)
         return json.dumps({"updates": [{"name": name.group(1), "description": "Learned doc."}] if name else []})
@@ -61,15 +60,19 @@ def test_the_main_command_prints_the_starting_docs_before_the_learned_ones(scrip
     assert rows[0] == "docs" and rows[2:4] == ["before", "after"]
 
 
-@pytest.mark.parametrize("optimizer, phases, extra", [
-    # No scripted call works, so ToolObserver would write no doc (--grounded): editing is asked for anyway.
-    ("toolobserver", {"agent", "editor"}, ["--no-grounded", "--iterations", "2"]),
-    ("easytool", {"agent", "editor"}, []),
+@pytest.mark.parametrize("optimizer, phases, extra, scored_apart", [
+    # No scripted call works, so ToolObserver would write no doc (--grounded): editing is asked for anyway. Its
+    # first attempts are made with the starting docs (--start-docs-first), so they are its "before" row.
+    ("toolobserver", {"agent", "editor"}, ["--no-grounded", "--iterations", "3"], False),
+    # Showing the probed schema from the first attempt on, it scores the starting docs apart.
+    ("toolobserver", {"agent", "editor"}, ["--no-grounded", "--iterations", "3", "--no-start-docs-first"], True),
+    ("easytool", {"agent", "editor"}, [], True),
     # Calls without arguments fail on these tests, so play finds no example and nothing is rewritten.
-    ("play2prompt", {"agent", "exploration"}, ["--p2p-samples", "1"]),
-    ("gepa", {"agent", "exploration", "editor"}, []),
+    ("play2prompt", {"agent", "exploration"}, ["--p2p-samples", "1"], True),
+    ("gepa", {"agent", "exploration", "editor"}, [], True),
 ])
-def test_every_optimizer_runs_logs_and_saves_docs(optimizer, phases, extra, scripted_lms, tmp_path, capsys):
+def test_every_optimizer_runs_logs_and_saves_docs(optimizer, phases, extra, scored_apart, scripted_lms, tmp_path,
+                                                  capsys):
     argv = ["--optimizer", optimizer, "--limit", "2", "--json", "--quiet", "--out", str(tmp_path), *extra]
     with pytest.raises(SystemExit) as stop:
         run_main(optimize.main, argv)
@@ -77,14 +80,19 @@ def test_every_optimizer_runs_logs_and_saves_docs(optimizer, phases, extra, scri
     summary = json.loads(capsys.readouterr().out)
     assert summary["optimizer"] == optimizer and summary["n"] == 2
     assert set(summary["after"]) == {"E", "P", "A"}
-    # No optimizer here scores the starting docs at its first step (ToolObserver's improved variant shows probed
-    # schemas from step 0): they are scored apart, on the same tasks, for the "before" row.
+    # An optimizer whose first step does not score the starting docs has them scored apart, on the same tasks, for
+    # the "before" row; one whose first attempts were made with them reads the row from those attempts.
     assert set(summary["before"]) == {"E", "P", "A"}
-    assert mlflow.artifacts.load_text(f"runs:/{summary['run_id']}/start_docs_trajectories.jsonl").count("\n") == 1
     paid = {phase for phase, row in summary["tokens_by_phase"].items() if row["total_tokens"] and phase != "all"}
-    assert paid == {*phases, "start_docs"}  # the "before" scoring, charged apart: not the row's cost
-    start = summary["tokens_by_phase"]["start_docs"]
-    assert start["total_tokens"] + start["cached_tokens"] > 0
+    start = summary["tokens_by_phase"].get("start_docs", {"total_tokens": 0, "cached_tokens": 0})
+    if scored_apart:
+        assert mlflow.artifacts.load_text(f"runs:/{summary['run_id']}/start_docs_trajectories.jsonl").count("\n") == 1
+        assert paid == {*phases, "start_docs"}  # the "before" scoring, charged apart: not the row's cost
+        assert start["total_tokens"] + start["cached_tokens"] > 0
+    else:
+        assert "start_docs_trajectories.jsonl" not in {a.path for a in mlflow.MlflowClient().list_artifacts(
+            summary["run_id"])}
+        assert paid == phases  # no prompt of the starting docs is processed twice
     logged = mlflow.get_run(summary["run_id"]).data.metrics["result/tokens"]
     all_tokens = summary["tokens_by_phase"]["all"]
     assert logged == all_tokens["total_tokens"] + all_tokens["cached_tokens"] - start["total_tokens"] - start["cached_tokens"]

@@ -10,7 +10,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import prompt_text, scripted_lm, shown_tools
 
 from otbench.core.calls import ToolCall
 from otbench.envs.pool import catalogue, docs, metrics, retrieval, tasks
@@ -289,8 +289,8 @@ def test_request_retrieval_scores_docs_sources_and_the_usage_index_only_from_tra
 
 # -- learning ----------------------------------------------------------------------------------------------------
 def _offered(content):
-    return [json.loads(line)["function"]["name"] for line in content.split("Request:")[0].splitlines()
-            if line.startswith("{")]
+    return [function["name"] for function in shown_tools([{"role": "user", "content": content}])] \
+        if "Tools:" in content else []
 
 
 def test_toolobserver_learns_pool_docs_offline_and_the_index_embeds_the_learned_docs():

@@ -7,7 +7,7 @@ import random
 import re
 
 import pytest
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import prompt_text, scripted_lm, shown_tools
 from test_pool import HashingEncoder
 
 from otbench.envs.pool import catalogue, tasks
@@ -42,8 +42,8 @@ def scorer_reply(messages):
     """Play2Prompt's scorer: calls the tool a request names when its docs are the learned ones, else answers."""
     content = prompt_text(messages)
     named = re.search(r"Request: use (tool_\d{4})", content)
-    documented = {json.loads(line)["function"]["name"]: json.dumps(json.loads(line)["function"])
-                  for line in content.split("Request:")[0].splitlines() if line.startswith("{")}
+    documented = {function["name"]: json.dumps(function) for function in shown_tools(messages)} \
+        if "Tools:" in content else {}
     if named and LEARNED in documented.get(named.group(1), ""):
         return json.dumps({"calls": [{"name": named.group(1), "arguments": _arguments(named.group(1))}]}, default=str)
     return agent_reply(messages)

@@ -117,7 +117,7 @@ def first_tool_agent(messages) -> str:
     return json.dumps({"calls": [{"name": "stock_price", "arguments": {"stock_name": "AAPL"}}]})
 
 
-def _learn(request_values: bool) -> tuple[Trajectory, str, TokenLedger]:
+def _learn(request_values: bool, code_first: bool = True) -> tuple[Trajectory, str, TokenLedger]:
     examples = [dspy.Example(question=DENSITY, answer=5.0)]
     env = FunctionEnvironment([stock_price, density], examples,
                               lambda example, trajectory: example.answer in trajectory.outputs)
@@ -126,7 +126,7 @@ def _learn(request_values: bool) -> tuple[Trajectory, str, TokenLedger]:
     agent.lm = scripted_lm(first_tool_agent, ledger=ledger, phase="agent")
     editor.lm = scripted_lm(lambda m: json.dumps({"description": ""}), ledger=ledger, phase="editor")
     optimizer = ToolObserver(env=env, editor=editor, mode="online", progress=False,
-                             improvements=replace(IMPROVED, request_values=request_values))
+                             improvements=replace(IMPROVED, request_values=request_values, code_first=code_first))
     learned = optimizer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=examples)
     final = learned.detailed_results.final_trajectories[0]
     return final, learned.toolbox.get(env.toolset, "stock_price").description, ledger
@@ -140,7 +140,10 @@ def test_online_an_attempt_with_no_request_value_is_not_settled_and_its_tool_is_
     ablated, ablated_doc, ablated_ledger = _learn(request_values=False)
     assert [step.call.name for step in ablated.steps] == ["stock_price"] and not ablated.success
     assert "Not for" not in ablated_doc
-    assert ablated_ledger.phase("editor").calls == 0 < ledger.phase("editor").calls
+    # not settled: attempted again, with what code wrote (code_first), the editor asked only once that is not enough
+    assert ablated_ledger.phase("agent").calls == 1 < ledger.phase("agent").calls
+    _, _, asking = _learn(request_values=True, code_first=False)
+    assert ablated_ledger.phase("editor").calls == 0 < asking.phase("editor").calls
 
 
 def test_two_off_request_calls_to_one_tool_each_leave_their_sentence():

@@ -2,12 +2,15 @@
 
 import json
 import re
+from dataclasses import replace
 
+import dspy
 from recorder import Recorder
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import prompt_text, request_of, scripted_lm, shown_tools
 from toy_env import ToyEnvironment, docs_aware_agent_reply
 
 from otbench.core.calls import CallResult, ToolCall
+from otbench.envs.functions import FunctionEnvironment
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
@@ -16,6 +19,10 @@ from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.evidence import EvidenceBook, read_error
 from otbench.optimizers.toolobserver.knobs import IMPROVED, PAPER, Improvements
 from otbench.optimizers.toolobserver.teleprompter import ToolObserver
+
+# the improved variant without what saves model time: what the attempts and the editor see, step by step, as these
+# tests pin it (each saving has a test of its own below)
+SCHEMA_FIRST = replace(IMPROVED, start_docs_first=False, code_first=False, compact_tools=False, request_first=False)
 
 
 def describing_editor(messages):
@@ -45,7 +52,9 @@ def test_errors_name_the_missing_and_the_rejected_parameters():
 def test_probing_shows_the_agent_a_learned_schema_before_its_first_attempt():
     env = ToyEnvironment(2, hide_parameters=True)
     program, editor, _ = _setup(env, describing_editor)
-    program = ToolObserver(env=env, editor=editor, improvements=IMPROVED, progress=False).compile(program, trainset=env.tasks())
+    optimizer = ToolObserver(env=env, editor=editor, improvements=SCHEMA_FIRST, progress=False)
+    program = optimizer.compile(program, trainset=env.tasks())
+    assert not optimizer.evaluates_start_docs  # its first step shows probed docs: the starting ones are scored apart
     first_prompt = prompt_text(program.agent.lm.history[0]["messages"])
     assert '"required": ["a", "b"]' in first_prompt
     tool = program.toolbox.get("t0", "function_1")
@@ -65,8 +74,8 @@ def test_per_tool_docs_ask_once_per_tool_and_again_only_after_a_failure_on_new_e
     env = ToyEnvironment(1, hide_parameters=True)
     program, editor, _ledger = _setup(env, describing_editor)
     recorder = Recorder()
-    program = ToolObserver(env=env, editor=editor, improvements=IMPROVED, tracker=recorder, progress=False).compile(
-        program, trainset=env.tasks())
+    program = ToolObserver(env=env, editor=editor, improvements=SCHEMA_FIRST, tracker=recorder,
+                           progress=False).compile(program, trainset=env.tasks())
     jobs = [[e.job for e in record.exchanges] for record in recorder.records]
     # step 0: both tools are blank, each gets its own call; step 1: function_2 worked again, nothing to rewrite
     assert jobs == [["describe", "describe"], []]
@@ -111,8 +120,8 @@ def test_an_edit_after_which_more_calls_fail_is_undone():
 def test_learned_schemas_travel_with_the_docs_and_stay_refused_where_the_setting_shows_one(tmp_path):
     hidden = ToyEnvironment(1, hide_parameters=True)
     program, editor, _ = _setup(hidden, describing_editor)
-    program = ToolObserver(env=hidden, editor=editor, improvements=IMPROVED, max_iterations=1, progress=False).compile(
-        program, trainset=hidden.tasks())
+    program = ToolObserver(env=hidden, editor=editor, improvements=SCHEMA_FIRST, max_iterations=1,
+                           progress=False).compile(program, trainset=hidden.tasks())
     data = program.toolbox.to_json()
     assert data["toolsets"]["t0"][0]["parameters_learned"] is True
     fresh = hidden.toolbox()
@@ -179,3 +188,116 @@ def test_describe_drops_placeholders_the_editor_copied_from_its_prompt():
     exchange = editor.describe(tool, ["worked: function_1(a=1, b=2) returned 3"], None)
     assert "(none)" in exchange.prompt and exchange.updates == {}
     assert exchange.parameter_updates == {}  # c is not one of the tool's parameters
+
+
+# -- what saves model time -----------------------------------------------------------------------------------------
+def _prompts(program: ToolAgentProgram) -> list[str]:
+    return [prompt_text(entry["messages"]) for entry in program.agent.lm.history]
+
+
+def schema_reading_agent(messages):
+    """A small agent's habit: without a schema it names the arguments ``x`` and ``y``; with one it uses it."""
+    if any("parameters" in tool for tool in shown_tools(messages)):
+        return docs_aware_agent_reply(messages)
+    numbers = [int(word) for word in request_of(messages).split() if word.isdigit()]
+    return json.dumps({"calls": [{"name": "function_2", "arguments": {"x": numbers[0], "y": numbers[1]}}]})
+
+
+def test_the_first_attempts_are_made_with_the_starting_docs_and_are_the_before_score():
+    env = ToyEnvironment(2, hide_parameters=True)
+    program, editor, _ = _setup(env, describing_editor)
+    program.agent.lm = scripted_lm(schema_reading_agent, phase="agent")
+    recorder = Recorder()
+    optimizer = ToolObserver(env=env, editor=editor, improvements=IMPROVED, tracker=recorder, progress=False)
+    learned = optimizer.compile(program, trainset=env.tasks())
+    assert optimizer.evaluates_start_docs  # no second pass over the starting docs
+    prompts = _prompts(learned)
+    assert all(prompt.endswith("Tools:\nfunction_1\nfunction_2") for prompt in prompts[:2])  # as the setting shows
+    assert recorder.records[0].toolbox.to_json() == env.toolbox().to_json()
+    assert "function_1(a, b)" in prompts[2]  # what the probes found, shown from the second attempt on
+    assert learned.toolbox.get("t0", "function_1").parameters_learned
+    scored_apart = ToolObserver(env=env, editor=editor, improvements=replace(IMPROVED, start_docs_first=False),
+                                progress=False)
+    scored_apart.compile(_setup(env, describing_editor)[0], trainset=env.tasks())
+    assert not scored_apart.evaluates_start_docs
+
+
+def holidays(year: str, country: str) -> list:
+    if country not in ("US", "DE"):
+        raise ValueError(f"'country' must be one of US, DE, got {country!r}")
+    return [f"{year}-01-01"]
+
+
+def test_what_code_writes_is_tried_before_the_editor_is_asked():
+    def agent(messages):  # names the country as the request does, unless a doc gives the codes
+        country = "DE" if "must be one of us, de" in prompt_text(messages).lower() else "Germany"
+        return json.dumps({"calls": [{"name": "holidays", "arguments": {"year": "2005", "country": country}}]})
+
+    examples = [dspy.Example(question="Which holidays did Germany have in 2005?", answer=["2005-01-01"])]
+    env = FunctionEnvironment([holidays], examples, lambda example, trajectory: example.answer in trajectory.outputs)
+    costs = {}
+    for code_first in (True, False):
+        ledger = TokenLedger()
+        student = FunctionCallingAgent()
+        student.lm = scripted_lm(agent, ledger=ledger, phase="agent")
+        editor = DocEditor()
+        editor.lm = scripted_lm(lambda m: json.dumps({"description": "Lists holidays."}), ledger=ledger,
+                                phase="editor")
+        knobs = replace(IMPROVED, code_first=code_first, grounded=False)
+        learned = ToolObserver(env=env, editor=editor, mode="online", improvements=knobs, progress=False).compile(
+            ToolAgentProgram(env.toolbox(), student), trainset=examples)
+        costs[code_first] = (ledger.phase("agent").calls, ledger.phase("editor").calls,
+                             learned.detailed_results.final_trajectories[0].success)
+    # the error's rule, written by code, lets the second attempt succeed: no editor call is paid for it
+    assert costs[True] == (2, 0, True)
+    assert costs[False] == (2, 1, True)
+
+
+def test_signature_lines_show_the_docs_json_shows_in_fewer_characters():
+    from otbench.modules.agent import render_tools
+    from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
+
+    tool = DocumentedTool("function_1", description="Adds two numbers.", parameter_descriptions={"a": "the first"},
+                          parameters=[ParameterSpec("a", "integer"), ParameterSpec("b", "float", required=False),
+                                      ParameterSpec("c", "list", items={"type": "int"}, default=[1]),
+                                      ParameterSpec("d", "any")])
+    shown = render_tools([tool, DocumentedTool("function_2")], "signature")
+    assert shown == ("function_1(a: integer, b?: number, c: array[integer] = [1], d)\n  Adds two numbers.\n"
+                     "  a: the first\nfunction_2")
+    assert len(shown) < len(render_tools([tool, DocumentedTool("function_2")])) / 2
+
+
+def test_compact_tools_and_the_request_first_reach_the_agent_of_the_learned_program():
+    env = ToyEnvironment(1)
+    for knobs, expected in ((IMPROVED, ("signature", True)), (PAPER, ("json", False)),
+                            (replace(IMPROVED, compact_tools=False, request_first=False), ("json", False))):
+        program, editor, _ = _setup(env, describing_editor)
+        learned = ToolObserver(env=env, editor=editor, improvements=knobs, progress=False).compile(
+            program, trainset=env.tasks())
+        assert (learned.agent.tool_format, learned.agent.request_first) == expected
+        assert (program.agent.tool_format, program.agent.request_first) == ("json", False)  # the student is untouched
+        first = _prompts(learned)[0]
+        assert (first.index("Request:") < first.index("Tools:")) == expected[1]
+    offline = ToyEnvironment(2, shared=True)
+    program, editor, _ = _setup(offline, describing_editor)
+    learned = ToolObserver(env=offline, editor=editor, progress=False).compile(program, trainset=offline.tasks())
+    # offline, a shared toolset is what its tasks' prompts share: the tools come first, as JSON, as before
+    assert (learned.agent.tool_format, learned.agent.request_first) == ("json", False)
+
+
+def test_short_replies_ask_for_a_brief_doc_within_tighter_bounds():
+    seen = []
+
+    def editor_reply(messages):
+        seen.append(prompt_text(messages))
+        return describing_editor(messages)
+
+    tool = ToyEnvironment(1).toolbox().get("t0", "function_1")
+    editor = DocEditor()
+    editor.lm = scripted_lm(editor_reply, phase="editor")
+    for short in (True, False):
+        editor.describe(tool, ["worked: function_1(a=2, b=3) returned 5"], ["add 2 and 3"], short=short)
+    assert "Be brief" in seen[0] and "Be brief" not in seen[1]
+    from otbench.modules.editor import SHORT_LIMITS, describe_schema
+
+    assert describe_schema(["a"], limits=SHORT_LIMITS)["properties"]["description"]["maxLength"] == SHORT_LIMITS[0]

@@ -79,8 +79,8 @@ def test_an_optimize_run_holds_the_traces_of_its_agent_and_editor_calls(monkeypa
 
     monkeypatch.setattr(optimization, "open_lms", open_scripted)
     with pytest.raises(SystemExit):
-        run_main(optimize.main, ["--limit", "2", "--iterations", "1", "--no-grounded", "--json", "--quiet",
-                                 "--out", str(tmp_path)])  # no scripted call works: editing is asked for anyway
+        run_main(optimize.main, ["--limit", "2", "--iterations", "1", "--no-grounded", "--no-code-first", "--json",
+                                 "--quiet", "--out", str(tmp_path)])  # no scripted call works: the editor is asked
     traces = _traces(json.loads(capsys.readouterr().out)["run_id"])
     phases = {span.attributes.get("phase") for trace in traces for span in trace.data.spans}
     assert {"agent", "editor"} <= phases

@@ -5,7 +5,7 @@ import json
 from dataclasses import replace
 
 import dspy
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import scripted_lm, shown_tool_names
 
 from otbench import FunctionEnvironment
 from otbench.core.calls import CallResult, ToolCall
@@ -52,7 +52,7 @@ def zip_city(zipcode: str) -> str:
 
 def habit_agent(messages) -> str:
     """A small agent's habit: ``ip_city`` with the request's number, whenever it is shown."""
-    if '"ip_city"' in prompt_text(messages):
+    if "ip_city" in shown_tool_names(messages):
         return json.dumps({"calls": [{"name": "ip_city", "arguments": {"ip": "90210"}}]})
     return json.dumps({"calls": [{"name": "zip_city", "arguments": {"zipcode": "90210"}}]})
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from scripted_lm import prompt_text
+from scripted_lm import prompt_text, request_of, shown_tools
 
 from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory
@@ -83,9 +83,8 @@ def _documented(content: str, marker: str) -> dict[str, str]:
 
 def docs_aware_agent_reply(messages: list[dict[str, str]]) -> str:
     """Scripted agent: the tool documented as adding; else explore the last undocumented tool."""
-    content = prompt_text(messages)
-    numbers = [int(word) for word in content.split("Request:")[1].split() if word.isdigit()]
-    docs = _documented(content.split("Request:")[0], "Tools:")
+    numbers = [int(word) for word in request_of(messages).split() if word.isdigit()]
+    docs = {tool["name"]: tool.get("description", "") for tool in shown_tools(messages)}
     adders = [name for name, text in docs.items() if "adds" in text.lower()]
     blank = [name for name, text in docs.items() if not text]
     choice = (adders or blank[-1:] or ["function_2"])[0]

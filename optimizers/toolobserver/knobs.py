@@ -35,8 +35,13 @@ class Improvements:
     (``request_values``), and a refused call that fits it no better marks its tool as not for such requests
     (``refused_requests``); offline, where calls are scored, a tool with an interface of its own, or whose rivals
     answer in other kinds of value, is still described from its calls (``describe_from_calls``: online editing
-    always shows them, so this one acts offline only). An improvement with nothing to act on (no hidden schema,
-    no tools sharing an interface) changes nothing.
+    always shows them, so this one acts offline only). Five cut what the model processes and generates without
+    changing what is learned from: the first attempts, made with the starting docs, are the run's "before" score
+    (``start_docs_first``); what code writes from an attempt is tried before the editor is asked (``code_first``); the
+    agent reads tools as signature lines (``compact_tools``) and the request before them (``request_first``); the
+    editor answers briefly (``short_replies``). They act online, where each task's docs are learned and scored on their
+    own; an offline run's definition, and so the runs kept of it, stay as they were. An improvement with nothing to act on (no hidden schema, no tools
+    sharing an interface) changes nothing.
     """
 
     probe: bool = _knob("before the first attempt, call each tool whose parameters are not shown once with no "
@@ -122,6 +127,28 @@ class Improvements:
                                       "well as its counts; counts tell alike tools apart but say nothing of what a tool "
                                       "does, and an editor shown only them invents a purpose (online editing always "
                                       "shows the calls)", modes=("offline",), always_logged=True)
+    start_docs_first: bool = _knob("online: the first attempt at each task is made with the starting docs, so it is "
+                                   "the run's \"before\" score as well as evidence, and no second pass scores those docs "
+                                   "again; what probing found is shown from the second attempt on, with what the first "
+                                   "attempt's calls and errors added", modes=("online",), always_logged=True)
+    code_first: bool = _knob("online: an attempt after which code wrote something new into its docs (a learned schema, "
+                             "an error's rule, an experiment's working call, a not-for sentence) is made again with that "
+                             "before the editor is asked; the editor writes only where code had nothing new and the "
+                             "attempt is still not settled, so what code states costs no editor call",
+                             modes=("online",), always_logged=True)
+    compact_tools: bool = _knob("online: show the agent each tool as a signature line (name, parameters with their "
+                                "types and defaults, then the description and each parameter's meaning) instead of "
+                                "OpenAI's JSON tools format: the same docs in fewer prompt tokens; the starting docs are "
+                                "scored the same way, so before and after differ by the docs alone",
+                                modes=("online",), always_logged=True)
+    request_first: bool = _knob("online: the agent reads the request before the tools; each task has tools of its "
+                                "own and is attempted again as its docs change, so what its attempts share is the "
+                                "request, which llama.cpp's prefix cache then serves instead of processing it again",
+                                modes=("online",), always_logged=True)
+    short_replies: bool = _knob("online: the editor writes a tool's doc in one sentence and each parameter's meaning "
+                                "in a few words, bounded by the reply's grammar: a long reply costs generated tokens, "
+                                "the slowest a small local model makes, and a small agent reads a short doc as well",
+                                modes=("online",), always_logged=True)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

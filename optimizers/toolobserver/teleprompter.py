@@ -100,9 +100,15 @@ class ToolObserver(DocOptimizer):
             return False  # its first steps are the coverage pass's
         if self.start_changed is not None:
             return not self.start_changed
-        return not (self.improvements.probe and self.improvements.learned_schema)
+        return not (self.improvements.probe and self.improvements.learned_schema) or self._start_docs_first
 
     def _optimize(self, program: ToolAgentProgram, trainset: list[Any], resume: dict[str, Any]) -> None:
+        # the learned program's agent reads its docs as they were learned
+        online = self.mode == "online"
+        if self.improvements.compact_tools and online and hasattr(program.agent, "tool_format"):
+            program.agent.tool_format = "signature"
+        if self.improvements.request_first and online and hasattr(program.agent, "request_first"):
+            program.agent.request_first = True
         if self.mode == "online":
             self._online(program, trainset, resume)
         else:
@@ -123,13 +129,21 @@ class ToolObserver(DocOptimizer):
         """Whether repeats on rivals are played as attempts and judged by the task's metric."""
         return self.improvements.judge_replays and bool(getattr(self.env, "one_reply", False)) and self._outcome_known
 
+    @property
+    def _start_docs_first(self) -> bool:
+        """Whether the first attempts are made with the starting docs, what probing found shown only after them
+        (``start_docs_first``, online)."""
+        return self.improvements.start_docs_first and self.mode == "online"
+
     def _probe_first(self, toolbox: Toolbox, tasks: list[Any], book: EvidenceBook, *, resumed: bool) -> None:
         """Probe the tools before the first attempt (``probe``; a resumed run's evidence already holds it) and record
-        whether that changed the starting docs (a learned schema shown), which says who scores them."""
+        whether that changed the starting docs (a learned schema shown), which says who scores them. With
+        ``start_docs_first`` what the probes taught stays in the evidence until the first attempts are made."""
         self.start_changed = False
         if self.improvements.probe and not resumed:
             start = toolbox.to_json()
-            self._learn_interfaces(toolbox, tasks, book, teach=self.improvements.learned_schema)
+            teach = self.improvements.learned_schema and not self._start_docs_first
+            self._learn_interfaces(toolbox, tasks, book, teach=teach)
             self.start_changed = toolbox.to_json() != start
 
     def _settled(self, trajectory: Trajectory, toolbox: Toolbox, replays: Replays) -> bool:
@@ -239,24 +253,31 @@ class ToolObserver(DocOptimizer):
             if knobs.settle:
                 converged.update(t.task_id for t in editable if self._settled(t, student.toolbox, replays))
                 editable = [t for t in editable if t.task_id not in converged]
-            exchanges = parallel_map(
+            # code_first: what code states from the attempts is written first; the editor is asked only where it
+            # had nothing new (a task whose toolset code rewrote is attempted again with that alone)
+            written: dict[str, list[dict[str, Any]]] = {}
+            if knobs.code_first:
+                starting = {t.task_id: (t.toolset, _docs_of(student.toolbox, t.toolset)) for t in editable}
+                for trajectory in editable:
+                    self._write_by_code(student.toolbox, trajectory, book)
+                written = {task: docs for task, (toolset, docs) in starting.items()
+                           if _docs_of(student.toolbox, toolset) != docs}
+            asking = [trajectory for trajectory in editable if trajectory.task_id not in written]
+            asked_of = dict(zip([trajectory.task_id for trajectory in asking], parallel_map(
                 lambda trajectory: self._edit(student.toolbox, trajectory, book, described),
-                editable, num_threads=self.num_threads, description=f"step {step}: editor", progress=self.progress,
-            )
+                asking, num_threads=self.num_threads, description=f"step {step}: editor", progress=self.progress,
+            ), strict=True))
+            exchanges = [asked_of.get(trajectory.task_id, []) for trajectory in editable]
             to_run = []
             for trajectory, asked in zip(editable, exchanges, strict=True):
                 self.editor_rounds[trajectory.task_id] = self.editor_rounds.get(trajectory.task_id, 0) + 1
-                before = [tool.to_dict() for tool in student.toolbox.toolset(trajectory.toolset)]
+                if trajectory.task_id in written:
+                    to_run.append(trajectory.task_id)
+                    undo[trajectory.task_id] = written[trajectory.task_id]
+                    continue
+                before = _docs_of(student.toolbox, trajectory.toolset)
                 changed = sum(apply_exchange(student.toolbox, trajectory.toolset, exchange) for exchange in asked)
-                if knobs.learned_schema:
-                    changed += book.teach(student.toolbox, trajectory.toolset)
-                if knobs.error_rules:
-                    changed += book.state_rules(student.toolbox, trajectory.toolset)
-                if knobs.experiment:
-                    changed += state_experiments(student.toolbox, trajectory.toolset, book)
-                changed += _state_not_for(student.toolbox, trajectory,
-                                          self._off_request(trajectory, student.toolbox)
-                                          + self._refused_off_request(trajectory, student.toolbox))
+                changed += self._write_by_code(student.toolbox, trajectory, book)
                 if changed:
                     to_run.append(trajectory.task_id)
                     undo[trajectory.task_id] = before
@@ -278,6 +299,21 @@ class ToolObserver(DocOptimizer):
             if not to_run:
                 break
         self.final_trajectories = [latest[i] for i in by_id]
+
+    def _write_by_code(self, toolbox: Toolbox, trajectory: Trajectory, book: EvidenceBook) -> int:
+        """Write into the attempt's toolset what code states from the evidence: the learned schema, the errors' rules,
+        the experiments' working calls and, for calls that did not fit the request, a not-for sentence; returns how
+        many docs changed."""
+        knobs = self.improvements
+        changed = 0
+        if knobs.learned_schema:
+            changed += book.teach(toolbox, trajectory.toolset)
+        if knobs.error_rules:
+            changed += book.state_rules(toolbox, trajectory.toolset)
+        if knobs.experiment:
+            changed += state_experiments(toolbox, trajectory.toolset, book)
+        return changed + _state_not_for(toolbox, trajectory, self._off_request(trajectory, toolbox)
+                                        + self._refused_off_request(trajectory, toolbox))
 
     def _vary_repeats(self, student: ToolAgentProgram, ran: list[Trajectory], tried: FailedCalls,
                       by_id: Mapping[str, Any], step: int) -> list[Trajectory]:
@@ -321,8 +357,8 @@ class ToolObserver(DocOptimizer):
                 continue  # nothing is known of what it does: the learned schema and its errors say the rest
             described[key] = "\n".join(facts)
             requests = [trajectory.question] if tool.name in called and tool.name not in unsourced else []
-            asked = self._grounded(self.editor.describe(tool, facts, requests), tool, evidence,
-                                   [other.name for other in tools])
+            asked = self._grounded(self.editor.describe(tool, facts, requests, short=self.improvements.short_replies),
+                                   tool, evidence, [other.name for other in tools])
             exchanges.append(_with_example(asked, tool.name, evidence) if self.improvements.cite_requests else asked)
         return exchanges
 
@@ -662,6 +698,11 @@ def _state_not_for(toolbox: Toolbox, trajectory: Trajectory, off_request: list[O
         if sentence not in current:
             updates[call.name] = " ".join(part for part in (current, sentence) if part)
     return apply_updates(toolbox, trajectory.toolset, updates)
+
+
+def _docs_of(toolbox: Toolbox, toolset: str) -> list[dict[str, Any]]:
+    """A toolset's docs as plain records (``DocumentedTool.to_dict``): what an undo puts back."""
+    return [tool.to_dict() for tool in toolbox.toolset(toolset)]
 
 
 def _restore(toolbox: Toolbox, toolset: str, docs: list[dict[str, Any]]) -> None:

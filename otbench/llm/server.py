@@ -227,6 +227,12 @@ def serve(settings: ServerSettings, api_key: str) -> None:
     params.port = 0 if settings.tool_calls else settings.port
     params.verbosity = 1 if settings.verbose else -1
     params.warmup = False
+    # Every request looks up the longest cached prefix among the prompts llama.cpp keeps in RAM, not only the one its
+    # slot holds: with a slot chosen by prompt similarity, llama.cpp saves and searches that cache only when a new
+    # prompt would drop more than half the slot's, so a task attempted again after other tasks' short prompts re-read
+    # the part its attempts share. Similarity 0 turns that choice off: a slot is taken least recently used, and its
+    # prompt is saved and the best cached one restored each time (milliseconds for prompts of this size).
+    params.slot_prompt_similarity = 0.0
     try:
         server = xllamacpp.Server(params)
     except Exception as exc:  # noqa: BLE001 - the native server raises plain exceptions for a bad model
