@@ -30,6 +30,7 @@ from otbench.evals.invented import (
     rule_sentence,
     rule_type,
     value_kind,
+    without_call_form,
 )
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers.rivals import JudgedCall
@@ -283,7 +284,8 @@ class EvidenceBook:
         """Write what the tools' own errors said into their docs: each rule in its parameter's description (where
         the schema shows that parameter and the description lacks it), and, for a tool no call has worked on whose
         schema was learned or that refused argument names, the form of a call and the names it refused as its
-        description (a shown schema alone says the form already; what the tool refused is news). Returns how many
+        description, after what the description already says (its starting words are kept; a form stated before is
+        replaced) (a shown schema alone says the form already; what the tool refused is news). Returns how many
         tools' docs changed."""
         changed = 0
         for tool in toolbox.toolset(toolset):
@@ -306,7 +308,8 @@ class EvidenceBook:
             if (tool.parameters_learned or refused) and not evidence.working:  # nothing else is known of it
                 stated = [call_form_sentence(tool.name, [p.name for p in tool.parameters or () if p.required]),
                           not_parameters_sentence(refused) if refused else ""]
-                description = " ".join(sentence for sentence in stated if sentence)
+                description = " ".join(sentence for sentence in (without_call_form(tool.description), *stated)
+                                       if sentence)
             tool.with_docs(description=description, parameter_descriptions=additions)
             changed += tool.to_dict() != before
         return changed

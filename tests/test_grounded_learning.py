@@ -11,7 +11,7 @@ from otbench import FunctionEnvironment
 from otbench.core.calls import CallResult, ToolCall
 from otbench.envs.base import task_key
 from otbench.evals.harness import run_rollouts
-from otbench.evals.invented import Observed, invented_claims, supported_text, unsupported
+from otbench.evals.invented import Observed, invented_claims, supported_text, unsupported, without_call_form
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
@@ -307,6 +307,26 @@ def test_a_shown_schema_gets_the_call_form_only_once_the_tool_refused_names_and_
     worked, book = Toolbox({"t": [shown()]}), EvidenceBook()
     book.add("t", [refused, CallResult(ToolCall("f", {"base": 2, "height": 3}), True, output=3.0)], {"f"})
     assert book.state_rules(worked, "t") == 0  # a working call says more than the form: the editor writes from it
+
+
+def test_the_call_form_is_added_after_a_starting_description_and_replaces_only_a_form_stated_before():
+    """A tool that starts with docs (a one-line description, an advertised MCP doc, a docstring) keeps them when code
+    states how it is called: its words stay first, and a form stated again later replaces the earlier one."""
+    from otbench.optimizers.evidence import EvidenceBook
+
+    toolbox = Toolbox({"t": [DocumentedTool("f", description="Finds the total deaths of a country from COVID.")]})
+    book = EvidenceBook()
+    book.add("t", [CallResult(ToolCall("f", {}), False, error="TypeError: f() missing 1 required positional "
+                                                               "argument: 'country'")], {"f"})
+    assert book.teach(toolbox, "t") and book.state_rules(toolbox, "t") == 1
+    assert toolbox.get("t", "f").description == "Finds the total deaths of a country from COVID. Called as f(country=…)."
+    book.add("t", [CallResult(ToolCall("f", {"country_name": "Brazil"}), False,
+                              error="TypeError: f() got an unexpected keyword argument 'country_name'")], {"f"})
+    assert book.state_rules(toolbox, "t") == 1
+    assert toolbox.get("t", "f").description == ("Finds the total deaths of a country from COVID. Called as "
+                                                 "f(country=…). Not parameters: country_name (the tool refused them).")
+    assert without_call_form("Sums a list. Called as f(a=…, b=…). Not parameters: c (the tool refused them).") == \
+        "Sums a list."
 
 
 def test_an_attempt_that_hedges_over_rivals_has_each_of_its_calls_judged_alone():
