@@ -59,15 +59,30 @@ def _rouge() -> Any:
     return rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
 
 
+_EMBEDDINGS: dict[str, Any] = {}
+"""Each text's normalized embedding, once per process: the gold docs are compared with every row's docs, and a
+comparison run again compares the same texts (:data:`_EMBEDDINGS_KEPT` of them at most)."""
+_EMBEDDINGS_KEPT = 50_000
+
+
+def _embeddings(texts: list[str]) -> list[Any]:
+    """The normalized embedding of each of ``texts``, encoding in one batch only those not embedded before."""
+    missing = [text for text in dict.fromkeys(texts) if text not in _EMBEDDINGS]
+    if missing:
+        if len(_EMBEDDINGS) + len(missing) > _EMBEDDINGS_KEPT:
+            _EMBEDDINGS.clear()
+        vectors = _sentence_model().encode(missing, normalize_embeddings=True, convert_to_numpy=True)
+        _EMBEDDINGS.update(zip(missing, vectors, strict=True))
+    return [_EMBEDDINGS[text] for text in texts]
+
+
 def semantic_similarities(learned: list[str], gold: list[str]) -> list[float]:
     """Cosine similarity of each pair's sentence embeddings; an empty doc scores 0 (it says nothing)."""
     pairs = [(i, a, b) for i, (a, b) in enumerate(zip(learned, gold, strict=True)) if a.strip() and b.strip()]
     scores = [0.0] * len(learned)
     if pairs:
-        model = _sentence_model()
-        left = model.encode([a for _, a, _ in pairs], normalize_embeddings=True, convert_to_numpy=True)
-        right = model.encode([b for _, _, b in pairs], normalize_embeddings=True, convert_to_numpy=True)
-        for (index, _, _), u, v in zip(pairs, left, right, strict=True):
+        vectors = _embeddings([a for _, a, _ in pairs] + [b for _, _, b in pairs])
+        for (index, _, _), u, v in zip(pairs, vectors[:len(pairs)], vectors[len(pairs):], strict=True):
             scores[index] = min(1.0, max(0.0, float(u @ v)))
     return scores
 

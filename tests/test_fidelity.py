@@ -41,3 +41,23 @@ def test_doc_text_holds_description_parameters_and_returns_but_not_the_name():
     tool = DocumentedTool("secret_name", description="Adds.", parameters=[ParameterSpec("a", "integer")],
                           parameter_descriptions={"a": "first addend"}, returns="the sum")
     assert doc_text(tool) == "Adds.\na: first addend\nReturns: the sum"
+
+
+def test_a_text_is_embedded_once_however_many_rows_compare_it(monkeypatch):
+    """The gold docs meet every row's docs, and a comparison run again meets the same texts: each is encoded once."""
+    from otbench.evals import fidelity as module
+
+    encoded: list[str] = []
+    model = module._sentence_model()
+    real = model.encode
+
+    def counting(texts, **kwargs):
+        encoded.extend(texts)
+        return real(texts, **kwargs)
+
+    monkeypatch.setattr(model, "encode", counting)
+    monkeypatch.setattr(module, "_EMBEDDINGS", {})
+    first = semantic_similarities(["Adds two numbers.", "Returns a list."], [GOLD, GOLD])
+    assert sorted(encoded) == sorted(["Adds two numbers.", "Returns a list.", GOLD])
+    assert semantic_similarities(["Returns a list.", "Adds two numbers."], [GOLD, GOLD]) == first[::-1]
+    assert len(encoded) == 3
