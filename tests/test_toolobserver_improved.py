@@ -222,6 +222,25 @@ def test_the_first_attempts_are_made_with_the_starting_docs_and_are_the_before_s
     assert not scored_apart.evaluates_start_docs
 
 
+def test_a_first_attempt_that_worked_on_the_starting_docs_is_made_again_with_what_probing_found():
+    """An attempt with the starting docs whose calls all worked settles nothing while probing learned what those docs
+    did not show: the task is attempted again with it (a lucky guess is not what the learned docs say)."""
+    def lucky(messages):  # guesses the right parameter names without a schema
+        numbers = [int(word) for word in request_of(messages).split() if word.isdigit()]
+        return json.dumps({"calls": [{"name": "function_1", "arguments": {"a": numbers[0], "b": numbers[1]}}]})
+
+    env = ToyEnvironment(2, hide_parameters=True)
+    program, editor, _ = _setup(env, describing_editor)
+    program.agent.lm = scripted_lm(lucky, phase="agent")
+    learned = ToolObserver(env=env, editor=editor, improvements=IMPROVED, progress=False).compile(
+        program, trainset=env.tasks())
+    prompts = _prompts(learned)
+    assert all("function_1" in prompt.rsplit("Tools:", 1)[1].splitlines()[1] and "(" not in prompt.rsplit("Tools:", 1)[1]
+               for prompt in prompts[:2])  # the starting docs: names alone
+    assert len(prompts) > 2 and all("function_1(a: number, b: number)" in prompt for prompt in prompts[2:])
+    assert all(trajectory.steps[0].ok for trajectory in learned.detailed_results.final_trajectories)
+
+
 def holidays(year: str, country: str) -> list:
     if country not in ("US", "DE"):
         raise ValueError(f"'country' must be one of US, DE, got {country!r}")

@@ -251,7 +251,10 @@ class ToolObserver(DocOptimizer):
             learning = step < self.max_iterations and not self.learning_budget.exhausted()
             editable = [latest[i] for i in by_id if i not in converged] if learning else []
             if knobs.settle:
-                converged.update(t.task_id for t in editable if self._settled(t, student.toolbox, replays))
+                settled = [t for t in editable if self._settled(t, student.toolbox, replays)]
+                if step == 0 and self._start_docs_first and not self._outcome_known:  # probing's news was withheld
+                    settled = [t for t in settled if not self._news_for(student.toolbox, t, book)]
+                converged.update(t.task_id for t in settled)
                 editable = [t for t in editable if t.task_id not in converged]
             # code_first: what code states from the attempts is written first; the editor is asked only where it
             # had nothing new (a task whose toolset code rewrote is attempted again with that alone)
@@ -299,6 +302,15 @@ class ToolObserver(DocOptimizer):
             if not to_run:
                 break
         self.final_trajectories = [latest[i] for i in by_id]
+
+    def _news_for(self, toolbox: Toolbox, trajectory: Trajectory, book: EvidenceBook) -> bool:
+        """Whether code would write something into the attempt's docs (what probing found, above all): an attempt
+        made with the starting docs settles its task only where they are all there is to show, so a task whose
+        first attempt worked is still attempted with what was learned. The docs are left as they were."""
+        before = _docs_of(toolbox, trajectory.toolset)
+        news = self._write_by_code(toolbox, trajectory, book) > 0
+        _restore(toolbox, trajectory.toolset, before)
+        return news
 
     def _write_by_code(self, toolbox: Toolbox, trajectory: Trajectory, book: EvidenceBook) -> int:
         """Write into the attempt's toolset what code states from the evidence: the learned schema, the errors' rules,
