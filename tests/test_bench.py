@@ -76,8 +76,10 @@ def test_learning_reports_a_ledger_entry_and_keeps_the_report_for_the_pages(tmp_
     monkeypatch.setenv("OTBENCH_RESULTS", str(results))
     report = _run(capsys, "learning", "--summary", "ledger:3e47d193", "--speeds", "34,10", "--keep", "learning-main",
                   "--quiet")
-    overall = report["by_phase"]["all"]
-    assert (overall["calls"], overall["prompt_processed"], overall["generated"]) == (29, 2852, 1197)
+    overall, spent = report["by_phase"]["all"], json.loads(kept_entry.read_text())["tokens_by_phase"]["all"]
+    assert (overall["calls"], overall["prompt_processed"], overall["generated"]) == (
+        spent["server_calls"], spent["server_prompt_processed"], spent["server_generated"])
+    assert overall["model_seconds"] == round(spent["server_prompt_processed"] / 34 + spent["server_generated"] / 10, 1)
     kept = json.loads((results / "benchmarks" / "learning-main.json").read_text())
     assert kept["output"] == report
     assert kept["command"].startswith("python -m otbench.bench learning --summary ledger:3e47d193")

@@ -25,8 +25,11 @@ from otbench.study.rendered import _dirty_note, table
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "results" / "runs"
-NAMES_DESC = {"base": "cee3501bc2065f1fd896", "gold": "bff58e1c762776603751", "+TO": "59c139ac30ce14abbc15"}
+NAMES_DESC = {"base": "cee3501bc2065f1fd896", "gold": "bff58e1c762776603751", "+TO": "f7d63a61be35e821573e"}
 """The grid's bfcl/names_desc cells, each finished in the committed ledger."""
+OLD_OPTIMIZE = "59c139ac30ce14abbc15"
+"""A committed optimize entry kept before the learning split's scores were named apart (names_desc +TO, run before
+ToolObserver's cost improvements)."""
 SMALL = ("52211ec9cb5ef291534c", "0c47479576ce319e361c", "309cf03cb7c0777eaaa3")
 """Small committed entries: an interrupted optimize run, then two finished evaluations."""
 
@@ -241,7 +244,7 @@ def test_reproduce_status_writes_nothing(tmp_path, capsys):
 def test_an_old_optimize_entry_loads_its_learning_scores_under_their_learning_names(tmp_path, monkeypatch):
     monkeypatch.setenv("OTBENCH_MLRUNS", str(tmp_path / "store"))
     mlflow_store.configure()
-    entry = ledger.read(_ledger(NAMES_DESC["+TO"]) / f"{NAMES_DESC['+TO']}.json")
+    entry = ledger.read(_ledger(OLD_OPTIMIZE) / f"{OLD_OPTIMIZE}.json")
     assert "E" in entry.history  # kept before the learning split's scores were named apart
     metrics = mlflow.get_run(ledger.load(entry)).data.metrics
     assert "E" not in metrics and metrics["learning/E"] == entry.metrics["E"]
