@@ -61,8 +61,10 @@ _RULE_LENGTH = 160
 _UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
 _NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
 _CALL_FORM = re.compile(r"Called as ([A-Za-z_][A-Za-z0-9_]*)\((.*)\)\.")
-_CALL_FORM_ANYWHERE = re.compile(r"Called as [A-Za-z_][A-Za-z0-9_]*\((?:[A-Za-z_][A-Za-z0-9_]*=…(?:, )?)*\)\.")
-"""A call-form sentence inside a description (its parameters as ``name=…`` only, so no other sentence is taken)."""
+_STATED_FORM = re.compile(r" ?(?:Called as [A-Za-z_][A-Za-z0-9_]*\((?:[A-Za-z_][A-Za-z0-9_]*=…(?:, )?)*\)\."
+                          r"|Not parameters: [^\n]+? \(the tool refused them\)\.)")
+"""The call-form and refused-names sentences inside a description, each with the space that joined it to the one
+before (its parameters as ``name=…`` only, so no other sentence is taken)."""
 _NOT_FOR = re.compile(r'Not for requests like "[^"]*": called for one as ([A-Za-z_][A-Za-z0-9_]*)\(.*\), '
                       r'(?:which it refused, )?'
                       r'(?:with no value the request gives|while the request names the parameters of [^"]*)\.')
@@ -455,8 +457,7 @@ def without_call_form(description: str) -> str:
     """``description`` without the sentences :func:`call_form_sentence` and :func:`not_parameters_sentence` write:
     what a tool's doc says besides the form of a call (its starting words, what an editor wrote), which code
     stating the form again must keep."""
-    kept = _NOT_PARAMETERS.sub("", _CALL_FORM_ANYWHERE.sub("", description))
-    return re.sub(r"\s{2,}", " ", kept).strip()
+    return _STATED_FORM.sub("", description).strip()
 
 
 def not_parameters_sentence(names: Iterable[str]) -> str:

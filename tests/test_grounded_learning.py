@@ -327,6 +327,8 @@ def test_the_call_form_is_added_after_a_starting_description_and_replaces_only_a
                                                  "f(country=…). Not parameters: country_name (the tool refused them).")
     assert without_call_form("Sums a list. Called as f(a=…, b=…). Not parameters: c (the tool refused them).") == \
         "Sums a list."
+    docstring = "Sums a list.\n\n    :param items: the numbers"  # a docstring's layout is the user's: kept as written
+    assert without_call_form(f"{docstring} Called as f(items=…).") == docstring
 
 
 def test_an_attempt_that_hedges_over_rivals_has_each_of_its_calls_judged_alone():
