@@ -460,6 +460,13 @@ def without_call_form(description: str) -> str:
     return _STATED_FORM.sub("", description).strip()
 
 
+def stated_call_form(description: str) -> list[str]:
+    """The sentences :func:`call_form_sentence` and :func:`not_parameters_sentence` wrote into ``description``, in
+    order: code stating the same again leaves the doc as it is (moving them would change the doc, and every prompt
+    that shows it, for nothing)."""
+    return [match.group(0).strip() for match in _STATED_FORM.finditer(description)]
+
+
 def not_parameters_sentence(names: Iterable[str]) -> str:
     """How learned docs state the argument names a tool refused as unexpected."""
     return f"Not parameters: {', '.join(names)} (the tool refused them)."

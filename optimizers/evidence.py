@@ -29,6 +29,7 @@ from otbench.evals.invented import (
     not_parameters_sentence,
     rule_sentence,
     rule_type,
+    stated_call_form,
     value_kind,
     without_call_form,
 )
@@ -308,8 +309,10 @@ class EvidenceBook:
             if (tool.parameters_learned or refused) and not evidence.working:  # nothing else is known of it
                 stated = [call_form_sentence(tool.name, [p.name for p in tool.parameters or () if p.required]),
                           not_parameters_sentence(refused) if refused else ""]
-                description = " ".join(sentence for sentence in (without_call_form(tool.description), *stated)
-                                       if sentence)
+                stated = [sentence for sentence in stated if sentence]
+                if stated_call_form(tool.description) != stated:
+                    description = " ".join(sentence for sentence in (without_call_form(tool.description), *stated)
+                                           if sentence)
             tool.with_docs(description=description, parameter_descriptions=additions)
             changed += tool.to_dict() != before
         return changed

@@ -331,6 +331,25 @@ def test_the_call_form_is_added_after_a_starting_description_and_replaces_only_a
     assert without_call_form(f"{docstring} Called as f(items=…).") == docstring
 
 
+def test_a_call_form_stated_again_unchanged_leaves_the_doc_as_it_is():
+    """Code states the form after every step; where it says what the doc already says, the doc is not rewritten (the
+    form moved behind a sentence written since was a changed doc, and a task attempted again for nothing)."""
+    from otbench.optimizers.evidence import EvidenceBook
+
+    toolbox = Toolbox({"t": [DocumentedTool("f")]})
+    book = EvidenceBook()
+    book.add("t", [CallResult(ToolCall("f", {"input": 1}), False, error="TypeError: f() got an unexpected keyword "
+                                                                        "argument 'input'"),
+                   CallResult(ToolCall("f", {}), False, error="TypeError: f() missing 1 required positional "
+                                                              "argument: 'year'")], {"f"})
+    assert book.teach(toolbox, "t") and book.state_rules(toolbox, "t") == 1
+    stated = toolbox.get("t", "f").description
+    assert stated == "Called as f(year=…). Not parameters: input (the tool refused them)."
+    toolbox.get("t", "f").with_docs(description=f"{stated} Not for requests like \"x\".")  # written since
+    assert book.state_rules(toolbox, "t") == 0
+    assert toolbox.get("t", "f").description == f"{stated} Not for requests like \"x\"."
+
+
 def test_an_attempt_that_hedges_over_rivals_has_each_of_its_calls_judged_alone():
     def strict(example, trajectory):  # one call, the right one: hedging over two converters fails
         return len(trajectory.steps) == 1 and _metric(example, trajectory)
