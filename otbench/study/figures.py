@@ -41,6 +41,7 @@ prose's regions, or its sentence cites no figure.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -138,9 +139,10 @@ def source_values(sources: str, results: Path | None = None) -> list[float]:
         kind, _, rest = source.partition("/")
         if kind == "runs":  # the entries of one source are compared with each other, not with another source's
             entries = [_entry(key, results) for key in rest.split(".")]
-            values |= {value for entry in entries for value in entry_values(entry)}
+            for entry in entries:
+                values |= _values_once(entry)
             for first, second in itertools.combinations(entries, 2):
-                values |= set(pair_values(first, second))
+                values |= _values_once(first, second)
         elif kind == "grid":  # each cell by itself: its comparisons are its table's (table/grid/SIZE/ENV/SETTING)
             values |= _grid_values(rest, results)
         elif kind == "table":
@@ -180,11 +182,25 @@ def _grid_values(size: str, results: Path | None) -> set[float]:
     """What ``grid/SIZE`` gives, read once a process (opening the grid opens every environment it runs)."""
     key = (size, str(results))
     if key not in _GRIDS:
-        _GRIDS[key] = {value for entry in _grid_entries(size, results) for value in entry_values(entry)}
+        _GRIDS[key] = {value for entry in _grid_entries(size, results) for value in _values_once(entry)}
     return _GRIDS[key]
 
 
 _GRIDS: dict[tuple[str, str], set[float]] = {}
+
+
+def _values_once(*entries: ledger.Entry) -> frozenset[float]:
+    """What one entry gives (:func:`entry_values`) or two give together (:func:`pair_values`), worked out once a
+    process for the same contents: pages cite an entry in many regions, and each comparison's permutation test and
+    bootstrap cost more than reading every page."""
+    key = tuple(hashlib.sha256(json.dumps(entry.to_json(), sort_keys=True, default=str).encode()).hexdigest()
+                for entry in entries)
+    if key not in _VALUES:
+        _VALUES[key] = frozenset(entry_values(entries[0]) if len(entries) == 1 else pair_values(*entries))
+    return _VALUES[key]
+
+
+_VALUES: dict[tuple[str, ...], frozenset[float]] = {}
 
 
 def _benchmark(name: str, results: Path | None) -> Any:
