@@ -30,6 +30,8 @@ from otbench.optimizers.toolobserver.teleprompter import ToolObserver
     ("Traceback (most recent call last): ...", "Traceback (most recent call last): ..."),
     ({"error": "bad input", "message": "say a number"}, "bad input: say a number"),
     ("❌ 表达式语法错误：invalid syntax", "❌ 表达式语法错误：invalid syntax"),  # a calculator server's own words
+    ("Database error: no such table: users", "Database error: no such table: users"),  # an SQLite server's words
+    ("ValueError: unknown unit", "ValueError: unknown unit"),
 ])
 def test_an_answer_that_is_an_error_in_words_is_read_as_one(output, expected):
     assert worded_error(output) == expected
@@ -38,6 +40,8 @@ def test_an_answer_that_is_an_error_in_words_is_read_as_one(output, expected):
 
 
 @pytest.mark.parametrize("output", ["Unknown", "invalid", "The error function of 1 is 0.84", "Unknown city",
+                                    "Standard error: 0.12", "Margin of error: 3 points", "Mean error: 0.4 mm",
+                                    "Terror: a novel",
                                     {"error": "x", "rows": []}, 3.2, ["Error"]])
 def test_a_plain_answer_that_merely_holds_such_a_word_is_an_answer(output):
     assert worded_error(output) is None

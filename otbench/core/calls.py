@@ -224,7 +224,9 @@ def checked_call(name: Any, arguments: Any) -> ToolCall:
         return ToolCall(name, {}, f"arguments must be JSON values: {exc}")
 
 
-_ERROR_OPENING = re.compile(r"^(?:\W{0,3}(?:error|exception|traceback|fatal)\b|\s*(?:❌|⛔|✖|✗|⚠)|\W{0,3}(?:错误|錯誤))",
+_ERROR_OPENING = re.compile(r"^(?:\W{0,3}(?:error|exception|traceback|fatal)\b|\s*(?:❌|⛔|✖|✗|⚠)|\W{0,3}(?:错误|錯誤)"
+                            r"|\W{0,3}[A-Za-z][\w-]*\s(?:error|exception)\s*:\s*[A-Za-z'\"]"  # Database error: no such
+                            r"|\W{0,3}(?-i:[A-Z]\w*(?:Error|Exception))\s*:\s*[A-Za-z'\"])",  # ValueError: unknown unit
                             re.IGNORECASE)
 _FAILURE_OPENING = re.compile(r"^\W{0,3}(?:invalid|failed|failure|unable|cannot|can't|could not|unknown|unsupported|"
                               r"not (?:found|supported|allowed|a valid))\b", re.IGNORECASE)
@@ -238,7 +240,9 @@ def worded_error(output: Any) -> str | None:
 
     Many servers and functions answer a call they cannot serve with a text (``"Error: unknown unit 'kms'; use
     km, mi"``) or an object (``{"error": "..."}``) instead of failing it, so the call looks as if it worked. Read
-    here as what it is: a text that opens with an error's word (error, exception, traceback, 错误) or mark (❌), or with a failure's
+    here as what it is: a text that opens with an error's word (error, exception, traceback, 错误; or a word and then
+    the error's colon and words: ``Database error: no such table``, ``ValueError: unknown unit``, where ``Standard
+    error: 0.12`` is an answer) or mark (❌), or with a failure's
     (invalid, failed, unable, cannot, unknown...) on a first line that goes on to say why (a colon or semicolon
     follows); an object whose only keys are an error report's, with a non-empty ``error``. A plain answer that
     merely contains such a word later on is an answer."""
