@@ -79,6 +79,13 @@ SHORT_LIMITS = (200, 60)
 
 FACTS_HEADING = "Facts read by code from the tools' answers (trust them):"
 
+_BATCH_DESCRIPTION_CHARS = 240
+"""The longest description a batch reply gives a tool: a whole reply at this length still fits the batch's token
+bound (about 90 a tool), so none is cut off unreadable (at 400 a tool, a reply copying its prompt was, and the batch
+learned nothing)."""
+_BATCH_LABELS = ("Tool:", "Current description:", "Parameters:", "- ")
+"""How the lines of a batch prompt's tool blocks open: a description's line opening so is the prompt copied back."""
+
 _REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
 
 
@@ -255,7 +262,7 @@ class DocEditor(dspy.Module):
             "type": "array", "minItems": len(names), "maxItems": len(names), "items": {
                 "type": "object", "required": ["name", "description"], "properties": {
                     "name": {"type": "string", "enum": names},
-                    "description": {"type": "string", "minLength": 1, "maxLength": 400}}}}}}
+                    "description": {"type": "string", "minLength": 1, "maxLength": _BATCH_DESCRIPTION_CHARS}}}}}}
         reply_format = 'Reply with JSON only: {"tools": [{"name": "<tool name>", "description": "<its description>"}]}'
         prompt = "\n\n".join(blocks)
         reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{DESCRIBE_BATCH_TASK}\n\n{reply_format}", user=prompt,
@@ -265,7 +272,7 @@ class DocEditor(dspy.Module):
         updates = {}
         for item in items if isinstance(items, list) else []:
             if isinstance(item, dict) and item.get("name") in names and item["name"] not in updates:
-                text = reply_text(item.get("description"))
+                text = reply_text(_before_echo(item.get("description")))
                 if text:
                     updates[item["name"]] = text
         return EditorExchange("describe_batch", prompt, reply, updates)
@@ -292,3 +299,14 @@ class DocEditor(dspy.Module):
                   f"Candidate descriptions:\n\n{candidates}")
         names = sorted({name for proposal in proposals for name in proposal})
         return self._ask("merge", MERGE_TASK, prompt, names)
+
+
+def _before_echo(description: Any) -> Any:
+    """A batch reply's description up to the first line that copies the prompt's tool block back (its parameters and
+    the facts of its calls: a small model given a current description goes on into them); anything else as it is."""
+    if not isinstance(description, str):
+        return description
+    lines = description.split("\n")
+    end = next((index for index, line in enumerate(lines) if index and line.lstrip().startswith(_BATCH_LABELS)),
+               len(lines))
+    return "\n".join(lines[:end])

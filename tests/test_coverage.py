@@ -299,3 +299,23 @@ def test_a_call_on_the_wrong_scale_starts_experiments_only_when_read_against_its
     read = run(True).detailed_results.iterations[0]
     unread = run(False).detailed_results.iterations[0]
     assert read.metrics["experiment_calls"] >= 1 and unread.metrics["experiment_calls"] == 0
+
+
+def test_a_batch_description_that_copies_its_prompt_back_keeps_only_what_it_wrote_before_it():
+    """A small editor given a current description copies it, then goes on into the prompt's parameter and fact lines:
+    those lines are the prompt, not a description."""
+    from otbench.modules.editor import DocEditor
+    from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
+
+    tools = [DocumentedTool("f", description="The square root of quantity.", parameters=[ParameterSpec("quantity")]),
+             DocumentedTool("g")]
+    copied = "The square root of quantity, rounded to 4 decimals.\nParameters:\n- quantity (any)\n- worked: f(quantity=4)"
+    editor = DocEditor()
+
+    def reply(messages):
+        return json.dumps({"tools": [{"name": "f", "description": copied},
+                                     {"name": "g", "description": "Doubles a number."}]})
+
+    editor.lm = scripted_lm(reply, phase="editor")
+    exchange = editor.describe_batch(tools, {"f": ["worked: f(quantity=4) returned 2.0"], "g": []})
+    assert exchange.updates == {"f": "The square root of quantity, rounded to 4 decimals.", "g": "Doubles a number."}
