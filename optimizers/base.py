@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import dspy
 from dspy.teleprompt import Teleprompter
+from tqdm import tqdm
 
 from otbench.core.calls import CallResult, ToolCall, read_against_request, read_worded_error
 from otbench.core.trajectory import Trajectory
@@ -414,9 +415,14 @@ class DocOptimizer(Teleprompter):
         editor.lm = self._lms(program).get("editor")
         judge = bool(getattr(self.env, "one_reply", False))
         pass_ = Coverage(self.env, editor, judge=judge, exhausted=self.learning_budget.exhausted)
+        toolsets = dict.fromkeys(self.env.toolset_of(task) for task in trainset)
+        bar = tqdm(total=sum(len(program.toolbox.toolset(toolset)) for toolset in toolsets),
+                   initial=len(state.described), desc="coverage: tools", unit="tool", dynamic_ncols=True,
+                   disable=not self.progress)  # a pass over a pool's thousand tools takes hours on a small machine
 
         def report(batch: Batch) -> None:
             nonlocal steps
+            bar.update(len(batch.tools))
             metrics = {"coverage_tools_tried": float(len(state.tried)), "coverage_editor_calls": float(state.editor_calls),
                        "docs_changed": float(batch.changed)}
             checkpoint = {COVERAGE: {**state.to_dict(), "steps": steps + 1}, COVERAGE_EVIDENCE: book.to_dict(),
@@ -426,7 +432,8 @@ class DocOptimizer(Teleprompter):
                                                     checkpoint=checkpoint))
             steps += 1
 
-        pass_.run(program.toolbox, trainset, book, state, report)
+        with bar:
+            pass_.run(program.toolbox, trainset, book, state, report)
         recording.coverage = {**state.to_dict(), "steps": steps, "over": True}
         recording.offset = steps
         self.coverage_evidence = book
