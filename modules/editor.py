@@ -255,8 +255,8 @@ class DocEditor(dspy.Module):
         for tool in tools:
             parameters = ", ".join(f"{p.name} ({p.type})" for p in tool.parameters or ()) or "(not known)"
             lines = "\n".join(f"- {line}" for line in facts.get(tool.name, ()))
-            blocks.append(f"Tool: {tool.name}\nCurrent description: {tool.description or '(none)'}\n"
-                          f"Parameters: {parameters}\n{lines}")
+            current = f"Current description: {tool.description}\n" if tool.description else ""  # "(none)" was copied
+            blocks.append(f"Tool: {tool.name}\n{current}Parameters: {parameters}\n{lines}")
         names = [tool.name for tool in tools]
         schema = {"type": "object", "required": ["tools"], "properties": {"tools": {
             "type": "array", "minItems": len(names), "maxItems": len(names), "items": {
