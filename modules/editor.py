@@ -272,7 +272,7 @@ class DocEditor(dspy.Module):
         updates = {}
         for item in items if isinstance(items, list) else []:
             if isinstance(item, dict) and item.get("name") in names and item["name"] not in updates:
-                text = reply_text(_before_echo(item.get("description")))
+                text = _whole_sentences(reply_text(_before_echo(item.get("description"))))
                 if text:
                     updates[item["name"]] = text
         return EditorExchange("describe_batch", prompt, reply, updates)
@@ -310,3 +310,12 @@ def _before_echo(description: Any) -> Any:
     end = next((index for index, line in enumerate(lines) if index and line.lstrip().startswith(_BATCH_LABELS)),
                len(lines))
     return "\n".join(lines[:end])
+
+
+def _whole_sentences(text: str) -> str:
+    """A batch description cut off at its bound, back to its last whole sentence (where it has one): a sentence cut
+    in the middle ("...looking up the ISO code and return") reads as a fault of the tool's doc."""
+    if len(text) < _BATCH_DESCRIPTION_CHARS - 1:
+        return text
+    end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
+    return text[:end + 1] if end > 0 else text

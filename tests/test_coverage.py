@@ -320,3 +320,14 @@ def test_a_batch_description_that_copies_its_prompt_back_keeps_only_what_it_wrot
     editor.lm = scripted_lm(reply, phase="editor")
     exchange = editor.describe_batch(tools, {"f": ["worked: f(quantity=4) returned 2.0"], "g": []})
     assert exchange.updates == {"f": "The square root of quantity, rounded to 4 decimals.", "g": "Doubles a number."}
+
+
+def test_a_batch_description_cut_off_at_its_bound_ends_at_its_last_whole_sentence():
+    from otbench.modules.editor import DocEditor
+    from otbench.modules.tool_docs import DocumentedTool
+
+    long = "Returns the ISO code of a country. " + "It looks the name up in a table of every country " * 8
+    editor = DocEditor()
+    editor.lm = scripted_lm(lambda messages: json.dumps({"tools": [{"name": "f", "description": long[:240]}]}),
+                            phase="editor")
+    assert editor.describe_batch([DocumentedTool("f")], {"f": []}).updates == {"f": "Returns the ISO code of a country."}
