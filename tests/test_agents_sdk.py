@@ -204,7 +204,8 @@ def test_the_pages_comparison_is_what_its_commands_define_one_agent_one_sample_t
     seeded tests."""
     monkeypatch.setenv("OTBENCH_RESULTS", str(ROOT / "results"))  # read only: the committed ledger
     page = (ROOT / "docs" / "your-tools.md").read_text()
-    cited = re.search(r"<!-- results: runs/([0-9a-f.]+) -->", page)
+    section = page[page.index("### Measured: the Agents SDK's agent"):]
+    cited = re.search(r"<!-- results: runs/([0-9a-f.]+) -->", section)
     assert cited is not None
     commands = [line.split()[3:] for line in page.splitlines()
                 if line.startswith("python -m otbench.evaluate --agent openai-agents")]
