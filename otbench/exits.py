@@ -1,7 +1,8 @@
 """How a command ends: one line and exit 2 for what it cannot do, a clean stop on Ctrl-C or SIGTERM.
 
 What otbench cannot do as asked (an :class:`~otbench.errors.OtbenchError` from the library, a bad
-option) prints one line and exits 2; Ctrl-C exits 130 after the command's own cleanup has kept
+option) prints one line and exits 2; a model call that failed for good (a timeout, a server down) prints one line
+and exits 3, its run's finished work kept for ``--resume``; Ctrl-C exits 130 after the command's own cleanup has kept
 finished work. SIGTERM (``kill``,
 ``timeout``, a batch scheduler's preemption) is handled like Ctrl-C: without that, Python dies
 on the spot and the MLflow run stays RUNNING for ever, with no resume hint.
@@ -36,6 +37,16 @@ STOPPED_EXIT = 128 + signal.SIGINT
 """A command stopped by Ctrl-C or SIGTERM exits as a shell reports one ended by Ctrl-C, once its cleanup is done."""
 BROKEN_PIPE_EXIT = 128 + signal.SIGPIPE
 """A command whose output's reader closed the pipe exits as a shell reports a process ended by SIGPIPE."""
+MODEL_FAILED_EXIT = 3
+"""A command whose model call failed for good (no answer in time, a server down, a key refused) exits with this code,
+after one line on stderr: not a user's mistake, and not the command's own bug either."""
+
+
+def _model_failure(error: Exception) -> bool:
+    """Whether ``error`` is an LM call that failed for good once its retries were spent (DSPy's LM errors)."""
+    from dspy.utils.exceptions import LMError
+
+    return isinstance(error, LMError)
 
 
 def _interrupt(signum: int, frame: object) -> NoReturn:
@@ -86,6 +97,12 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     except KeyboardInterrupt as stop:
         print(f"interrupted: {str(stop) or 'finished work was kept'}", file=sys.stderr)
         code = STOPPED_EXIT
+    except Exception as exc:
+        if not _model_failure(exc):
+            raise
+        print(f"error: a model call failed ({type(exc).__name__}: {' '.join(str(exc).split())}); finished work was "
+              "kept: a run goes on with --resume and its run id", file=sys.stderr)
+        code = MODEL_FAILED_EXIT
     except BrokenPipeError:  # the output's reader left (``| head``): it has what it wanted, so say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not fail again
         code = BROKEN_PIPE_EXIT

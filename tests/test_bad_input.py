@@ -108,3 +108,26 @@ def test_a_user_error_of_several_lines_is_printed_on_one(capsys):
     with pytest.raises(SystemExit):
         exits.run_main(main, [])
     assert capsys.readouterr().err == "error: a library's message To fix: - something\n"
+
+
+def test_a_model_call_that_failed_for_good_ends_the_command_on_one_line(capsys):
+    """A model server that stops answering mid-run (a timeout after the retries) is neither a user's mistake nor a
+    bug of the command: one line saying so, and how the run's kept work goes on."""
+    from dspy.utils.exceptions import LMTimeoutError
+
+    def main(argv):
+        raise LMTimeoutError("litellm.Timeout: APITimeoutError - Request timed out.\n", model="qwen")
+
+    with pytest.raises(SystemExit) as stop:
+        exits.run_main(main, [])
+    err = capsys.readouterr().err
+    assert stop.value.code == exits.MODEL_FAILED_EXIT and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: a model call failed (LMTimeoutError: ") and "--resume" in err
+
+
+def test_any_other_exception_is_still_raised_as_the_bug_it_is():
+    def main(argv):
+        raise ValueError("a bug")
+
+    with pytest.raises(ValueError, match="a bug"):
+        exits.run_main(main, [])
