@@ -97,15 +97,15 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     except KeyboardInterrupt as stop:
         print(f"interrupted: {str(stop) or 'finished work was kept'}", file=sys.stderr)
         code = STOPPED_EXIT
+    except BrokenPipeError:  # the output's reader left (``| head``): it has what it wanted, so say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not fail again
+        code = BROKEN_PIPE_EXIT
     except Exception as exc:
         if not _model_failure(exc):
             raise
         print(f"error: a model call failed ({type(exc).__name__}: {' '.join(str(exc).split())}); finished work was "
               "kept: a run goes on with --resume and its run id", file=sys.stderr)
         code = MODEL_FAILED_EXIT
-    except BrokenPipeError:  # the output's reader left (``| head``): it has what it wanted, so say nothing more
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not fail again
-        code = BROKEN_PIPE_EXIT
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
