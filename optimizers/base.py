@@ -415,8 +415,7 @@ class DocOptimizer(Teleprompter):
         editor.lm = self._lms(program).get("editor")
         judge = bool(getattr(self.env, "one_reply", False))
         pass_ = Coverage(self.env, editor, judge=judge, exhausted=self.learning_budget.exhausted)
-        toolsets = dict.fromkeys(self.env.toolset_of(task) for task in trainset)
-        bar = tqdm(total=sum(len(program.toolbox.toolset(toolset)) for toolset in toolsets),
+        bar = tqdm(total=sum(len(program.toolbox.toolset(toolset)) for toolset in pass_.toolsets(trainset)),
                    initial=len(state.described), desc="coverage: tools", unit="tool", dynamic_ncols=True,
                    disable=not self.progress)  # a pass over a pool's thousand tools takes hours on a small machine
 

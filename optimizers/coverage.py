@@ -116,11 +116,14 @@ class Coverage:
         self.exhausted = exhausted
         self.tools_per_call = tools_per_call or TOOLS_PER_CALL
 
+    def toolsets(self, tasks: Sequence[Any]) -> list[str]:
+        """The toolsets the pass covers: those of ``tasks``, in their order."""
+        return list(dict.fromkeys(self.env.toolset_of(task) for task in tasks))
+
     def run(self, toolbox: Toolbox, tasks: Sequence[Any], book: EvidenceBook, state: CoverageState,
             report: Callable[[Batch], None]) -> CoverageState:
         """Cover every tool of the tasks' toolsets not yet covered, reporting each batch as it finishes."""
-        toolsets = list(dict.fromkeys(self.env.toolset_of(task) for task in tasks))
-        for toolset in toolsets:
+        for toolset in self.toolsets(tasks):
             requests = [(task, self._request(task)) for task in tasks if self.env.toolset_of(task) == toolset]
             tools = toolbox.toolset(toolset)
             names = {tool.name for tool in tools}

@@ -308,8 +308,7 @@ class EvidenceBook:
             refused = [name for name in evidence.rejected if name not in shown]
             if (tool.parameters_learned or refused) and not evidence.working:  # nothing else is known of it
                 stated = [call_form_sentence(tool.name, [p.name for p in tool.parameters or () if p.required]),
-                          not_parameters_sentence(refused) if refused else ""]
-                stated = [sentence for sentence in stated if sentence]
+                          *([not_parameters_sentence(refused)] if refused else [])]
                 if stated_call_form(tool.description) != stated:
                     description = " ".join(sentence for sentence in (without_call_form(tool.description), *stated)
                                            if sentence)
