@@ -102,6 +102,16 @@ def _literal(node: ast.AST) -> Any:
 
 def _calls_from_python(text: str) -> list[ToolCall] | None:
     """Read ``name(a=1, b=[2])`` calls (one per line or as a list) without running anything."""
+    lines = [line for line in text.strip().split("\n") if line.strip()]  # not splitlines: a string may hold \x85
+    if len(lines) > 1:
+        each = [_calls_from_python_expression(line) for line in lines]
+        if all(calls is not None for calls in each):
+            return [call for calls in each for call in calls]  # type: ignore[union-attr]
+    return _calls_from_python_expression(text)
+
+
+def _calls_from_python_expression(text: str) -> list[ToolCall] | None:
+    """The calls of one Python expression: a call, or a list or tuple of calls."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
