@@ -18,7 +18,7 @@ from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers.base import OBSERVED_CALLS, START_DOCS
-from otbench.optimizers.toolobserver.knobs import IMPROVED
+from otbench.optimizers.toolobserver.knobs import IMPROVED, TRIALS
 from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 UNITS = {"function_1": ("Celsius", "Fahrenheit"), "function_2": ("Fahrenheit", "Celsius")}
@@ -228,8 +228,8 @@ def test_invented_claims_count_new_sentences_against_the_observed_calls():
         "Returns a string.", "Searches the web."}
 
 
-def test_the_improved_variant_has_every_improvement_on():
-    assert all(getattr(IMPROVED, name) for name in type(IMPROVED).names())
+def test_the_improved_variant_has_every_improvement_on_but_the_trials():
+    assert all(getattr(IMPROVED, name) is (name not in TRIALS) for name in type(IMPROVED).names())
 
 
 def test_naming_a_tool_of_the_set_names_no_parameter():
@@ -393,6 +393,18 @@ def test_an_operation_a_sentence_names_is_checked_on_the_working_calls():
     assert not unsupported("Returns the square root of the value.", roots)
     text = Observed({"text"}, {"text": {"string"}}, {"string"}, 1, examples=[({"text": "ab"}, "AB")])
     assert not unsupported("Returns the text in uppercase.", text) and unsupported("Returns it in reverse order.", text)
+    # what a small editor was seen writing of a tool whose calls showed it multiplies by 26801.39
+    linear = Observed({"value"}, {"value": {"number"}}, {"number"}, 3,
+                      examples=[({"value": 7.9}, 211731.0), ({"value": 15.8}, 423462.0), ({"value": 11}, 294815.3)])
+    for invented in ("Computes the factorial of a given non-negative integer.", "Returns e raised to the given power.",
+                     "Computes the reciprocal of a given value.", "Returns the natural logarithm of the value.",
+                     "Returns the cube of the value."):
+        assert unsupported(invented, linear), invented
+    for unjudged in ("Converts faradays to milliampere-hours.", "Returns the cube root of the value.",
+                     "Returns a volume in cubic feet.", "Converts cubed metres to litres."):
+        assert not unsupported(unjudged, linear), unjudged
+    assert not unsupported("Returns the factorial of n.", Observed({"n"}, {"n": {"number"}}, {"number"}, 1,
+                                                                    examples=[({"n": 5}, 120)]))
 
 
 def test_a_sentence_denying_the_tool_any_result_or_parameter_is_checked_on_the_working_calls():

@@ -306,7 +306,6 @@ def test_compact_tools_and_the_request_first_reach_the_agent_of_the_learned_prog
 
 def test_compact_calls_is_a_trial_the_agent_of_the_learned_program_takes_only_with_its_switch():
     assert TRIALS == ("compact_calls",) and not IMPROVED.compact_calls  # the improved variant's runs stay as they were
-    assert all(getattr(IMPROVED, name) for name in Improvements.names() if name not in TRIALS)
     env = ToyEnvironment(1)
     for knobs, form in ((IMPROVED, "json"), (replace(IMPROVED, compact_calls=True), "python")):
         program, editor, _ = _setup(env, describing_editor)
