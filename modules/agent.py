@@ -15,7 +15,6 @@ from typing import Any
 import dspy
 
 from otbench.core.calls import ToolCall
-from otbench.llm.grammar import python_calls_grammar
 from otbench.modules.api_tools import JSON_TYPES
 from otbench.modules.call_parsing import parse_reply
 from otbench.modules.lm_output import first_text
@@ -29,14 +28,9 @@ arguments: trying is how its behaviour is learned. Give every argument the reque
 with values taken from the request, and call several tools (or one tool several times) when the \
 request needs several results."""
 
-CALL_FORMS = ("json", "python")
-"""How the agent writes its calls: ``json``, ``{"calls": [{"name": ..., "arguments": {...}}]}`` (any model's structured
-output takes it); ``python``, ``name(parameter=value)`` a line each (the same calls in about a quarter fewer generated
-tokens, constrained by a grammar where the model takes one)."""
-_REPLY_FORMATS = {
-    "json": 'Reply with JSON only: {"calls": [{"name": "<tool name>", "arguments": {"<parameter>": <value>}}]}',
-    "python": "Reply with the calls only, one a line, as Python: <tool name>(<parameter>=<value>, ...)",
-}
+_REPLY_FORMAT = (
+    'Reply with JSON only: {"calls": [{"name": "<tool name>", "arguments": {"<parameter>": <value>}}]}'
+)
 
 
 # Argument names must look like parameter names: without this a small model writes prose as keys.
@@ -133,19 +127,15 @@ class FunctionCallingAgent(dspy.Module):
     def __init__(
         self, *, instructions: str = FUNCTION_CALLING_INSTRUCTIONS, max_tokens: int = 256,
         constrain_output: bool = True, tool_format: str = "json", request_first: bool = False,
-        call_form: str = "json",
     ) -> None:
         super().__init__()
         if tool_format not in TOOL_FORMATS:
             raise ValueError(f"tool_format must be one of {TOOL_FORMATS}, got {tool_format!r}")
-        if call_form not in CALL_FORMS:
-            raise ValueError(f"call_form must be one of {CALL_FORMS}, got {call_form!r}")
         self.instructions = instructions
         self.max_tokens = max_tokens
         self.constrain_output = constrain_output
         self.tool_format = tool_format
         self.request_first = request_first
-        self.call_form = call_form
         self.lm: dspy.LM | None = None
 
     def messages(self, question: str, tools: list[DocumentedTool]) -> list[dict[str, str]]:
@@ -156,7 +146,7 @@ class FunctionCallingAgent(dspy.Module):
         tools_text = render_tools(tools, self.tool_format)
         user = (f"Request: {question}\n\nTools:\n{tools_text}" if self.request_first
                 else f"Tools:\n{tools_text}\n\nRequest: {question}")
-        return [{"role": "system", "content": f"{self.instructions}\n\n{_REPLY_FORMATS[self.call_form]}"},
+        return [{"role": "system", "content": f"{self.instructions}\n\n{_REPLY_FORMAT}"},
                 {"role": "user", "content": user}]
 
     def forward(self, question: str, tools: list[DocumentedTool], **lm_kwargs: Any) -> AgentReply:
@@ -165,14 +155,11 @@ class FunctionCallingAgent(dspy.Module):
             raise RuntimeError("no LM configured: dspy.configure(lm=...) or set agent.lm")
         messages = self.messages(question, tools)
         request: dict[str, Any] = {"max_tokens": self.max_tokens, **lm_kwargs}
-        names = [t.name for t in tools]
-        if self.constrain_output and self.call_form == "json":
+        if self.constrain_output:
             request["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "tool_calls", "schema": call_schema(names)},
+                "json_schema": {"name": "tool_calls", "schema": call_schema([t.name for t in tools])},
             }
-        elif self.constrain_output and getattr(lm, "takes_grammar", False):  # a model told Python takes no schema
-            request["extra_body"] = {**request.get("extra_body", {}), "grammar": python_calls_grammar(names)}
         outputs = lm(messages=messages, **request)
         raw = first_text(outputs)
         parsed = parse_reply(raw)

@@ -64,3 +64,11 @@ def test_non_calls_and_hostile_text_are_parse_failures_not_crashes(text):
 def test_huge_replies_are_refused_with_a_reason():
     parsed = parse_reply("x" * (MAX_REPLY_CHARS + 1))
     assert parsed.calls is None and "exceeds" in parsed.error
+
+
+def test_python_calls_one_a_line_are_read_as_several_and_a_line_that_is_no_call_spoils_none():
+    assert parse_reply('f(a=1, b="x\\u00e9")\ng(n=[1, 2])').calls == [ToolCall("f", {"a": 1, "b": "xé"}),
+                                                                     ToolCall("g", {"n": [1, 2]})]
+    assert parse_reply('f(a="x\x85y")\ng(n=2)').calls == [ToolCall("f", {"a": "x\x85y"}), ToolCall("g", {"n": 2})]
+    assert parse_reply('f(a=1)\nprint(open("secret"))').calls is None  # a positional argument is not a call written out
+    assert parse_reply("f(a=1,\n  b=2)").calls == [ToolCall("f", {"a": 1, "b": 2})]  # one call over two lines

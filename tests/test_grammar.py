@@ -1,7 +1,6 @@
 """Compact reply grammars: every reply a model should write is admitted, prose keys and padding are not."""
 
 import json
-import keyword
 
 import pytest
 from gbnf_matcher import Grammar
@@ -9,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otbench.core.calls import ToolCall
-from otbench.llm.grammar import UnsupportedSchema, python_calls_grammar, schema_as_grammar, schema_to_gbnf
+from otbench.llm.grammar import UnsupportedSchema, schema_as_grammar, schema_to_gbnf
 from otbench.modules.agent import call_schema
 from otbench.modules.call_parsing import parse_reply
 from otbench.modules.editor import updates_schema
@@ -126,53 +125,3 @@ def test_a_reply_schema_travels_as_a_grammar_and_other_requests_are_unchanged():
     assert sent["extra_body"] == {"seed": 1, "grammar": schema_to_gbnf(schema)}
     plain = {"max_tokens": 9}
     assert schema_as_grammar(plain) is plain
-
-
-def python_literal(value):
-    """How a model writes ``value`` in a Python call under the grammar: JSON's strings and numbers, Python's words."""
-    if value is None or isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(python_literal(item) for item in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items()) + "}"
-    return json.dumps(value, ensure_ascii=False)
-
-
-def python_reply(*calls):
-    return "\n".join(f"{name}({', '.join(f'{k}={python_literal(v)}' for k, v in arguments.items())})"
-                     for name, arguments in calls)
-
-
-PYTHON = Grammar(python_calls_grammar(TOOLS))
-
-
-@settings(max_examples=150, deadline=None)
-@given(calls)
-def test_every_python_call_reply_is_admitted_and_parses_to_the_same_calls(drawn):
-    drawn = [(name, {key: value for key, value in arguments.items() if not keyword.iskeyword(key)})
-             for name, arguments in drawn]  # a keyword is no argument name in Python
-    text = python_reply(*drawn)
-    assert PYTHON.accepts(text), text
-    assert parse_reply(text).calls == [ToolCall(name, arguments) for name, arguments in drawn]
-
-
-@pytest.mark.parametrize("text", [
-    reply(("function_1", {"n": 5})),             # JSON is the other form
-    "function_1(n=5) ",                          # padding
-    "function_1(n='five')",                      # single quotes
-    "function_1(n=true)",                        # JSON's words
-    "unknown_tool(n=5)",
-    "function_1(n=5)\n\nfunction_2(m=1)",        # a blank line
-    "function_1(5)",                             # a positional argument names no parameter
-    "Sure: function_1(n=5)",
-])
-def test_python_replies_the_parser_would_misread_are_not_admitted(text):
-    assert not PYTHON.accepts(text)
-
-
-def test_a_python_call_grammar_bounds_the_calls_and_needs_a_tool():
-    one = Grammar(python_calls_grammar(["f"], most=1))
-    assert one.accepts("f(a=1)") and not one.accepts("f(a=1)\nf(a=2)")
-    with pytest.raises(UnsupportedSchema):
-        python_calls_grammar([])

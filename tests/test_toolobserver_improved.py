@@ -17,7 +17,7 @@ from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.evidence import EvidenceBook, read_error
-from otbench.optimizers.toolobserver.knobs import IMPROVED, PAPER, TRIALS, Improvements
+from otbench.optimizers.toolobserver.knobs import IMPROVED, PAPER, Improvements
 from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 # the improved variant without what saves model time: what the attempts and the editor see, step by step, as these
@@ -302,17 +302,6 @@ def test_compact_tools_and_the_request_first_reach_the_agent_of_the_learned_prog
     learned = ToolObserver(env=offline, editor=editor, progress=False).compile(program, trainset=offline.tasks())
     # offline, a shared toolset is what its tasks' prompts share: the tools come first, as JSON, as before
     assert (learned.agent.tool_format, learned.agent.request_first) == ("json", False)
-
-
-def test_compact_calls_is_a_trial_the_agent_of_the_learned_program_takes_only_with_its_switch():
-    assert TRIALS == ("compact_calls",) and not IMPROVED.compact_calls  # the improved variant's runs stay as they were
-    env = ToyEnvironment(1)
-    for knobs, form in ((IMPROVED, "json"), (replace(IMPROVED, compact_calls=True), "python")):
-        program, editor, _ = _setup(env, describing_editor)
-        learned = ToolObserver(env=env, editor=editor, improvements=knobs, progress=False).compile(
-            program, trainset=env.tasks())
-        assert (learned.agent.call_form, program.agent.call_form) == (form, "json")
-        assert ("as Python:" in _prompts(learned)[0]) is (form == "python")  # the starting docs' attempts too
 
 
 def test_short_replies_ask_for_a_brief_doc_within_tighter_bounds():

@@ -39,8 +39,7 @@ class Improvements:
     changing what is learned from: the first attempts, made with the starting docs, are the run's "before" score
     (``start_docs_first``); what code writes from an attempt is tried before the editor is asked (``code_first``); the
     agent reads tools as signature lines (``compact_tools``) and the request before them (``request_first``); the
-    editor answers briefly (``short_replies``); as a trial, not yet in the improved variant (:data:`TRIALS`), the
-    agent writes its calls as Python lines (``compact_calls``). They act online, where each task's docs are learned and scored on their
+    editor answers briefly (``short_replies``). They act online, where each task's docs are learned and scored on their
     own; an offline run's definition, and so the runs kept of it, stay as they were. An improvement with nothing to act on (no hidden schema, no tools
     sharing an interface) changes nothing.
     """
@@ -150,11 +149,6 @@ class Improvements:
                                 "in a few words, bounded by the reply's grammar: a long reply costs generated tokens, "
                                 "the slowest a small local model makes, and a small agent reads a short doc as well",
                                 modes=("online",), always_logged=True)
-    compact_calls: bool = _knob("online: the agent writes its calls as Python, name(parameter=value) a line each, "
-                                "instead of JSON: the same calls in about a quarter fewer generated tokens, the slowest "
-                                "a model makes on a CPU; the starting docs are scored the same way. A trial: on only "
-                                "with its switch, as it changes what the agent replies on every task",
-                                modes=("online",), always_logged=True)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -187,11 +181,8 @@ class Improvements:
         return tuple(f.name for f in fields(cls) if mode in f.metadata["modes"])
 
 
-TRIALS = ("compact_calls",)
-"""Improvements measured before they join the improved variant: on only with their switch. Joining changes the
-variant's definition, so the runs kept of it (the grid's cells) are run again when one joins."""
 PAPER = Improvements()
-IMPROVED = Improvements(**{name: name not in TRIALS for name in Improvements.names()})
+IMPROVED = Improvements(**{name: True for name in Improvements.names()})
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 

@@ -109,8 +109,6 @@ class ToolObserver(DocOptimizer):
             program.agent.tool_format = "signature"
         if self.improvements.request_first and online and hasattr(program.agent, "request_first"):
             program.agent.request_first = True
-        if self.improvements.compact_calls and online and hasattr(program.agent, "call_form"):
-            program.agent.call_form = "python"
         if self.mode == "online":
             self._online(program, trainset, resume)
         else:

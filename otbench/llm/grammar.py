@@ -257,43 +257,6 @@ def _named_arguments(builder: _Builder, tool: CallableTool) -> str:
     return builder.rule(f"{tool.name}-arguments", f'"{{" ( {member} ( "," {member} )* )? "}}"')
 
 
-_NEXT_CALL = r'"\n" py-call'
-"""Each call after the first, on a line of its own."""
-_PYTHON_RULES = {
-    "py-value": 'py-string | number | "True" | "False" | "None" | py-list | py-dict',
-    "py-list": '"[" ( py-value ( ", " py-value )* )? "]"',
-    "py-dict": '"{" ( py-string ": " py-value ( ", " py-string ": " py-value )* )? "}"',
-    "py-string": '"\\"" py-char* "\\""',
-    # JSON's escapes but ``\/``, which Python reads as two characters.
-    "py-char": r'[^"\\\x00-\x1F] | "\\" (["\\bfnrt] | "u" [0-9a-fA-F]{4})',
-    "py-argument": '[A-Za-z_] [A-Za-z0-9_]{0,39} "=" py-value',
-    "number": _BASE_RULES["number"],
-}
-
-
-@lru_cache(maxsize=256)
-def _python_calls_grammar(names: tuple[str, ...], most: int) -> str:
-    tool = " | ".join(_literal(name) for name in names)
-    call = f'( {tool} ) "(" ( py-argument ( ", " py-argument )* )? ")"'
-    more = _repeat(_NEXT_CALL, 0, most - 1)
-    rules = {"root": f"py-call {more}".rstrip(), "py-call": call, **_PYTHON_RULES}
-    return "\n".join(f"{name} ::= {body}" for name, body in rules.items()) + "\n"
-
-
-def python_calls_grammar(tool_names: Sequence[str], *, most: int = 16) -> str:
-    """A llama.cpp GBNF grammar for a reply of one to ``most`` Python-style calls, a line each:
-    ``name(parameter=value, ...)`` with a name of ``tool_names``, identifiers as parameter names and Python literals
-    as values (double-quoted strings, numbers, ``True``/``False``/``None``, lists and dicts of them).
-
-    The same call as ``{"calls":[{"name":...,"arguments":{...}}]}`` costs about a third more generated tokens, and
-    on a CPU generated tokens are the slowest a model makes. Every text it admits is read back by
-    :func:`otbench.modules.call_parsing.parse_reply` (with ``ast``, literals only) as the calls written.
-    """
-    if not tool_names:
-        raise UnsupportedSchema("a grammar of calls needs at least one tool name")
-    return _python_calls_grammar(tuple(tool_names), max(1, most))
-
-
 def schema_as_grammar(request: dict[str, Any]) -> dict[str, Any]:
     """``request`` with a JSON-schema ``response_format`` replaced by the equivalent compact grammar.
 

@@ -413,9 +413,6 @@ class GrammarLM(MeteredLM):
     ``timings`` in the response, where DSPy's native engine would pick other routes per request.
     """
 
-    takes_grammar = True
-    """A caller may send a GBNF grammar of its own in ``extra_body`` (a reply that is not JSON, as Python calls)."""
-
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(model, **{"engine": "litellm", **kwargs})
 
