@@ -162,7 +162,8 @@ def test_export_reads_the_docs_registered_as_a_prompt(capsys):
 
 
 def test_a_toolset_over_the_registry_limit_is_registered_in_parts_and_read_whole(monkeypatch):
-    """A pool's thousand tools do not fit in one MLflow prompt: the name still reads as the whole toolset."""
+    """A pool's thousand tools do not fit in one MLflow prompt, nor does the gate's decision for each of them: the
+    name still reads as the whole toolset with its whole meta."""
     import mlflow
 
     from otbench import mlflow_store
@@ -174,13 +175,16 @@ def test_a_toolset_over_the_registry_limit_is_registered_in_parts_and_read_whole
         tool = DocumentedTool(f"tool_{number:04d}")
         tool.with_docs(description=f"Tool number {number}, described at some length. " * 3)
         tools.append(tool)
-    box = Toolbox({"pool": tools}, meta={OPTIMIZED_TOOLSETS: ["pool"], "env_memory": {"tool_0001": ["a request"]}})
+    gate = {f"pool::{tool.name}": {"kept": "learned", "by": "calls", "evidence": "its calls worked 4 of 4 times " * 3}
+            for tool in tools}
+    box = Toolbox({"pool": tools}, meta={OPTIMIZED_TOOLSETS: ["pool"], "env_memory": {"tool_0001": ["a request"]},
+                                         "gate": gate})
     monkeypatch.setattr(prompts, "MAX_PROMPT_CHARS", 3_000)
     mlflow_store.configure()
     (uri,) = prompts.register_docs(box, ["pool"], env="pool", setting="names_only", tags={"run_id": "r"}).values()
     read = prompts.read_prompt(uri)
     assert prompts.PARTS not in read["meta"]
-    assert read["meta"]["env_memory"] == {"tool_0001": ["a request"]}
+    assert read["meta"]["env_memory"] == {"tool_0001": ["a request"]} and read["meta"]["gate"] == gate
     assert [tool["name"] for tool in read["toolsets"]["pool"]] == [tool.name for tool in tools]
     assert load_docs("prompts:/otbench.pool.names_only.pool@latest").toolset("pool")[39].description.startswith(
         "Tool number 39")
