@@ -9,10 +9,14 @@ handful. Tool calls cost no tokens, so this pass makes the evidence itself, tool
    :data:`CALLS_PER_TOOL` calls. A tool whose parameters are not shown is probed first (its error names them).
 2. **What it computes.** A tool that worked on one number is called again with that number doubled and tripled:
    where the results say so, code states the relation (``Returns 1.609344 times value.``), a true sentence about
-   what it computes that no editor can get wrong. Where train tasks are one reply and their outcome may be read
-   (offline), the working call is played as the reply to the request its values came from, and a request it
-   answered is kept.
-3. **A description, in batches.** The editor describes :data:`TOOLS_PER_CALL` tools a call from their calls: what
+   what it computes that no editor can get wrong.
+3. **A request it answers.** What a tool is for is said in the words of the requests it answers, and no call on a
+   request's values says which request: where a call can be judged on a train request (the environment's
+   ``answers``, or playing it as a one-reply attempt), every tool's working call is given each request's values in
+   its kinds, and a request it answered is kept (:data:`ANSWER_CALLS` calls a tool at most; a tool whose relation
+   is known is predicted on every request and called only on those it answers). A request two tools answer says
+   which of them it needs no more than a coincidence does: it is kept for neither.
+4. **A description, in batches.** The editor describes :data:`TOOLS_PER_CALL` tools a call from their calls: what
    each computes or looks up, its units, scales and formats, what it returns. A tool that has a description already
    (advertised docs, a docstring) keeps what its calls do not contradict: the editor is asked to fill what is unsaid
    and correct what the calls contradict, and the sentences the calls contradict are dropped by code. Each doc
@@ -43,10 +47,15 @@ from otbench.optimizers.rivals import FixedReply
 
 CALLS_PER_TOOL = 12
 """The most calls the pass makes to find a tool's working call (its relation's two extra calls aside)."""
+ANSWER_CALLS = 40
+"""The most calls (or played attempts) the pass makes to find a request a tool answers, where its relation is not known
+(a known relation is predicted on every request instead, and called only where the prediction answers)."""
 TOOLS_PER_CALL = 6
 """Tools described in one editor call: the role and task are paid once for all of them."""
 RELATION = "Returns "
 """How a relation stated by code opens (so a later pass replaces it rather than adding another)."""
+_ANSWERS_SOUGHT = 3
+"""Requests answered sought a tool: one two tools answer is kept for neither, so a tool looks past it."""
 _WORKED = "A call that worked: "
 _ANSWERED = "It answered: "
 _LITERAL = re.compile(
@@ -82,15 +91,17 @@ class CoverageState:
     finished: bool = False
     """Whether every tool has been through the pass."""
     editor_calls: int = 0
+    sought: list[str] = field(default_factory=list)
+    """Toolsets whose tools have been sought a request they answer (step 3)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"tried": list(self.tried), "described": list(self.described), "finished": self.finished,
-                "editor_calls": self.editor_calls}
+                "editor_calls": self.editor_calls, "sought": list(self.sought)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CoverageState:
         return cls(list(data.get("tried", [])), list(data.get("described", [])), bool(data.get("finished")),
-                   int(data.get("editor_calls", 0)))
+                   int(data.get("editor_calls", 0)), list(data.get("sought", [])))
 
 
 @dataclass(frozen=True)
@@ -130,17 +141,19 @@ class Coverage:
             if any(key not in state.tried for key in (tool_key(toolset, tool.name) for tool in tools)):
                 book.add(toolset, [read_worded_error(r) for r in probe_toolset(self.env, toolbox, toolset)], names)
                 book.teach(toolbox, toolset)
+            for tool in tools:  # calls only, no tokens: all of them before any description
+                key = tool_key(toolset, tool.name)
+                if key not in state.tried:
+                    self._experiment(toolset, tool, requests, book)
+                    state.tried.append(key)
+            if self.judge and toolset not in state.sought:
+                self._seek_answers(toolbox, toolset, tools, requests, book)
+                state.sought.append(toolset)
             pending = [tool for tool in tools if tool_key(toolset, tool.name) not in state.described]
             for start in range(0, len(pending), self.tools_per_call):
                 if self.exhausted():
                     return state
-                batch = pending[start:start + self.tools_per_call]
-                for tool in batch:
-                    key = tool_key(toolset, tool.name)
-                    if key not in state.tried:
-                        self._experiment(toolbox, toolset, tool, requests, book)
-                        state.tried.append(key)
-                report(self._describe(toolbox, toolset, batch, book, state))
+                report(self._describe(toolbox, toolset, pending[start:start + self.tools_per_call], book, state))
             book.state_rules(toolbox, toolset)  # what their errors said, by code: all that is known of the others
         state.finished = True
         return state
@@ -155,25 +168,17 @@ class Coverage:
         book.of(toolset, name).add(result)
         return result
 
-    def _experiment(self, toolbox: Toolbox, toolset: str, tool: DocumentedTool, requests: list[tuple[Any, str]],
+    def _experiment(self, toolset: str, tool: DocumentedTool, requests: list[tuple[Any, str]],
                     book: EvidenceBook) -> None:
         """Find a working call of ``tool`` (unless one is known), then what its results say it computes."""
         evidence = book.of(toolset, tool.name)
         working = next((example for example in evidence.examples), None)
-        found: tuple[Any, str, dict[str, Any]] | None = None
         if working is None:
             found = self._search(toolset, tool, requests, book)
             working = [found[2], None] if found else None
         if working is None:
             return
-        arguments = working[0] if isinstance(working[0], dict) else {}
-        self._relation(toolset, tool.name, arguments, book)
-        if found is not None and self.judge:
-            task, request, _ = found
-            played = self.env.rollout(FixedReply([ToolCall(tool.name, arguments)]), toolbox, task)
-            last = read_worded_error(played.steps[-1]) if played.steps else None
-            if last is not None and last.ok:
-                evidence.add_outcome(request, last, bool(played.success))
+        self._relation(toolset, tool.name, working[0] if isinstance(working[0], dict) else {}, book)
 
     def _search(self, toolset: str, tool: DocumentedTool, requests: list[tuple[Any, str]],
                 book: EvidenceBook) -> tuple[Any, str, dict[str, Any]] | None:
@@ -192,15 +197,9 @@ class Coverage:
 
     def _candidates(self, tool: DocumentedTool, evidence: ToolEvidence,
                     requests: list[tuple[Any, str]]) -> Iterator[tuple[Any, str, dict[str, Any]]]:
-        """Argument sets to try, one request's best guess at a time: first the requests that name the tool's parameters
-        (a ``country`` is sought in a request about a country), then the others in an order of the tool's own (a stable
-        digest of its name), so the tools of one pool do not all try the same requests first."""
-        if not requests:
-            return
-        offset = int(hashlib.sha256(tool.name.encode()).hexdigest(), 16) % len(requests)
-        ordered = requests[offset:] + requests[:offset]
-        words = _name_words([p.name for p in tool.parameters or ()] or list(evidence.required or []))
-        ordered.sort(key=lambda pair: -_mentions(pair[1], words))
+        """Argument sets to try, one request's best guess at a time, the requests in the tool's own order
+        (:func:`_own_order`)."""
+        ordered = [requests[index] for index in _own_order(tool, evidence, [request for _, request in requests])]
         fitting = [(task, request) for task, request in ordered if request_literals(request)]
         for task, request in fitting or ordered:
             literal_request = " ".join(f'"{value}"' if isinstance(value, str) else str(value)
@@ -228,6 +227,74 @@ class Coverage:
             points.append((float(given[parameter]), float(output)))
         book.of(toolset, name).relation = relation_sentence(parameter, points)
 
+    # -- requests answered ---------------------------------------------------------------------------------------
+    def _seek_answers(self, toolbox: Toolbox, toolset: str, tools: list[DocumentedTool],
+                      requests: list[tuple[Any, str]], book: EvidenceBook) -> None:
+        """Step 3 of the module's docstring: each tool with a working call and no request answered gets one, where a
+        request answers to its call alone."""
+        found: dict[int, list[CallResult]] = {}
+        values = [request_literals(request) for _, request in requests]
+        for tool in tools:
+            evidence = book.of(toolset, tool.name)
+            if evidence.answered or not evidence.examples or not isinstance(evidence.examples[0][0], dict):
+                continue
+            order = _own_order(tool, evidence, [request for _, request in requests])
+            for index, result in self._answering(toolbox, toolset, tool.name, book,
+                                                 [(index, requests[index][0], values[index]) for index in order]):
+                found.setdefault(index, []).append(result)
+        for index, results in sorted(found.items()):
+            if len(results) == 1:  # two tools answer it: it says which one no more than a coincidence does
+                evidence = book.of(toolset, results[0].call.name)
+                if not evidence.answered:
+                    evidence.add_outcome(requests[index][1], results[0], True)
+
+    def _answering(self, toolbox: Toolbox, toolset: str, name: str, book: EvidenceBook,
+                   requests: list[tuple[int, Any, list[Any]]]) -> Iterator[tuple[int, CallResult]]:
+        """Of ``(index, task, its request's values)``, the requests ``name``'s working call answers given their values,
+        the first :data:`_ANSWERS_SOUGHT`, each with the call that answered it: a call is made where the tool's line predicts the answer
+        (every request is predicted) or, with no line, on each request in turn; :data:`ANSWER_CALLS` calls at most."""
+        line = _line_of(book.of(toolset, name)) if self._answers is not None else None
+        working = book.of(toolset, name).examples[0][0]
+        spent = answered = 0
+        for index, task, values in requests:
+            for arguments in _filled(working, values, every_number=line is not None):
+                if line is not None:
+                    parameter, slope, intercept = line
+                    given = float(arguments[parameter])
+                    if given == 0.0 and intercept == 0.0:
+                        continue  # every tool of a line through 0 returns 0 for it: it says nothing of this one
+                    if not self._answers_output(task, slope * given + intercept, within=_ROUNDED):
+                        continue
+                if spent >= ANSWER_CALLS:
+                    return
+                spent += 1
+                call = ToolCall(name, arguments)
+                if self._answers is None:  # played as the attempt's one reply: the task's metric judges it
+                    played = self.env.rollout(FixedReply([call]), toolbox, task)
+                    result = read_worded_error(played.steps[-1]) if played.steps else None
+                    if result is None or not result.ok or not played.success:
+                        continue
+                else:
+                    result = read_worded_error(self.env.execute(toolset, call))
+                    if not result.ok or not self._answers_output(task, result.output):
+                        continue
+                book.of(toolset, name).add(result)
+                yield index, result
+                answered += 1
+                break
+            if answered >= _ANSWERS_SOUGHT:
+                return
+
+    @property
+    def _answers(self) -> Callable[..., bool] | None:
+        answers = getattr(self.env, "answers", None)
+        return answers if callable(answers) else None
+
+    def _answers_output(self, task: Any, output: Any, *, within: float = 0.0) -> bool:
+        """Whether ``output`` is ``task``'s answer, by the environment's ``answers`` (``within``: for an output
+        predicted rather than returned)."""
+        return bool(self._answers is not None and self._answers(task, output, within=within))
+
     # -- description ---------------------------------------------------------------------------------------------
     def _describe(self, toolbox: Toolbox, toolset: str, batch: list[DocumentedTool], book: EvidenceBook,
                   state: CoverageState) -> Batch:
@@ -247,6 +314,18 @@ class Coverage:
         state.described.extend(tool_key(toolset, tool.name) for tool in batch
                                if tool not in known or exchange is not None)
         return Batch(tuple(tool_key(toolset, tool.name) for tool in batch), exchange, changed)
+
+
+def _own_order(tool: DocumentedTool, evidence: ToolEvidence, requests: list[str]) -> list[int]:
+    """The requests' indexes in the order ``tool`` tries them: first those that name its parameters (a ``country`` is
+    sought in a request about a country), then the others from an offset of its own (a stable digest of its name), so
+    the tools of one pool do not all try the same requests first."""
+    if not requests:
+        return []
+    offset = int(hashlib.sha256(tool.name.encode()).hexdigest(), 16) % len(requests)
+    order = list(range(offset, len(requests))) + list(range(offset))
+    words = _name_words([p.name for p in tool.parameters or ()] or list(evidence.required or []))
+    return sorted(order, key=lambda index: -_mentions(requests[index], words))
 
 
 def _name_words(names: list[str]) -> set[str]:
@@ -296,21 +375,69 @@ def _apply(tool: DocumentedTool, description: str, evidence: ToolEvidence) -> in
     return 1
 
 
+def fitted_line(points: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """The ``(slope, intercept)`` of the line three ``(input, result)`` points lie on (a constant: slope 0; an intercept
+    within rounding of 0: 0), None where they lie on none."""
+    (x1, y1), (x2, y2), (x3, y3) = points
+    if math.isclose(y1, y2, rel_tol=1e-12) and math.isclose(y2, y3, rel_tol=1e-12):
+        return 0.0, y1
+    slope = (y2 - y1) / (x2 - x1)
+    intercept = y1 - slope * x1
+    if not math.isclose(y3, slope * x3 + intercept, rel_tol=_ROUNDED, abs_tol=1e-9):
+        return None  # within what a tool's rounding of its results leaves
+    if math.isclose(intercept, 0.0, abs_tol=_ROUNDED * max(abs(y1), abs(y2), abs(y3), 1e-9)):
+        return slope, 0.0
+    return slope, intercept
+
+
 def relation_sentence(parameter: str, points: list[tuple[float, float]]) -> str:
     """What three ``(input, result)`` points of a one-number call say the tool computes, as a sentence: a constant
     factor (``Returns 1.609344 times value.``), a line (``Returns 1.8 times value plus 32.``), a constant, or
     nothing ("") where they fit none of these."""
-    (x1, y1), (x2, y2), (x3, y3) = points
-    if math.isclose(y1, y2, rel_tol=1e-12) and math.isclose(y2, y3, rel_tol=1e-12):
-        return f"{RELATION}{_shown(y1)} whatever {parameter} is (for {parameter} = {_shown(x1)}, {_shown(x2)}, {_shown(x3)})."
-    slope = (y2 - y1) / (x2 - x1)
-    intercept = y1 - slope * x1
-    if not math.isclose(y3, slope * x3 + intercept, rel_tol=_ROUNDED, abs_tol=1e-9):
-        return ""  # within what a tool's rounding of its results leaves
-    if math.isclose(intercept, 0.0, abs_tol=_ROUNDED * max(abs(y1), abs(y2), abs(y3), 1e-9)):
+    line = fitted_line(points)
+    if line is None:
+        return ""
+    slope, intercept = line
+    if slope == 0.0:
+        shown = ", ".join(_shown(x) for x, _ in points)
+        return f"{RELATION}{_shown(intercept)} whatever {parameter} is (for {parameter} = {shown})."
+    if intercept == 0.0:
         return f"{RELATION}{_shown(slope)} times {parameter}."
     sign = "plus" if intercept > 0 else "minus"
     return f"{RELATION}{_shown(slope)} times {parameter} {sign} {_shown(abs(intercept))}."
+
+
+def _line_of(evidence: ToolEvidence) -> tuple[str, float, float] | None:
+    """The ``(parameter, slope, intercept)`` of the line a tool's working calls on one number lie on (its relation's
+    calls, kept in its examples), None where they are not three such calls on one line of nonzero slope."""
+    points: dict[float, float] = {}
+    parameter = None
+    for arguments, output in evidence.examples:
+        numeric = [name for name, value in arguments.items() if _is_number(value)] if isinstance(arguments, dict) else []
+        if len(numeric) != 1 or not _is_number(output) or parameter not in (None, numeric[0]):
+            continue
+        parameter = numeric[0]
+        points.setdefault(float(arguments[parameter]), float(output))
+    line = fitted_line(list(points.items())[:3]) if len(points) >= 3 and parameter is not None else None
+    return (parameter, *line) if line is not None and parameter is not None and line[0] != 0.0 else None
+
+
+def _filled(working: dict[str, Any], values: list[Any], *, every_number: bool) -> Iterator[dict[str, Any]]:
+    """A working call's arguments with a request's values in their places, kind for kind (its numbers in the number
+    places, its texts in the text places, in order); where ``every_number``, a call on one number gets each of the
+    request's numbers in turn (a prediction costs nothing). Nothing where the request has too few values."""
+    numbers = [value for value in values if _is_number(value)]
+    texts = [value for value in values if isinstance(value, str)]
+    number_places = [name for name, value in working.items() if _is_number(value)]
+    text_places = [name for name, value in working.items() if isinstance(value, str)]
+    if not number_places and not text_places:
+        return
+    if every_number and len(number_places) == 1 and not text_places:
+        for number in dict.fromkeys(numbers):
+            yield {**working, number_places[0]: number}
+        return
+    if len(numbers) >= len(number_places) and len(texts) >= len(text_places):
+        yield {**working, **dict(zip(number_places, numbers)), **dict(zip(text_places, texts))}
 
 
 _ROUNDED = 2e-3

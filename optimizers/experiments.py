@@ -37,7 +37,8 @@ CALLS_PER_TOOL = 6
 """The most calls the learner makes of its own to one tool in a run, the other tools' calls with a working input
 aside."""
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.])")
+"""A number as a request writes it: ``3``, ``-2.5``, ``250,000`` (thousands grouped: one number)."""
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{2,200})'(?!\w)")
 _PROBES: dict[str | None, tuple[Any, ...]] = {
     "integer": (1,), "number": (1, 2.5), "string": ("a",), "array": ([1],), "object": ({},), "boolean": (True,),
@@ -180,11 +181,12 @@ def state_experiments(toolbox: Toolbox, toolset: str, book: EvidenceBook) -> int
 
 
 def request_values(request: str) -> list[Any]:
-    """The numbers (as written: 3 or 2.5) and quoted texts of a request, in order."""
+    """The numbers (as written: 3, 2.5, 250,000) and quoted texts of a request, in order."""
     values: list[Any] = []
     for match in _QUOTED.finditer(request):
         values.append(next(group for group in match.groups() if group is not None))
-    for number in _NUMBER.findall(request):
+    for written in _NUMBER.findall(request):
+        number = written.replace(",", "")
         values.append(float(number) if "." in number else int(number))
     return list(_unique(values))
 

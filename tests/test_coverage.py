@@ -56,6 +56,7 @@ def test_three_calls_on_one_number_say_what_the_tool_computes():
 
 
 def test_a_requests_literal_values_are_its_numbers_quotes_codes_dates_and_names():
+    assert request_literals("cities with more than 250,000 people, 3, 4 and 1,234.5 kg") == [250000, 3, 4, 1234.5]
     values = request_literals('Tell me the city served by airport CDG on 2024-05-01, near Lyon, for "gate 4" and 2.5')
     assert values[:3] == ["gate 4", 2024, 2.5] or {"gate 4", 2.5, "CDG", "2024-05-01", "Lyon"} <= set(values)
     assert {"CDG", "2024-05-01", "Lyon"} <= set(values)
@@ -139,6 +140,60 @@ def test_every_tool_gets_a_working_call_what_it_computes_and_a_description_thoug
     first = learned.detailed_results.iterations[0]
     assert first.metrics["coverage_tools_tried"] == 3 and first.metrics["coverage_editor_calls"] == 1
     assert learned.detailed_results.invented.count == 0
+
+
+def test_a_tool_s_doc_closes_with_a_request_it_answered_found_among_the_train_requests():
+    """What a tool is for is said in the words of a request it answers: its working call is given each train request's
+    values until the task's metric says one is answered (here by playing the call as the attempt's one reply)."""
+    env = _env()
+    learned = ToolObserver(env=env, editor_lm=_describing_editor([]), max_iterations=1, coverage=True,
+                           progress=False).compile(_program(env), trainset=env.tasks("train"))
+    docs = _real(env, learned)
+    assert 'It answered: "Tell me 5 miles in kilometres."' in docs["miles_to_km"].description
+    assert 'It answered: "Please work out 20 degrees Celsius in Fahrenheit."' in docs["celsius_to_fahrenheit"].description
+    assert 'It answered: "Find out the city served by airport CDG."' in docs["airport_city"].description
+
+
+class _Answering:
+    """An environment that says whether an output is a request's answer with no run (as the pool does): unit tests of
+    the search's rules; the pool's own ``answers`` is tested in ``test_pool.py``."""
+
+    one_reply = False
+
+    def __init__(self):
+        self.functions = {"tool_1": lambda value: 2 * value, "tool_2": lambda value: 2 * value,
+                          "tool_3": lambda value: round(3.0001 * value, 4)}
+        self.calls: list[ToolCall] = []
+
+    def execute(self, toolset, call):
+        self.calls.append(call)
+        return CallResult(call, True, output=self.functions[call.name](**call.arguments))
+
+    def answers(self, task, output, *, within=0.0):
+        return abs(output - task.answer) <= within * abs(task.answer) if within else output == task.answer
+
+
+def test_a_request_two_tools_answer_is_kept_for_neither_and_a_line_s_prediction_is_confirmed_by_a_call():
+    from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
+    from otbench.optimizers.evidence import EvidenceBook
+
+    env = _Answering()
+    tasks = [dspy.Example(question=q, answer=a) for q, a in
+             [("Double 4, please.", 8), ("Scale 0 by three.", 0.0), ("Scale 5 by three.", env.functions["tool_3"](5)),
+              ("Scale 7 by three.", 21.0)]]  # 21.0: within the prediction's reach of 3.0001 * 7, not what the tool returns
+    book = EvidenceBook()
+    tools = [DocumentedTool(name, parameters=[ParameterSpec("value", "number")]) for name in env.functions]
+    for tool in tools:
+        for value in (1, 2, 3):
+            book.of("t", tool.name).add(env.execute("t", ToolCall(tool.name, {"value": value})))
+    env.calls.clear()
+    coverage = coverage_module.Coverage(env, editor=None, judge=True, exhausted=lambda: True)
+    coverage._seek_answers(None, "t", tools, [(task, task.question) for task in tasks], book)
+    assert not book.of("t", "tool_1").answered and not book.of("t", "tool_2").answered  # both answer "Double 4"
+    (answered,) = book.of("t", "tool_3").answered
+    assert answered.startswith('"Scale 5 by three." -> tool_3(value=5)')
+    # the predictions cost nothing: calls only where a prediction answered (0 says nothing of a line through 0)
+    assert sorted(call.arguments["value"] for call in env.calls if call.name == "tool_3") == [5, 7]
 
 
 def test_a_starting_description_is_shown_to_the_editor_to_repair_and_kept_where_it_wrote_nothing():

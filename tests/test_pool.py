@@ -341,3 +341,18 @@ def test_with_the_real_encoder_gold_docs_find_the_tools_requests_need_better_tha
             scored = retrieval.score_requests(snapshot, index, env.tasks("test"), env.to_shown)
             recall[setting] = retrieval.summary(scored)["recall_at_5"].value
     assert recall["gold"] >= 0.8 > recall["names_only"] + 0.3
+
+
+def test_a_call_answers_a_train_request_only_with_the_answer_itself_or_within_a_prediction_s_reach():
+    """The pool says whether one call's output is a request's answer with no run (the coverage pass seeks so a request
+    each tool answers): a request's answer is what the tool it needs returns, exactly; a near number is not it."""
+    from otbench.envs.toolkits.metrics import matches
+
+    with _env() as env:
+        task = next(task for task in env.tasks("train") if len(task.calls) == 1 and isinstance(task.answer, float))
+        gold = task.calls[0]
+        output = env.execute(TOOLSET, ToolCall(env.to_shown[gold.tool], gold.arguments)).output
+        assert env.answers(task, output)
+        assert not env.answers(task, output * 1.0005) and env.answers(task, output * 1.0005, within=2e-3)
+        assert not env.answers(task, 10 ** 400)  # a factorial's integer, too large for a float, is compared too
+        assert not matches(2.5, 10 ** 400) and matches(10 ** 400, 10 ** 400)

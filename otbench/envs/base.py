@@ -27,6 +27,11 @@ These members are optional (read with ``getattr``; an environment without them b
 - ``replayable_calls``: True where a call gives the same result whenever it is run (BFCL's functions), so an agent
   that runs its calls itself (an agent framework's, :mod:`otbench.modules.agents_sdk`) is scored by running them
   again (none: False, and such an agent is refused);
+- ``answers(task, output, within=0.0)``: whether one call's ``output`` is the answer a train ``task`` asks for, read
+  against the task's own answer with no agent run (``within``: the relative distance still counted, for a number
+  predicted rather than returned); the pool's tools are found by a search before they are called, so a call can be
+  judged on a request only so (none: where ``one_reply``, a call is judged by playing it as the reply; elsewhere it
+  is not judged);
 - ``memory()`` and ``restore_memory(memory)``: what the environment learned beside the docs while an optimizer
   ran (the pool's usage index: the train requests each tool answered), a JSON object saved in the docs file, so
   that docs evaluated or exported later find tools as they did when learned (none: the docs are all it learns).

@@ -24,6 +24,7 @@ evaluated later (``--docs runs:/ID --pool-index usage``) find tools as they did 
 from __future__ import annotations
 
 import copy
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -240,6 +241,21 @@ class PoolEnvironment(Closing):
                           metrics={**score, "tools_needed": float(len(needed))}, success=score["accuracy"] == 1.0,
                           feedback=feedback)
 
+    def answers(self, task: PoolTask, output: Any, *, within: float = 0.0) -> bool:
+        """Whether one call's ``output`` is ``task``'s answer itself: a request's answer is what the tool it needs
+        returns, and within the accuracy metric's tolerance one of a thousand tools' outputs lands on an unrelated
+        request's answer by chance about once a tool. ``within``: the relative distance still counted, for a number
+        predicted rather than returned."""
+        expected = task.answer
+        if not _is_number(expected) or not _is_number(output):
+            return metrics.matches(expected, output)
+        if not within:
+            return bool(output == expected)
+        try:
+            return math.isclose(output, expected, rel_tol=within)
+        except OverflowError:  # an integer too large for a float
+            return bool(output == expected)
+
     def summarise(self, trajectories: list[Trajectory]) -> dict[str, float]:
         return metrics.summarise([t.metrics for t in trajectories])
 
@@ -365,3 +381,6 @@ class PoolEnvironment(Closing):
     def close(self) -> None:
         self.sandbox.close()
 
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
