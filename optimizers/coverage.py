@@ -29,6 +29,7 @@ batch, so a run interrupted half way resumes with the tools it finished (:class:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -47,9 +48,10 @@ from otbench.optimizers.rivals import FixedReply
 
 CALLS_PER_TOOL = 12
 """The most calls the pass makes to find a tool's working call (its relation's two extra calls aside)."""
-ANSWER_CALLS = 40
-"""The most calls (or played attempts) the pass makes to find a request a tool answers, where its relation is not known
-(a known relation is predicted on every request instead, and called only where the prediction answers)."""
+ANSWER_CALLS = 1_000
+"""The most calls (or played attempts) the pass makes to find a request a tool answers: calls cost no tokens (a pool
+tool's, 0.05 ms), and a tool of one number meets a thousand requests of one number on the pool of 1,000. A known
+relation is predicted on every request instead, and called only where the prediction answers."""
 TOOLS_PER_CALL = 6
 """Tools described in one editor call: the role and task are paid once for all of them."""
 RELATION = "Returns "
@@ -64,7 +66,7 @@ _LITERAL = re.compile(
     r"|\b(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?\b"   # an IP address or network
     r"|\b[A-Z][A-Za-z]+/[A-Za-z_/]+\b"             # a zone or a path (Europe/Paris)
     r"|\b[A-Z]{2,5}\b"                             # a code (CDG, FR, USD)
-    r"|(?<=[a-z,] )[A-Z][a-z]+(?: [A-Z][a-z]+)?"   # a name in the sentence (Lyon, New York)
+    r"|(?<=[a-z,] )[A-Z][^\W\d_A-Z]+(?: [A-Z][^\W\d_A-Z]+)?"   # a name in the sentence (Lyon, New York, Bhātpāra)
 )
 
 
@@ -238,7 +240,9 @@ class Coverage:
             evidence = book.of(toolset, tool.name)
             if evidence.answered or not evidence.examples or not isinstance(evidence.examples[0][0], dict):
                 continue
-            order = _own_order(tool, evidence, [request for _, request in requests])
+            working = evidence.examples[0][0]
+            order = sorted(_own_order(tool, evidence, [request for _, request in requests]),
+                           key=lambda index: _surplus(working, values[index]))
             for index, result in self._answering(toolbox, toolset, tool.name, book,
                                                  [(index, requests[index][0], values[index]) for index in order]):
                 found.setdefault(index, []).append(result)
@@ -257,7 +261,7 @@ class Coverage:
         working = book.of(toolset, name).examples[0][0]
         spent = answered = 0
         for index, task, values in requests:
-            for arguments in _filled(working, values, every_number=line is not None):
+            for arguments in _filled(working, values):
                 if line is not None:
                     parameter, slope, intercept = line
                     given = float(arguments[parameter])
@@ -422,22 +426,32 @@ def _line_of(evidence: ToolEvidence) -> tuple[str, float, float] | None:
     return (parameter, *line) if line is not None and parameter is not None and line[0] != 0.0 else None
 
 
-def _filled(working: dict[str, Any], values: list[Any], *, every_number: bool) -> Iterator[dict[str, Any]]:
+def _surplus(working: dict[str, Any], values: list[Any]) -> float:
+    """How many more numbers and texts a request has than a working call has places for (none short: infinite). A
+    request asking for what a tool computes gives it all its values and few others."""
+    extra = [sum(map(kind, values)) - sum(map(kind, working.values())) for kind in (_is_number, _is_text)]
+    return math.inf if min(extra) < 0 else float(sum(extra))
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _filled(working: dict[str, Any], values: list[Any]) -> Iterator[dict[str, Any]]:
     """A working call's arguments with a request's values in their places, kind for kind (its numbers in the number
-    places, its texts in the text places, in order); where ``every_number``, a call on one number gets each of the
-    request's numbers in turn (a prediction costs nothing). Nothing where the request has too few values."""
-    numbers = [value for value in values if _is_number(value)]
-    texts = [value for value in values if isinstance(value, str)]
-    number_places = [name for name, value in working.items() if _is_number(value)]
-    text_places = [name for name, value in working.items() if isinstance(value, str)]
-    if not number_places and not text_places:
-        return
-    if every_number and len(number_places) == 1 and not text_places:
-        for number in dict.fromkeys(numbers):
-            yield {**working, number_places[0]: number}
-        return
-    if len(numbers) >= len(number_places) and len(texts) >= len(text_places):
-        yield {**working, **dict(zip(number_places, numbers)), **dict(zip(text_places, texts))}
+    places, its texts in the text places, in order; a kind's one place given each of the request's values of that kind
+    in turn: "the airport nearest to Mombasa" holds the code system's name "IATA" too). Nothing where the request has
+    too few values."""
+    choices = []
+    for kind in (_is_number, _is_text):
+        places = [name for name, value in working.items() if kind(value)]
+        given = list(dict.fromkeys(value for value in values if kind(value)))
+        if len(given) < len(places):
+            return
+        choices.append([dict(zip(places, given))] if len(places) != 1 else [{places[0]: value} for value in given])
+    if any(choices[0][0]) or any(choices[1][0]):
+        for numbers, texts in itertools.product(*choices):
+            yield {**working, **numbers, **texts}
 
 
 _ROUNDED = 2e-3

@@ -37,8 +37,9 @@ CALLS_PER_TOOL = 6
 """The most calls the learner makes of its own to one tool in a run, the other tools' calls with a working input
 aside."""
 
-_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.])")
-"""A number as a request writes it: ``3``, ``-2.5``, ``250,000`` (thousands grouped: one number)."""
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w|\.\w)")
+"""A number as a request writes it: ``3``, ``-2.5``, ``250,000`` (thousands grouped: one number), one that ends
+the sentence (``at most 50.``) too."""
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{2,200})'(?!\w)")
 _PROBES: dict[str | None, tuple[Any, ...]] = {
     "integer": (1,), "number": (1, 2.5), "string": ("a",), "array": ([1],), "object": ({},), "boolean": (True,),

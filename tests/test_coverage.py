@@ -57,6 +57,8 @@ def test_three_calls_on_one_number_say_what_the_tool_computes():
 
 def test_a_requests_literal_values_are_its_numbers_quotes_codes_dates_and_names():
     assert request_literals("cities with more than 250,000 people, 3, 4 and 1,234.5 kg") == [250000, 3, 4, 1234.5]
+    assert request_literals("the fraction nearest to 4.4787 with a denominator of at most 50.") == [4.4787, 50]
+    assert request_literals("Tell me the number of airports serving Bhātpāra.") == ["Bhātpāra"]
     values = request_literals('Tell me the city served by airport CDG on 2024-05-01, near Lyon, for "gate 4" and 2.5')
     assert values[:3] == ["gate 4", 2024, 2.5] or {"gate 4", 2.5, "CDG", "2024-05-01", "Lyon"} <= set(values)
     assert {"CDG", "2024-05-01", "Lyon"} <= set(values)
@@ -171,6 +173,14 @@ class _Answering:
 
     def answers(self, task, output, *, within=0.0):
         return abs(output - task.answer) <= within * abs(task.answer) if within else output == task.answer
+
+
+def test_a_working_call_is_given_a_request_s_values_kind_for_kind_and_each_for_a_kind_s_one_place():
+    filled = coverage_module._filled
+    assert list(filled({"city": "Lyon"}, ["IATA", "Mombasa"])) == [{"city": "IATA"}, {"city": "Mombasa"}]
+    assert list(filled({"number": 1, "most": 1, "unit": "kg"}, [4.5, 50, "lb"])) == [
+        {"number": 4.5, "most": 50, "unit": "lb"}]
+    assert list(filled({"a": 1, "b": 2}, [3])) == [] and list(filled({"items": [1]}, [3])) == []
 
 
 def test_a_request_two_tools_answer_is_kept_for_neither_and_a_line_s_prediction_is_confirmed_by_a_call():
