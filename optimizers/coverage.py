@@ -43,11 +43,12 @@ from otbench.evals.invented import supported_text
 from otbench.modules.editor import DocEditor, EditorExchange
 from otbench.modules.tool_docs import DocumentedTool, Toolbox, tool_key
 from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, probe_toolset, render_call
-from otbench.optimizers.experiments import candidate_arguments, request_values
+from otbench.optimizers.experiments import WORKED, candidate_arguments, request_values
 from otbench.optimizers.rivals import FixedReply
 
-CALLS_PER_TOOL = 12
-"""The most calls the pass makes to find a tool's working call (its relation's two extra calls aside)."""
+CALLS_PER_TOOL = 200
+"""The most calls the pass makes to find a tool's working call (its relation's two extra calls aside): calls cost no
+tokens, and a tool taking a country's code meets requests whose first code is a code system's name ("ISO")."""
 ANSWER_CALLS = 1_000
 """The most calls (or played attempts) the pass makes to find a request a tool answers: calls cost no tokens (a pool
 tool's, 0.05 ms), and a tool of one number meets a thousand requests of one number on the pool of 1,000. A known
@@ -58,7 +59,6 @@ RELATION = "Returns "
 """How a relation stated by code opens (so a later pass replaces it rather than adding another)."""
 _ANSWERS_SOUGHT = 3
 """Requests answered sought a tool: one two tools answer is kept for neither, so a tool looks past it."""
-_WORKED = "A call that worked: "
 _ANSWERED = "It answered: "
 _LITERAL = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b"                      # an ISO date
@@ -204,10 +204,11 @@ class Coverage:
         ordered = [requests[index] for index in _own_order(tool, evidence, [request for _, request in requests])]
         fitting = [(task, request) for task, request in ordered if request_literals(request)]
         for task, request in fitting or ordered:
-            literal_request = " ".join(f'"{value}"' if isinstance(value, str) else str(value)
-                                       for value in request_literals(request))
-            for arguments, _ in candidate_arguments(tool, evidence, literal_request, []):
-                yield task, request, arguments
+            values = request_literals(request)
+            literal_request = " ".join(f'"{value}"' if isinstance(value, str) else str(value) for value in values)
+            for guess, _ in candidate_arguments(tool, evidence, literal_request, []):
+                for arguments in list(_filled(guess, values)) or [guess]:  # each value of a kind in its one place
+                    yield task, request, arguments
                 break
 
     def _relation(self, toolset: str, name: str, arguments: dict[str, Any], book: EvidenceBook) -> None:
@@ -351,28 +352,30 @@ def _mentions(request: str, words: set[str]) -> int:
 
 def _fact_lines(evidence: ToolEvidence) -> list[str]:
     """What the editor is told of one tool: its calls as made, the relation code read, a request it answered."""
-    lines = [f"worked: {line}" for line in evidence.worked] + [f"failed: {line}" for line in evidence.failed[:1]]
+    lines = [f"answered the request {line}" for line in evidence.answered[:1]]  # first: what the tool is for
+    lines += [f"worked: {line}" for line in evidence.worked] + [f"failed: {line}" for line in evidence.failed[:1]]
     if evidence.relation:
         lines.append(f"read by code from its results: {evidence.relation}")
-    lines += [f"answered the request {line}" for line in evidence.answered[:1]]
     return lines
 
 
 def _apply(tool: DocumentedTool, description: str, evidence: ToolEvidence) -> int:
-    """Set the tool's description: the editor's (or, where it wrote nothing the calls support, the one it had),
-    closed by code with the relation, the call that worked and a request it answered. Returns 1 if it changed."""
+    """Set the tool's description: the editor's (or, where it wrote nothing the calls support, the one it had), opened
+    by code with a request it answered (the words it is searched by, and a call an agent can copy: a search index
+    reads a doc's first words most) and closed with the relation and, where no request was answered, the call that
+    worked. Returns 1 if it changed."""
+    answered = f"{_ANSWERED}{evidence.answered[0]}." if evidence.answered else ""
     kept = description or tool.description
-    for marker in (RELATION, _WORKED, _ANSWERED):
+    kept = kept.removeprefix(answered) if answered else kept
+    for marker in (RELATION, WORKED, _ANSWERED):
         kept = kept.split(f" {marker}")[0] if f" {marker}" in kept else kept
     closing = []
     if evidence.relation and evidence.relation not in kept:
         closing.append(evidence.relation)
-    if evidence.examples:
+    if evidence.examples and not answered:
         arguments, output = evidence.examples[0]
-        closing.append(f"{_WORKED}{render_call(ToolCall(tool.name, arguments))} returned {preview(output, 120)}.")
-    if evidence.answered:
-        closing.append(f"{_ANSWERED}{evidence.answered[0]}.")
-    text = " ".join(part for part in (kept.strip(), *closing) if part)
+        closing.append(f"{WORKED}{render_call(ToolCall(tool.name, arguments))} returned {preview(output, 120)}.")
+    text = " ".join(part for part in (answered, kept.strip(), *closing) if part)
     if text == tool.description:
         return 0
     tool.with_docs(description=text)

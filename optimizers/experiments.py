@@ -32,7 +32,8 @@ from otbench.optimizers.request_values import Sources, leaf_values
 from otbench.optimizers.rivals import RIVALS_KEPT, FixedReply, rivals
 
 _KEPT = 3  # experiment lines kept per tool
-_WORKED = "A call that worked: "
+WORKED = "A call that worked: "
+"""How code's sentence of a working call opens in a doc (so a later pass replaces it rather than adding another)."""
 CALLS_PER_TOOL = 6
 """The most calls the learner makes of its own to one tool in a run, the other tools' calls with a working input
 aside."""
@@ -172,10 +173,10 @@ def state_experiments(toolbox: Toolbox, toolset: str, book: EvidenceBook) -> int
         values = sorted(map(str, arguments.values()))
         alike = [f"{name} returned {other_output}" for name, made in found.items() if name != tool.name
                  for other_arguments, other_output in made if sorted(map(str, other_arguments.values())) == values]
-        sentence = (f"{_WORKED}{render_call(ToolCall(tool.name, arguments))} returned {output}"
+        sentence = (f"{WORKED}{render_call(ToolCall(tool.name, arguments))} returned {output}"
                     + (f" (given the same, {'; '.join(alike)})" if alike else "") + ".")
         if sentence not in tool.description:
-            kept = tool.description.split(_WORKED)[0].strip()
+            kept = tool.description.split(WORKED)[0].strip()
             tool.with_docs(description=" ".join(part for part in (kept, sentence) if part))
             changed += 1
     return changed

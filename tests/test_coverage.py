@@ -135,7 +135,9 @@ def test_every_tool_gets_a_working_call_what_it_computes_and_a_description_thoug
     assert "Returns 1.609344 times distance." in docs["miles_to_km"].description
     assert "Returns 1.8 times degrees plus 32." in docs["celsius_to_fahrenheit"].description
     city = docs["airport_city"].description
-    assert "A call that worked:" in city and "returned 'Paris'" in city and "Looks something up" in city
+    # opened by the request it answered (its call shown there: no other working call is added), then the editor's words
+    assert city.startswith('It answered: "Find out the city served by airport CDG." -> ') and "A call that worked" not in city
+    assert "returned 'Paris'" in city and "Looks something up" in city
     assert all("Looks something up" in doc.description for doc in docs.values())
     assert batches and sorted(name for batch in batches for name in batch) == sorted(env.real_names)
     assert learned.detailed_results.tools_learned == 3
@@ -220,7 +222,8 @@ def test_a_starting_description_is_shown_to_the_editor_to_repair_and_kept_where_
     # these functions have no docstring: no current description is shown (a small editor copied a "(none)" back)
     assert prompts and "Tool: " in prompts[0] and "Current description:" not in prompts[0]
     doc = _real(env, learned)["miles_to_km"]
-    assert doc.description.startswith("Returns 1.609344 times distance.")
+    assert doc.description == ('It answered: "Tell me 5 miles in kilometres." -> function_1(distance=5) returned 8.04672. '
+                               'Returns 1.609344 times distance.')
 
 
 def test_an_interrupted_pass_resumes_with_the_tools_it_finished(monkeypatch):
