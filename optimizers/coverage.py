@@ -137,7 +137,7 @@ class Coverage:
             report: Callable[[Batch], None]) -> CoverageState:
         """Cover every tool of the tasks' toolsets not yet covered, reporting each batch as it finishes."""
         for toolset in self.toolsets(tasks):
-            requests = [(task, self._request(task)) for task in tasks if self.env.toolset_of(task) == toolset]
+            requests = [(task, self.request_of(task)) for task in tasks if self.env.toolset_of(task) == toolset]
             tools = toolbox.toolset(toolset)
             names = {tool.name for tool in tools}
             if any(key not in state.tried for key in (tool_key(toolset, tool.name) for tool in tools)):
@@ -146,10 +146,10 @@ class Coverage:
             for tool in tools:  # calls only, no tokens: all of them before any description
                 key = tool_key(toolset, tool.name)
                 if key not in state.tried:
-                    self._experiment(toolset, tool, requests, book)
+                    self.experiment(toolset, tool, requests, book)
                     state.tried.append(key)
             if self.judge and toolset not in state.sought:
-                self._seek_answers(toolbox, toolset, tools, requests, book)
+                self.seek_answers(toolbox, toolset, tools, requests, book)
                 state.sought.append(toolset)
             pending = [tool for tool in tools if tool_key(toolset, tool.name) not in state.described]
             for start in range(0, len(pending), self.tools_per_call):
@@ -160,7 +160,7 @@ class Coverage:
         state.finished = True
         return state
 
-    def _request(self, task: Any) -> str:
+    def request_of(self, task: Any) -> str:
         """A task's request, as its attempt states it (a rollout with no call: the environment's own words)."""
         return str(getattr(task, "question", None) or getattr(task, "text", None) or "")
 
@@ -170,7 +170,7 @@ class Coverage:
         book.of(toolset, name).add(result)
         return result
 
-    def _experiment(self, toolset: str, tool: DocumentedTool, requests: list[tuple[Any, str]],
+    def experiment(self, toolset: str, tool: DocumentedTool, requests: list[tuple[Any, str]],
                     book: EvidenceBook) -> None:
         """Find a working call of ``tool`` (unless one is known), then what its results say it computes."""
         evidence = book.of(toolset, tool.name)
@@ -231,7 +231,7 @@ class Coverage:
         book.of(toolset, name).relation = relation_sentence(parameter, points)
 
     # -- requests answered ---------------------------------------------------------------------------------------
-    def _seek_answers(self, toolbox: Toolbox, toolset: str, tools: list[DocumentedTool],
+    def seek_answers(self, toolbox: Toolbox, toolset: str, tools: list[DocumentedTool],
                       requests: list[tuple[Any, str]], book: EvidenceBook) -> None:
         """Step 3 of the module's docstring: each tool with a working call and no request answered gets one, where a
         request answers to its call alone."""
@@ -315,7 +315,7 @@ class Coverage:
             for tool in known:
                 text = exchange.updates.get(tool.name, "")
                 text = supported_text(text, book.of(toolset, tool.name).observed(tool, names)) if text else ""
-                changed += _apply(tool, text, book.of(toolset, tool.name))
+                changed += apply_evidence(tool, text, book.of(toolset, tool.name))
         state.described.extend(tool_key(toolset, tool.name) for tool in batch
                                if tool not in known or exchange is not None)
         return Batch(tuple(tool_key(toolset, tool.name) for tool in batch), exchange, changed)
@@ -359,7 +359,7 @@ def _fact_lines(evidence: ToolEvidence) -> list[str]:
     return lines
 
 
-def _apply(tool: DocumentedTool, description: str, evidence: ToolEvidence) -> int:
+def apply_evidence(tool: DocumentedTool, description: str, evidence: ToolEvidence) -> int:
     """Set the tool's description: the editor's (or, where it wrote nothing the calls support, the one it had), opened
     by code with a request it answered (the words it is searched by, and a call an agent can copy: a search index
     reads a doc's first words most) and closed with the relation and, where no request was answered, the call that

@@ -200,7 +200,7 @@ def test_a_request_two_tools_answer_is_kept_for_neither_and_a_line_s_prediction_
             book.of("t", tool.name).add(env.execute("t", ToolCall(tool.name, {"value": value})))
     env.calls.clear()
     coverage = coverage_module.Coverage(env, editor=None, judge=True, exhausted=lambda: True)
-    coverage._seek_answers(None, "t", tools, [(task, task.question) for task in tasks], book)
+    coverage.seek_answers(None, "t", tools, [(task, task.question) for task in tasks], book)
     assert not book.of("t", "tool_1").answered and not book.of("t", "tool_2").answered  # both answer "Double 4"
     (answered,) = book.of("t", "tool_3").answered
     assert answered.startswith('"Scale 5 by three." -> tool_3(value=5)')
