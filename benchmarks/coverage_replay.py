@@ -8,7 +8,7 @@ called). It writes the docs and prints how many tools have a working call and a 
 those requests need the tool, so the call-only steps can be measured without paying the editor again; score the
 docs with ``benchmarks/pool_retrieval.py --docs LABEL=PATH``.
 
-    python benchmarks/coverage_replay.py 0185c5ffed9f4dc28715f649358440cb --out replayed.json
+    python benchmarks/coverage_replay.py 0185c5ffed9f4dc28715f649358440cb --out replayed.json --keep coverage_replay-1000
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -88,8 +89,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", help="an optimize run with --coverage, in the MLflow store")
     parser.add_argument("--out", type=Path, required=True, help="where to write the docs closed again")
+    parser.add_argument("--keep", default=None, metavar="NAME",
+                        help="also keep the figures in the results ledger as bench/NAME, for the pages' figures")
     args = parser.parse_args()
-    print(json.dumps(replay(args.run, args.out)))
+    figures = replay(args.run, args.out)
+    if args.keep:
+        from otbench.study.figures import keep_benchmark
+
+        command = shlex.join(["python", "benchmarks/coverage_replay.py", *sys.argv[1:]])
+        print(f"kept: {keep_benchmark(args.keep, command, figures)}", file=sys.stderr)
+    print(json.dumps(figures))
     return 0
 
 
