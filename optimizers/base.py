@@ -413,7 +413,8 @@ class DocOptimizer(Teleprompter):
         book = EvidenceBook.from_dict(resume.get(COVERAGE_EVIDENCE, {}))
         editor = DocEditor()
         editor.lm = self._lms(program).get("editor")
-        judge = bool(getattr(self.env, "one_reply", False))
+        # a call is judged on a train request by playing it as a one-reply attempt, or by the environment's answers
+        judge = bool(getattr(self.env, "one_reply", False)) or callable(getattr(self.env, "answers", None))
         pass_ = Coverage(self.env, editor, judge=judge, exhausted=self.learning_budget.exhausted)
         bar = tqdm(total=sum(len(program.toolbox.toolset(toolset)) for toolset in pass_.toolsets(trainset)),
                    initial=len(state.described), desc="coverage: tools", unit="tool", dynamic_ncols=True,

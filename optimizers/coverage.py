@@ -22,8 +22,9 @@ handful. Tool calls cost no tokens, so this pass makes the evidence itself, tool
    and correct what the calls contradict, and the sentences the calls contradict are dropped by code. Each doc
    closes, by code, with the call that worked and a request it answered.
 
-The pass works within the learning budget (checked before each editor call) and reports its state after every
-batch, so a run interrupted half way resumes with the tools it finished (:class:`CoverageState`).
+The pass works within the learning budget (checked before each editor call; where it is spent, the tools left are
+closed by code alone, which costs nothing) and reports its state after every batch, so a run interrupted half way
+resumes with the tools it finished (:class:`CoverageState`).
 """
 
 from __future__ import annotations
@@ -153,7 +154,9 @@ class Coverage:
                 state.sought.append(toolset)
             pending = [tool for tool in tools if tool_key(toolset, tool.name) not in state.described]
             for start in range(0, len(pending), self.tools_per_call):
-                if self.exhausted():
+                if self.exhausted():  # no tokens left to describe the rest: code still states what their calls showed
+                    for tool in pending[start:]:
+                        apply_evidence(tool, "", book.of(toolset, tool.name))
                     return state
                 report(self._describe(toolbox, toolset, pending[start:start + self.tools_per_call], book, state))
             book.state_rules(toolbox, toolset)  # what their errors said, by code: all that is known of the others

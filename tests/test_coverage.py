@@ -399,3 +399,18 @@ def test_a_batch_description_cut_off_at_its_bound_ends_at_its_last_whole_sentenc
     editor.lm = scripted_lm(lambda messages: json.dumps({"tools": [{"name": "f", "description": long[:240]}]}),
                             phase="editor")
     assert editor.describe_batch([DocumentedTool("f")], {"f": []}).updates == {"f": "Returns the ISO code of a country."}
+
+
+def test_where_the_budget_is_spent_the_tools_left_are_closed_by_code_alone():
+    """Describing costs tokens, what calls showed does not: with no budget left the docs still say it."""
+    from otbench.optimizers.evidence import EvidenceBook
+
+    env = _env()
+    toolbox = env.toolbox()
+    reports = []
+    state = coverage_module.Coverage(env, editor=None, judge=True, exhausted=lambda: True).run(
+        toolbox, env.tasks("train"), EvidenceBook(), coverage_module.CoverageState(), reports.append)
+    docs = {env.real_names[tool.name]: tool.description for tool in toolbox.toolset("tools")}
+    assert not reports and state.editor_calls == 0 and not state.finished
+    assert docs["miles_to_km"].startswith('It answered: "Tell me 5 miles in kilometres."')
+    assert docs["miles_to_km"].endswith("Returns 1.609344 times distance.")

@@ -99,3 +99,28 @@ def test_an_optimizer_runs_on_the_pool_and_writes_pool_docs(name):
             assert any(LEARNED in text for text in descriptions)
         else:
             assert ledger.phase("exploration").calls > 0
+
+
+def test_coverage_on_the_pool_opens_each_tool_s_doc_with_a_train_request_it_answers():
+    """On the pool a call is judged on a request with no run (tools are found by a search first): coverage gives a tool
+    a train request it answers, and the doc opens with it, the words the tool's requests are searched with."""
+    from otbench.optimizers.toolobserver.teleprompter import ToolObserver
+
+    def describe(messages):
+        names = re.findall(r"^Tool: (\S+)", prompt_text(messages), re.MULTILINE)
+        return json.dumps({"tools": [{"name": name, "description": LEARNED} for name in names]})
+
+    with PoolEnvironment(pool_size="30", index=ToolIndex(EmbeddingStore(HashingEncoder()))) as env:
+        agent = FunctionCallingAgent(instructions=env.agent_instructions)
+        agent.lm = scripted_lm(agent_reply, phase="agent")
+        train = env.tasks("train")
+        learned = ToolObserver(env=env, editor_lm=scripted_lm(describe, phase="editor"), max_iterations=1,
+                               coverage=True, progress=False).compile(ToolAgentProgram(env.toolbox(), agent),
+                                                                      trainset=train)
+        opened = {tool.name: tool.description for tool in learned.toolbox.toolset(TOOLSET)
+                  if tool.description.startswith("It answered: ")}
+        assert len(opened) >= 15
+        by_text = {task.text: task for task in train}
+        for name, description in opened.items():
+            request, _ = json.JSONDecoder().raw_decode(description.removeprefix("It answered: "))
+            assert env.to_real[name] in by_text[request].needs  # a request the tool is needed for, not a coincidence
