@@ -387,8 +387,11 @@ def apply_evidence(tool: DocumentedTool, description: str, evidence: ToolEvidenc
 
 def fitted_line(points: list[tuple[float, float]]) -> tuple[float, float] | None:
     """The ``(slope, intercept)`` of the line three ``(input, result)`` points lie on (a constant: slope 0; an intercept
-    within rounding of 0: 0), None where they lie on none."""
+    within rounding of 0: 0), None where they lie on none or where the inputs are not three distinct values (a
+    tool's calls on the same input twice say nothing of its slope)."""
     (x1, y1), (x2, y2), (x3, y3) = points
+    if len({x1, x2, x3}) < 3:
+        return None
     if math.isclose(y1, y2, rel_tol=1e-12) and math.isclose(y2, y3, rel_tol=1e-12):
         return 0.0, y1
     slope = (y2 - y1) / (x2 - x1)

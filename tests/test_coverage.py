@@ -53,6 +53,7 @@ def test_three_calls_on_one_number_say_what_the_tool_computes():
     assert relation_sentence("degrees", [(20, 68), (40, 104), (60, 140)]) == "Returns 1.8 times degrees plus 32."
     assert relation_sentence("n", [(2, 7), (4, 7), (6, 7)]).startswith("Returns 7 whatever n is")
     assert relation_sentence("n", [(1, 1), (2, 4), (3, 9)]) == ""  # a square fits no line: nothing is claimed
+    assert relation_sentence("n", [(0, 3), (0, 3), (5, 13)]) == ""  # one input twice: no slope is claimed
 
 
 def test_a_requests_literal_values_are_its_numbers_quotes_codes_dates_and_names():
