@@ -35,7 +35,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from otbench.core.calls import CallResult, ToolCall, read_worded_error
 from otbench.core.trajectory import preview
@@ -217,7 +217,7 @@ class Coverage:
     def _relation(self, toolset: str, name: str, arguments: dict[str, Any], book: EvidenceBook) -> None:
         """Where a call worked on one number, call again with it doubled and tripled: what the results say of the
         relation is kept on the tool's evidence (:meth:`ToolEvidence.relation`)."""
-        numeric = [key for key, value in arguments.items() if _is_number(value)]
+        numeric = [key for key, value in arguments.items() if _is_real(value)]
         if len(numeric) != 1 or book.of(toolset, name).relation:
             return
         (parameter,) = numeric
@@ -228,7 +228,7 @@ class Coverage:
             output = result.output if result is not None and result.ok else None
             if factor == 1:
                 output = next((out for args, out in book.of(toolset, name).examples if args == arguments), None)
-            if not _is_number(output) or not isinstance(output, (int, float)):
+            if not _is_real(output) or not _is_real(given[parameter]):
                 return
             points.append((float(given[parameter]), float(output)))
         book.of(toolset, name).relation = relation_sentence(parameter, points)
@@ -259,8 +259,9 @@ class Coverage:
     def _answering(self, toolbox: Toolbox, toolset: str, name: str, book: EvidenceBook,
                    requests: list[tuple[int, Any, list[Any]]]) -> Iterator[tuple[int, CallResult]]:
         """Of ``(index, task, its request's values)``, the requests ``name``'s working call answers given their values,
-        the first :data:`_ANSWERS_SOUGHT`, each with the call that answered it: a call is made where the tool's line predicts the answer
-        (every request is predicted) or, with no line, on each request in turn; :data:`ANSWER_CALLS` calls at most."""
+        the first :data:`_ANSWERS_SOUGHT`, each with the call that answered it: a call is made where the tool's line
+        predicts the answer (every request is predicted) or, with no line, on each request in turn; :data:`ANSWER_CALLS`
+        calls at most."""
         line = _line_of(book.of(toolset, name)) if self._answers is not None else None
         working = book.of(toolset, name).examples[0][0]
         spent = answered = 0
@@ -268,6 +269,8 @@ class Coverage:
             for arguments in _filled(working, values):
                 if line is not None:
                     parameter, slope, intercept = line
+                    if not _is_real(arguments[parameter]):
+                        continue  # a number beyond any float: the line predicts nothing of it
                     given = float(arguments[parameter])
                     if given == 0.0 and intercept == 0.0:
                         continue  # every tool of a line through 0 returns 0 for it: it says nothing of this one
@@ -426,8 +429,8 @@ def _line_of(evidence: ToolEvidence) -> tuple[str, float, float] | None:
     points: dict[float, float] = {}
     parameter = None
     for arguments, output in evidence.examples:
-        numeric = [name for name, value in arguments.items() if _is_number(value)] if isinstance(arguments, dict) else []
-        if len(numeric) != 1 or not _is_number(output) or parameter not in (None, numeric[0]):
+        numeric = [name for name, value in arguments.items() if _is_real(value)] if isinstance(arguments, dict) else []
+        if len(numeric) != 1 or not _is_real(output) or parameter not in (None, numeric[0]):
             continue
         parameter = numeric[0]
         points.setdefault(float(arguments[parameter]), float(output))
@@ -471,5 +474,18 @@ def _shown(number: float) -> str:
     return f"{number:.7g}"
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+def _is_number(value: Any) -> TypeGuard[float]:
+    """A number of a request or a call, integers of any size among them (a factorial's answer outgrows a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or math.isfinite(value)
+
+
+def _is_real(value: Any) -> TypeGuard[float]:
+    """A number a line can be fitted through: one a float holds."""
+    if not _is_number(value):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False

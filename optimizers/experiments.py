@@ -243,7 +243,7 @@ def _fits(value: Any, kind: str | None) -> bool:
     """Whether a value is of the kind the errors point to (any kind where they point to none)."""
     is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind in ("number", "integer"):
-        return is_number and (kind == "number" or float(value).is_integer())
+        return is_number and (kind == "number" or isinstance(value, int) or float(value).is_integer())
     if kind == "string":
         return isinstance(value, str)
     return kind is None

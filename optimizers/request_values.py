@@ -79,11 +79,10 @@ class Sources:
 
 
 def _as_number(value: Any) -> float | None:
-    if isinstance(value, (int, float)):
-        return float(value)
+    """``value`` as a float, None where it is not a number or is one no float holds (read as text then)."""
     try:
-        return float(str(value).replace(",", "").strip())
-    except ValueError:
+        return float(value) if isinstance(value, (int, float)) else float(str(value).replace(",", "").strip())
+    except (ValueError, OverflowError):
         return None
 
 

@@ -4,6 +4,7 @@ docs it has; answers that are errors in words are read as failed calls."""
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import dspy
@@ -207,6 +208,22 @@ def test_a_request_two_tools_answer_is_kept_for_neither_and_a_line_s_prediction_
     assert answered.startswith('"Scale 5 by three." -> tool_3(value=5)')
     # the predictions cost nothing: calls only where a prediction answered (0 says nothing of a line through 0)
     assert sorted(call.arguments["value"] for call in env.calls if call.name == "tool_3") == [5, 7]
+
+
+def factorial_of(count: int) -> int:
+    """The factorial of count."""
+    return math.factorial(count)
+
+
+def test_a_tool_whose_results_outgrow_a_float_is_covered_with_no_relation_claimed():
+    """A factorial of 340 is an integer no float holds: the pass fits no line through it and goes on."""
+    examples = [dspy.Example(question="Work out 170 factorial.", answer=math.factorial(170))]
+    env = FunctionEnvironment.opaque([factorial_of], examples, lambda example, trajectory: example.answer
+                                     in trajectory.outputs, test_examples=examples)
+    learned = ToolObserver(env=env, editor_lm=_describing_editor([]), max_iterations=1, coverage=True,
+                           progress=False).compile(_program(env), trainset=env.tasks("train"))
+    (doc,) = learned.toolbox.toolset("tools")
+    assert 'It answered: "Work out 170 factorial."' in doc.description and "Returns " not in doc.description
 
 
 def test_a_starting_description_is_shown_to_the_editor_to_repair_and_kept_where_it_wrote_nothing():

@@ -75,6 +75,17 @@ def test_candidates_take_the_requests_values_in_the_kind_the_errors_point_to_fir
     assert {"circle": 1} in tried
 
 
+def test_an_integer_no_float_holds_is_a_candidate_where_the_errors_ask_for_an_integer():
+    huge = 10**400
+    tool = DocumentedTool("function_1", parameters=[ParameterSpec("count", "any", True)])
+    failed = CallResult(ToolCall("function_1", {"count": "many"}), False,
+                        error="ValueError: count must be an integer")
+    evidence = ToolEvidence()
+    evidence.add(failed)
+    tried = [arguments for arguments, _ in candidate_arguments(tool, evidence, f"How many digits has {huge}?", [failed])]
+    assert tried[0] == {"count": huge}
+
+
 def test_the_agents_own_mapping_of_values_comes_first_and_a_guessed_one_is_no_example():
     tool = DocumentedTool("f", parameters=[ParameterSpec("speed"), ParameterSpec("acceleration"), ParameterSpec("time")])
     failed = CallResult(ToolCall("f", {"speed": {"value": 0}, "acceleration": {"value": 9.8}, "time": {"value": 12}}),

@@ -35,6 +35,11 @@ def test_values_are_read_as_said_in_digits_words_percentages_and_ratios():
     assert not any(said.gives(value) for value in (7, 0.7, "AAPL", "Boston"))
 
 
+def test_an_integer_no_float_holds_is_read_as_its_digits():
+    huge = 10**400
+    assert Sources([f"Is {huge} even?"]).gives(huge) and not Sources(["Is 12 even?"]).gives(huge)
+
+
 def test_a_working_call_with_no_value_and_no_word_from_the_request_is_flagged():
     wrong = _attempt(DENSITY, ("function_3", {"stock_name": "AAPL"}, 210.62))
     right = _attempt(DENSITY, ("function_1", {"mass": 50, "volume": 10}, 5.0))
