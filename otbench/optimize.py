@@ -81,6 +81,9 @@ class OptimizeOptions:
     num_threads: int = 1
     resume: str | None = None
     """The MLflow run id of an interrupted run to continue: what defines the run comes from its checkpoint."""
+    coverage_from: str | None = None
+    """The MLflow run id of an optimize run with ``--coverage`` whose pass this run goes on from (the same help for
+    another optimizer, not paid again); it implies the coverage knob."""
     out: Path = Path("learned_docs")
     progress: bool = True
 
@@ -94,7 +97,8 @@ class OptimizeOptions:
         spec = spec_of(self.optimizer)
         return defining.optimization(environment, optimizer=spec, knobs=self.knobs,
                                      mode=self.mode or learning_of(environment.env), limit=self.limit, seed=self.seed,
-                                     test_limit=self.test_limit, val_limit=self.val_limit, lm=self.lm)
+                                     test_limit=self.test_limit, val_limit=self.val_limit, lm=self.lm,
+                                     coverage_from=self.coverage_from)
 
     def settings(self) -> RunSettings:
         """How this run is carried out."""
@@ -107,13 +111,15 @@ def options_from(values: Mapping[str, Any]) -> OptimizeOptions:
     refuse_other_environments(values)
     refuse_other_optimizers(values)
     optimizer = str(values.get("optimizer", DEFAULT))
+    if values.get("coverage_from"):  # going on from a coverage pass is taking the pass's help
+        values = {**values, "coverage": True}
     return OptimizeOptions(
         optimizer=optimizer, environment=options_from_values(values), mode=values.get("mode"),
         limit=values.get("limit", DEFAULT_LIMIT), seed=values.get("seed", 0),
         test_limit=values.get("test_limit", DEFAULT_LIMIT), val_limit=values.get("val_limit"),
         knobs=spec_of(optimizer).knobs_from(values), lm=lm_from_values(values),
         tracking=tracking_from_values(values), num_threads=values.get("num_threads", 1), resume=values.get("resume"),
-        out=Path(values.get("out", "learned_docs")), progress=not values.get("quiet", False))
+        coverage_from=values.get("coverage_from"), out=Path(values.get("out", "learned_docs")), progress=not values.get("quiet", False))
 
 
 def run(options: OptimizeOptions) -> OptimizeResult:
@@ -224,6 +230,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                         help="tasks run concurrently, each on a slot of the embedded server of its own (default 1)")
     parser.add_argument("--resume", default=None, metavar="RUN_ID",
                         help="continue an interrupted run (default: start a new one)")
+    parser.add_argument("--coverage-from", default=None, metavar="RUN_ID",
+                        help="go on from the coverage pass of that optimize run (same environment, tasks and models; "
+                             "implies --coverage): another optimizer given the same pass without paying for it again")
     parser.add_argument("--out", type=OUTPUT_DIRECTORY, default=Path("learned_docs"),
                         help="where final docs are written (default learned_docs)")
     add_sweep_arguments(parser)
@@ -234,7 +243,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-RESUMED_KEEP = ("optimizer", "mode", "limit", "seed", "test_limit", "val_limit", "lm", "editor_lm", "embedded_model",
+RESUMED_KEEP = ("optimizer", "coverage_from", "mode", "limit", "seed", "test_limit", "val_limit", "lm", "editor_lm", "embedded_model",
                 "gguf", "temperature", "no_grammar")
 """Options that define a run, beside the environment's and the optimizer's: a resumed run keeps its own."""
 

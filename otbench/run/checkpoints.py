@@ -15,6 +15,10 @@ if TYPE_CHECKING:
 DEFINITION = "definition.json"
 OBSERVED = "observed_calls.jsonl"
 """Artefact of each iteration: the calls the optimizer saw since the iteration before, one JSON object a line."""
+COVERAGE_CHECKPOINT = "coverage_checkpoint.json"
+"""Artefact of a run whose coverage pass was checkpointed: the checkpoint of the pass's last step, kept when the
+optimizer's own steps overwrite ``checkpoint.json``, so another optimizer can go on from the same pass
+(``optimize --coverage-from RUN_ID``)."""
 CHECKPOINT_STEP = "step"
 """Checkpoint entry: the iteration it was written after, so a resume reads the calls of the iterations up to it."""
 
@@ -87,6 +91,29 @@ def load_checkpoint(run_id: str) -> dict[str, Any]:
             checkpoint[OBSERVED_CALLS] = _observed_calls(run_id, int(checkpoint[CHECKPOINT_STEP]))
         return checkpoint
     raise DataError(f"--resume {run_id}: no checkpoint in that run (is it an optimize run?)")
+
+
+def coverage_checkpoint(run_id: str) -> dict[str, Any]:
+    """The checkpoint of the coverage pass of optimize run ``run_id`` (:data:`COVERAGE_CHECKPOINT`, or its
+    ``checkpoint.json`` where that is still the pass's), with the calls its steps saw; refused on one line where the
+    run has no coverage pass checkpointed."""
+    import mlflow
+
+    from otbench.errors import ConfigError
+    from otbench.optimizers.base import COVERAGE_EVIDENCE, OBSERVED_CALLS
+
+    for artifact in (COVERAGE_CHECKPOINT, "checkpoint.json"):
+        try:
+            path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{artifact}")
+        except Exception:  # noqa: BLE001, S112 - MLflow raises several types for a missing run or artefact
+            continue
+        checkpoint = dict(json.loads(Path(path).read_text()))
+        if COVERAGE_EVIDENCE in checkpoint and CHECKPOINT_STEP in checkpoint:
+            checkpoint[OBSERVED_CALLS] = _observed_calls(run_id, int(checkpoint[CHECKPOINT_STEP]))
+            return checkpoint
+    raise ConfigError(f"--coverage-from {run_id}: no coverage pass is checkpointed in that run (an optimize run "
+                      "with --coverage keeps one; an entry of the results ledger is first made a run with "
+                      "`python -m otbench.results load`)")
 
 
 def _observed_calls(run_id: str, last_step: int) -> list[dict[str, Any]]:

@@ -41,6 +41,9 @@ KEY_TAG = "otbench.key"
 """The tag holding a run's definition key."""
 DEFINITION_TAG = "otbench.definition"
 """The tag holding a run's definition as canonical JSON."""
+COVERAGE_FROM = "coverage_from"
+"""Part of an optimize run's definition (in its ``extra``) and a param: the run whose finished coverage pass it goes on
+from, so a second optimizer is given the first's pass (the same help) without paying for it again."""
 VERSION = 2
 """The definition format's version, part of the JSON (1: an optimizer's variant, improvements and probe sat beside
 its knobs; 2: every choice of an optimizer is one of its knobs, and a full sample has no seed)."""
@@ -135,7 +138,8 @@ class RunDefinition:
     optimizer: Optimizer | None = None
     """Optimize runs: the optimizer."""
     extra: tuple[tuple[str, Any], ...] = field(default=())
-    """Reserved for what a later version adds; empty here."""
+    """What a run starts from beside its docs: ``coverage_from``, the run whose coverage pass it goes on from
+    (:data:`COVERAGE_FROM`); empty for most runs."""
     options: EnvironmentOptions = field(init=False, compare=False, repr=False)
     """The environment to open for it, made once from what defines it (a run adds how it is carried out:
     :attr:`~otbench.envs.registry.EnvironmentOptions.sandbox_workers`)."""
@@ -171,6 +175,12 @@ class RunDefinition:
             optimizer=None if optimizer is None else Optimizer(optimizer["name"], optimizer["mode"],
                                                                frozen_part(dict(optimizer.get("knobs", {})))),
             extra=tuple(sorted(dict(data.get("extra", {})).items())))
+
+    @property
+    def coverage_from(self) -> str | None:
+        """The run (an MLflow run id, or ``ledger:KEY``) whose coverage pass this optimize run goes on from, if any."""
+        found = dict(self.extra).get(COVERAGE_FROM)
+        return str(found) if found else None
 
     def canonical(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), default=str)
@@ -296,6 +306,7 @@ class RunDefinition:
         if optimizer.mode != learning:
             params["mode"] = optimizer.mode
         params |= optimizer.spec.params(optimizer.part, optimizer.mode, swept=swept)
+        params[COVERAGE_FROM] = self.coverage_from
         return {name: value for name, value in params.items() if value is not None}
 
     def run_name(self, tasks: int, model_label: str, setting_name: str) -> str:
@@ -385,15 +396,18 @@ def evaluation(environment: EnvironmentOptions, *, agent: str, docs: str | None,
 
 
 def optimization(environment: EnvironmentOptions, *, optimizer: OptimizerSpec, knobs: Any, mode: str, limit: int,
-                 seed: int, test_limit: int, lm: LMOptions, val_limit: int | None = None) -> RunDefinition:
+                 seed: int, test_limit: int, lm: LMOptions, val_limit: int | None = None,
+                 coverage_from: str | None = None) -> RunDefinition:
     """The definition of an optimize run (``environment`` resolved, ``mode`` too): the knobs as far as they act in
-    ``mode``, as the optimizer's spec defines them (``knobs`` None: its declared defaults)."""
+    ``mode``, as the optimizer's spec defines them (``knobs`` None: its declared defaults); ``coverage_from``: the
+    run whose coverage pass it goes on from."""
     chosen = knobs if knobs is not None else optimizer.knobs_from({})
     optimizer.check(chosen)
     defined = Optimizer(optimizer.name, mode, frozen_part(optimizer.define(chosen, mode)), optimizer)
     sample = Sample(limit, seed, test_limit if mode == "offline" else None, val_limit if mode == "offline" else None)
     return RunDefinition("optimize", environment.env, str(environment.setting), environment_options(environment),
-                         sample, models_of(lm, editor=True), optimizer=defined)
+                         sample, models_of(lm, editor=True), optimizer=defined,
+                         extra=((COVERAGE_FROM, coverage_from),) if coverage_from else ())
 
 
 def params_as_logged(params: Mapping[str, Any]) -> dict[str, str]:

@@ -545,9 +545,11 @@ def _resume_state(run: Any, defined: RunDefinition) -> dict[str, Any]:
         spent = _artifact(run_id, SPENT)  # a run killed outright logged no tokens.json: the resume counts on from this
         return {PARTIAL: finished, **({SPENT: spent} if spent is not None else {})} if finished else {}
     state: dict[str, Any] = {}
-    for path in ("checkpoint.json", checkpoints.DEFINITION, PARTIAL, SPENT):  # the last two: a test scoring under way
+    # PARTIAL and SPENT: a test scoring under way; the coverage pass's checkpoint, for another optimizer to go on from,
+    # where the run went on beyond it (otherwise it is the checkpoint itself)
+    for path in ("checkpoint.json", checkpoints.DEFINITION, PARTIAL, SPENT, checkpoints.COVERAGE_CHECKPOINT):
         found = _artifact(run_id, path)
-        if found is not None:
+        if found is not None and not (path == checkpoints.COVERAGE_CHECKPOINT and found == state.get("checkpoint.json")):
             state[path] = found
     last = state.get("checkpoint.json", {}).get(checkpoints.CHECKPOINT_STEP)
     if last is not None:

@@ -184,6 +184,8 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     env, ledger = bench.env, bench.ledger
     chosen = optimizer_of(definition)
     definition = definition.sized(split_sizes(env))
+    if definition.coverage_from and not resumed:
+        checkpoint = coverage_start(definition)
     defined = definition.to_json()
     views.share_view(env.name, env.metric_names, env.primary_metric)
     # a scoring on the test tasks under way when the run stopped kept its tasks and spend, later than any checkpoint
@@ -230,6 +232,7 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     with opened as tracked:
         if not resumed:
             tracking.log_definition(defined)
+        tracking.keep_coverage_checkpoint(checkpoint)  # a pass gone on from stays one to go on from
         # a stop while learning or while scoring what was learned keeps every finished iteration and every scored
         # test task: --resume picks up from there
         keeper = TaskKeeper(list(tested_before.values()), ledger, tracker.elapsed_seconds)
@@ -248,6 +251,27 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
             raise RunError(f"optimization stopped ({stop}); {hint}") from stop.cause
         return _finish(definition, settings, env, learned, scored_first, ledger, tracked.info.run_id,
                        tracker.elapsed_seconds(), tested, register=not nested, started=started)
+
+
+def coverage_start(definition: RunDefinition) -> dict[str, Any]:
+    """The checkpoint a run defined with ``coverage_from`` starts from: the coverage pass of that run, its docs, calls,
+    tokens and seconds (the pass is counted in this run's spend and budget, as if it had made it), refused on one line
+    where that pass was made on other tasks, tools or models than this run's."""
+    from otbench.run.logged import definition_from_json
+
+    source = str(definition.coverage_from)
+    checkpoint = checkpoints.coverage_checkpoint(source)
+    made = definition_from_json(checkpoint["definition"])
+    for part in ("env", "setting", "environment", "sample", "models"):
+        if getattr(made, part) != getattr(definition, part):
+            raise ConfigError(f"--coverage-from {source}: that run's pass was made with another {part} "
+                              f"({_shown_part(getattr(made, part))}); define this run as that one was, but for its "
+                              "optimizer")
+    return checkpoint
+
+
+def _shown_part(value: Any) -> str:
+    return ", ".join(f"{name}={item}" for name, item in value) if isinstance(value, tuple) else str(value)
 
 
 def _log_validation(env: Any, program: ToolAgentProgram) -> dict[str, Any] | None:

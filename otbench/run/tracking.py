@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import otbench  # noqa: F401  (offline-safe environment before mlflow loads)
-from otbench.run.checkpoints import CHECKPOINT_STEP, DEFINITION, OBSERVED
+from otbench.run.checkpoints import CHECKPOINT_STEP, COVERAGE_CHECKPOINT, DEFINITION, OBSERVED
 from otbench.run.naming import RUN_COLOR_TAG, run_color
 from otbench.run.provenance import CODE_TAG, MACHINE_TAG, VERSION_TAG, code_commit, package_version, this_machine
 
@@ -258,5 +258,18 @@ class MlflowIterationTracker:
     def _write_checkpoint(self) -> None:
         import mlflow
 
-        mlflow.log_dict({**(self.last_checkpoint or {}), "tokens": self.ledger.snapshot(),
-                         "elapsed_seconds": self.elapsed_seconds()}, "checkpoint.json")
+        checkpoint = {**(self.last_checkpoint or {}), "tokens": self.ledger.snapshot(),
+                      "elapsed_seconds": self.elapsed_seconds()}
+        mlflow.log_dict(checkpoint, "checkpoint.json")
+        keep_coverage_checkpoint(checkpoint)
+
+
+def keep_coverage_checkpoint(checkpoint: dict[str, Any]) -> None:
+    """Keep ``checkpoint`` as the run's coverage checkpoint where it is one of a coverage pass's steps (it holds the
+    pass's evidence): the optimizer's own steps then overwrite ``checkpoint.json`` but not it."""
+    import mlflow
+
+    from otbench.optimizers.base import COVERAGE_EVIDENCE, OBSERVED_CALLS
+
+    if COVERAGE_EVIDENCE in checkpoint:
+        mlflow.log_dict({key: value for key, value in checkpoint.items() if key != OBSERVED_CALLS}, COVERAGE_CHECKPOINT)
