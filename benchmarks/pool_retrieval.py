@@ -43,11 +43,16 @@ def _cell(value: dict[str, float]) -> str:
 
 def _learned(given: str) -> tuple[str, Any]:
     """``LABEL=PATH`` or a path (labelled by its folder: an optimize run's ``RUN_ID/final_docs.json``), or
-    ``LABEL=ledger:KEY`` for the final docs a results ledger entry keeps; the label and the docs' JSON."""
+    ``LABEL=ledger:KEY`` for the final docs a results ledger entry keeps (an interrupted run's entry: the docs of its
+    last checkpoint, such as a coverage pass's end); the label and the docs' JSON."""
     from otbench.run import ledger
 
     label, _, path = given.rpartition("=")
     if path.startswith(ledger.LEDGER):
+        key = path.removeprefix(ledger.LEDGER)
+        stopped = [entry for entry in ledger.starting_with(key) if entry.status == "interrupted"] if len(key) >= 8 else []
+        if len(stopped) == 1 and "docs" in stopped[0].resume.get("checkpoint.json", {}):
+            return (label or path), stopped[0].resume["checkpoint.json"]["docs"]
         return (label or path), ledger.docs_entry(path).artifacts[ledger.RUN_DOCS_ARTIFACT]
     found = Path(path)
     return (label or f"learned ({found.parent.name or found.stem})"), json.loads(found.read_text())
@@ -167,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["30", "300", "1000", "all"], help="pool sizes")
     parser.add_argument("--docs", nargs="*", default=[], metavar="[LABEL=]PATH",
-                        help="learned docs files (an optimize run's final_docs.json, or ledger:KEY) to score too")
+                        help="learned docs files (an optimize run's final_docs.json, or ledger:KEY: an interrupted "
+                             "run's at its last checkpoint) to score too")
     parser.add_argument("--setting", default="names_only", help="the setting the --docs files were learned in")
     parser.add_argument("--limit", type=int, default=None, help="a seeded sample of N test requests per pool")
     parser.add_argument("--won", action="store_true",
