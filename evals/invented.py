@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -377,6 +377,35 @@ def observe(tools: Sequence[DocumentedTool], calls: Iterable[CallResult]) -> dic
 
 MAX_EXAMPLES = 8
 """Working calls kept per tool for checking the operations sentences name."""
+
+_VALUES_IN_ERROR = re.compile(r"'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?")
+
+
+def judged_calls(calls: Iterable[tuple[str, CallResult]]) -> Iterator[tuple[str, CallResult]]:
+    """The calls of ``calls`` (in order) that show the judge something the ones before did not, per tool: its first
+    :data:`MAX_EXAMPLES` working calls and each working call with new kinds of values in or out, and each failed call
+    whose error has a new form (its quoted values and numbers aside). A pass that calls a thousand tools a thousand
+    times each shows the judge little more than this; a run's calls are kept so, where they are kept for a resume on
+    another machine."""
+    seen: dict[tuple[str, str], set[Any]] = {}
+    examples: dict[tuple[str, str], int] = {}
+    for toolset, result in calls:
+        if result.injected is not None:
+            continue  # the judge reads no injected fault
+        tool = (toolset, result.call.name)
+        arguments = result.call.arguments if isinstance(result.call.arguments, dict) else {}
+        if result.ok:
+            shown: Any = ("worked", tuple(sorted((name, value_kind(value)) for name, value in arguments.items())),
+                          value_kind(result.output))
+            examples[tool] = examples.get(tool, 0) + 1
+            new = examples[tool] <= MAX_EXAMPLES
+        else:
+            shown = ("failed", tuple(sorted(arguments)), _VALUES_IN_ERROR.sub("_", result.error or ""))
+            new = False
+        shown_before = seen.setdefault(tool, set())
+        if new or shown not in shown_before:
+            shown_before.add(shown)
+            yield toolset, result
 
 
 def _kinds_in(text: str) -> set[str]:

@@ -31,11 +31,14 @@ def preview(value: Any, limit: int = _MAX_PREVIEW) -> str:
 
 def json_text(value: Any) -> str:
     """``value`` as JSON text (what JSON cannot hold as its ``str``), or, where Python cannot print it (an integer
-    of more than 4300 digits anywhere inside, as a factorial returns), its :func:`preview` as a JSON string: a
-    tool's output must never stop a run that shows or keeps it."""
+    of more than 4300 digits, as a factorial returns), that part as its :func:`preview`, a JSON string: a tool's
+    output must never stop a run that shows or keeps it, and a call kept with such an output is still a call."""
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{json.dumps(str(key), ensure_ascii=False)}: {json_text(item)}"
+                                   for key, item in value.items()) + "}"
         return json.dumps(preview(value), ensure_ascii=False)
 
 

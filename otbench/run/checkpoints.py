@@ -132,5 +132,7 @@ def _observed_calls(run_id: str, last_step: int) -> list[dict[str, Any]]:
             path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{folder}/{OBSERVED}")
         except Exception:  # noqa: BLE001, S112 - a step logged before calls were kept has none
             continue
-        calls.extend(json.loads(line) for line in Path(path).read_text().splitlines() if line)
+        read = (json.loads(line) for line in Path(path).read_text().splitlines() if line)
+        # a line that is no call was written as a text alone, its output once too large to print
+        calls.extend(entry for entry in read if isinstance(entry, dict))
     return calls

@@ -554,12 +554,33 @@ def _resume_state(run: Any, defined: RunDefinition) -> dict[str, Any]:
     last = state.get("checkpoint.json", {}).get(checkpoints.CHECKPOINT_STEP)
     if last is not None:
         client = mlflow.MlflowClient()
-        for folder in client.list_artifacts(run_id, "iterations"):
-            step = int(folder.path.rsplit("_", 1)[1])
-            calls = _artifact(run_id, f"{folder.path}/{checkpoints.OBSERVED}") if step <= int(last) else None
+        observed: dict[str, list[Any]] = {}
+        for step, folder in sorted((int(folder.path.rsplit("_", 1)[1]), folder.path)
+                                   for folder in client.list_artifacts(run_id, "iterations")):
+            calls = _artifact(run_id, f"{folder}/{checkpoints.OBSERVED}") if step <= int(last) else None
             if calls is not None:
-                state[f"{folder.path}/{checkpoints.OBSERVED}"] = calls
+                observed[f"{folder}/{checkpoints.OBSERVED}"] = calls
+        state |= _judged(observed)
     return state
+
+
+def _judged(observed: dict[str, list[Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Each step's calls (by artefact path, in step order), only those that show the invented-claims judge something
+    new (:func:`~otbench.evals.invented.judged_calls`): all a resume reads them for. A coverage pass over a pool of
+    1,000 tools makes hundreds of thousands of calls; an entry keeps a few per tool. A line that is no call (written
+    before a huge output was previewed within its call) is left out."""
+    from otbench.core.calls import CallResult
+    from otbench.evals.invented import judged_calls
+
+    read = [(path, entry, CallResult.from_dict(entry)) for path, calls in observed.items() for entry in calls
+            if isinstance(entry, dict)]
+    kept = {id(result) for _, result in judged_calls((str(entry.get("toolset", "")), result)
+                                                     for _, entry, result in read)}
+    judged: dict[str, list[dict[str, Any]]] = {path: [] for path in observed}
+    for path, entry, result in read:
+        if id(result) in kept:
+            judged[path].append(entry)
+    return judged
 
 
 # -- into an MLflow store ----------------------------------------------------------------------------------------
