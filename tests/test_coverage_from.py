@@ -74,7 +74,7 @@ def test_a_second_optimizer_goes_on_from_the_first_s_pass_without_paying_for_it(
     assert COVERAGE_CHECKPOINT in {artifact.path for artifact in client.list_artifacts(second["run_id"])}
 
 
-def test_a_pass_made_on_other_tasks_or_none_at_all_is_refused_on_one_line(batches, tmp_path, capsys):
+def test_a_pass_made_on_other_tasks_or_none_at_all_is_refused_on_one_line(batches, tmp_path, monkeypatch, capsys):
     code, out, err = _optimize(["--optimizer", "toolobserver", "--iterations", "1", "--coverage", *COMMON], tmp_path,
                                capsys)
     assert code == 0, err
@@ -88,6 +88,12 @@ def test_a_pass_made_on_other_tasks_or_none_at_all_is_refused_on_one_line(batche
     code, out, err = _optimize(["--optimizer", "easytool", "--coverage-from", json.loads(out)["run_id"], *COMMON],
                                tmp_path, capsys)
     assert code == REFUSED_EXIT and err.count("\n") == 1 and "no coverage pass is checkpointed" in err
+
+    opened = []
+    real_open = optimization.open_workbench
+    monkeypatch.setattr(optimization, "open_workbench", lambda *args: opened.append(args) or real_open(*args))
+    code, out, err = _optimize(["--optimizer", "easytool", "--coverage-from", "no-such-run", *COMMON], tmp_path, capsys)
+    assert code == REFUSED_EXIT and "no coverage pass is checkpointed" in err and not opened  # before anything loads
 
     code, out, err = _optimize(["--resume", covered, "--coverage-from", covered, "--quiet"], tmp_path, capsys)
     assert code == REFUSED_EXIT and "--coverage-from would be ignored" in err

@@ -156,11 +156,16 @@ def execute(definition: RunDefinition, settings: RunSettings, *, workbench: Work
     makes the run a child of the active MLflow run.
     """
     lm = definition.lm_options(settings.lm)
+    started: dict[str, Any] = {}
+    if definition.coverage_from:  # read before anything slow loads: a run with no pass to go on from is refused
+        mlflow_store.configure(settings.tracking.uri, directory=settings.tracking.directory,
+                               existing=f"--coverage-from {definition.coverage_from}")
+        started = checkpoints.coverage_checkpoint(definition.coverage_from)
     if workbench is not None:  # its store was opened with it
         check(definition, lm)
-        return _optimize(definition, settings, workbench, {}, resumed=None, nested=nested)
+        return _optimize(definition, settings, workbench, started, resumed=None, nested=nested)
     with open_workbench(definition, settings, lm) as opened:
-        return _optimize(definition, settings, opened, {}, resumed=None, nested=False)
+        return _optimize(definition, settings, opened, started, resumed=None, nested=False)
 
 
 def resume(run_id: str, settings: RunSettings) -> OptimizeResult:
@@ -185,7 +190,7 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
     chosen = optimizer_of(definition)
     definition = definition.sized(split_sizes(env))
     if definition.coverage_from and not resumed:
-        checkpoint = coverage_start(definition)
+        same_pass(definition, checkpoint)
     defined = definition.to_json()
     views.share_view(env.name, env.metric_names, env.primary_metric)
     # a scoring on the test tasks under way when the run stopped kept its tasks and spend, later than any checkpoint
@@ -253,21 +258,18 @@ def _optimize(definition: RunDefinition, settings: RunSettings, bench: Workbench
                        tracker.elapsed_seconds(), tested, register=not nested, started=started)
 
 
-def coverage_start(definition: RunDefinition) -> dict[str, Any]:
-    """The checkpoint a run defined with ``coverage_from`` starts from: the coverage pass of that run, its docs, calls,
-    tokens and seconds (the pass is counted in this run's spend and budget, as if it had made it), refused on one line
-    where that pass was made on other tasks, tools or models than this run's."""
+def same_pass(definition: RunDefinition, checkpoint: dict[str, Any]) -> None:
+    """Refuse, on one line, to go on from a coverage pass (``checkpoint``, of the run ``coverage_from`` names) made on
+    other tasks, tools or models than ``definition``'s (sized). Gone on from, the pass's docs, calls, tokens and seconds
+    are the new run's, counted in its spend and budget as if it had made the pass."""
     from otbench.run.logged import definition_from_json
 
-    source = str(definition.coverage_from)
-    checkpoint = checkpoints.coverage_checkpoint(source)
     made = definition_from_json(checkpoint["definition"])
     for part in ("env", "setting", "environment", "sample", "models"):
         if getattr(made, part) != getattr(definition, part):
-            raise ConfigError(f"--coverage-from {source}: that run's pass was made with another {part} "
-                              f"({_shown_part(getattr(made, part))}); define this run as that one was, but for its "
-                              "optimizer")
-    return checkpoint
+            raise ConfigError(f"--coverage-from {definition.coverage_from}: that run's pass was made with another "
+                              f"{part} ({_shown_part(getattr(made, part))}); define this run as that one was, but for "
+                              "its optimizer")
 
 
 def _shown_part(value: Any) -> str:
