@@ -75,16 +75,12 @@ def load_checkpoint(run_id: str) -> dict[str, Any]:
     """The last finished iteration of an optimize run, for ``--resume``, with the calls its finished iterations
     saw (``observed_calls``); for a run stopped before its first iteration finished, only its definition
     (``{"definition": ...}``, or ``{"args": ...}`` as runs logged it before definitions; no ``docs``)."""
-    import mlflow
-
     from otbench.errors import DataError
 
     for artifact in ("checkpoint.json", DEFINITION):
-        try:
-            path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{artifact}")
-        except Exception:  # noqa: BLE001, S112 - MLflow raises several types for a missing run or artefact
+        checkpoint = _json_artifact(run_id, artifact)
+        if checkpoint is None:
             continue
-        checkpoint = dict(json.loads(Path(path).read_text()))
         if CHECKPOINT_STEP in checkpoint:
             from otbench.optimizers.base import OBSERVED_CALLS
 
@@ -97,23 +93,28 @@ def coverage_checkpoint(run_id: str) -> dict[str, Any]:
     """The checkpoint of the coverage pass of optimize run ``run_id`` (:data:`COVERAGE_CHECKPOINT`, or its
     ``checkpoint.json`` where that is still the pass's), with the calls its steps saw; refused on one line where the
     run has no coverage pass checkpointed."""
-    import mlflow
-
     from otbench.errors import ConfigError
     from otbench.optimizers.base import COVERAGE_EVIDENCE, OBSERVED_CALLS
 
     for artifact in (COVERAGE_CHECKPOINT, "checkpoint.json"):
-        try:
-            path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{artifact}")
-        except Exception:  # noqa: BLE001, S112 - MLflow raises several types for a missing run or artefact
-            continue
-        checkpoint = dict(json.loads(Path(path).read_text()))
-        if COVERAGE_EVIDENCE in checkpoint and CHECKPOINT_STEP in checkpoint:
+        checkpoint = _json_artifact(run_id, artifact)
+        if checkpoint is not None and COVERAGE_EVIDENCE in checkpoint and CHECKPOINT_STEP in checkpoint:
             checkpoint[OBSERVED_CALLS] = _observed_calls(run_id, int(checkpoint[CHECKPOINT_STEP]))
             return checkpoint
     raise ConfigError(f"--coverage-from {run_id}: no coverage pass is checkpointed in that run (an optimize run "
                       "with --coverage keeps one; an entry of the results ledger is first made a run with "
                       "`python -m otbench.results load`)")
+
+
+def _json_artifact(run_id: str, artifact: str) -> dict[str, Any] | None:
+    """A JSON object artefact of run ``run_id``, None where the run or the artefact is not there."""
+    import mlflow
+
+    try:
+        path = mlflow.artifacts.download_artifacts(artifact_uri=f"runs:/{run_id}/{artifact}")
+    except Exception:  # noqa: BLE001 - MLflow raises several types for a missing run or artefact
+        return None
+    return dict(json.loads(Path(path).read_text()))
 
 
 def _observed_calls(run_id: str, last_step: int) -> list[dict[str, Any]]:
