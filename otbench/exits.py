@@ -21,6 +21,7 @@ import faulthandler
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
@@ -30,6 +31,8 @@ from otbench.errors import OtbenchError
 STOP_GRACE_SECONDS = 60.0
 """How long a stopped command may spend keeping its finished work before it is ended regardless."""
 
+RESEND_SECONDS = 0.01
+"""How long after a swallowed stop it is sent again: time for the finalizer that swallowed it to return."""
 
 REFUSED_EXIT = 2
 """A command that cannot do as asked (a user's mistake) exits with this code, after one line on stderr."""
@@ -53,6 +56,19 @@ def _interrupt(signum: int, frame: object) -> NoReturn:
     if sys.__stderr__ is not None:  # a C watchdog: it runs even while a thread holds the GIL
         faulthandler.dump_traceback_later(STOP_GRACE_SECONDS, exit=True, file=sys.__stderr__)
     raise KeyboardInterrupt
+
+
+def _stop_kept(unraisable: sys.UnraisableHookArgs, default: Callable[[sys.UnraisableHookArgs], object]) -> None:
+    """A stop that landed inside a finalizer or a weak reference's callback (MLflow's SQLAlchemy pool has them) is
+    swallowed there by Python, which prints a traceback and goes on as if never stopped: it is sent again once this
+    hook has returned (from a thread: sent from here, its handler would run, and be swallowed, inside the hook), to
+    reach the command's own code; anything else unraisable is printed as Python would."""
+    if unraisable.exc_type is KeyboardInterrupt:
+        resend = threading.Timer(RESEND_SECONDS, os.kill, (os.getpid(), signal.SIGINT))
+        resend.daemon = True
+        resend.start()
+    else:
+        default(unraisable)
 
 
 def _signals_delivered() -> None:
@@ -89,6 +105,8 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     :class:`~otbench.errors.OtbenchError` becomes a one-line message."""
     _signals_delivered()
     previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGTERM, signal.SIGINT)}
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: _stop_kept(unraisable, previous_hook)
     try:
         code = main(argv)
     except OtbenchError as exc:
@@ -109,6 +127,7 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        sys.unraisablehook = previous_hook
     if code == STOPPED_EXIT:  # finished work is kept; what is still running was stopped and has nothing to finish
         sys.stdout.flush()
         sys.stderr.flush()

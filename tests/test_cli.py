@@ -138,6 +138,31 @@ def test_sigterm_is_handled_like_ctrl_c_so_the_run_ends_killed_not_running(tmp_p
     assert mlflow.get_run(finished.stdout.split()[-1]).info.status == "KILLED"
 
 
+def test_a_stop_that_lands_in_a_finalizer_still_stops_the_command_without_a_traceback(tmp_path):
+    """Python swallows an exception raised in a weak reference's callback or a ``__del__``: a Ctrl-C whose handler ran
+    there (MLflow's connection pool has such callbacks) must still stop the command, quietly."""
+    import subprocess
+
+    argv, environment = _command(tmp_path, "finalized", (
+        "import gc, os, signal, time\n"
+        "class Pooled:\n"
+        "    def __del__(self):\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        for _ in range(1000):  # the stop's handler runs here, inside the finalizer\n"
+        "            time.sleep(0.001)\n"
+        "def main(argv):\n"
+        "    Pooled()\n"
+        "    gc.collect()\n"
+        "    for _ in range(600):\n"
+        "        time.sleep(0.1)\n"
+        "    print('never stopped', flush=True)\n"
+        "    return 0\n"
+    ))
+    finished = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, env=environment)
+    assert finished.returncode == 130 and "never stopped" not in finished.stdout
+    assert finished.stderr == "interrupted: finished work was kept\n"
+
+
 def test_a_stop_whose_cleanup_hangs_still_ends_the_command_and_says_where_it_hung(tmp_path):
     """A cleanup stuck on a tracking server or a native call must not keep a stopped run alive for ever."""
     import signal
