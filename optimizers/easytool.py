@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import dspy
+from tqdm import tqdm
 
 from otbench.core.parallel import parallel_map
 from otbench.envs.base import Environment
 from otbench.modules.lm_output import ask_json, reply_text
 from otbench.modules.program import ToolAgentProgram
-from otbench.modules.tool_docs import DocumentedTool
+from otbench.modules.tool_docs import DocumentedTool, tool_key
 from otbench.optimizers.base import DocOptimizer, IterationRecord, IterationTracker, apply_updates
 
 WRITER_ROLE = """\
@@ -34,6 +35,16 @@ likely purpose from the tool's name and parameters."""
 GUIDELINE_TASK = """\
 Write a functional guideline for this tool: a usage scenario (when an assistant should call it, \
 in one sentence) and an example call with plausible parameter values."""
+
+REWRITES_PER_STEP = 25
+"""Tools rewritten between two checkpoints: a pool's thousand tools take hours to rewrite on a small machine, and a
+stopped run goes on from its last checkpoint rather than from the first tool."""
+REWRITTEN = "rewritten"
+"""Checkpoint entry: the keys of the tools rewritten so far (a resumed run skips them)."""
+REWRITE_STEPS = "rewrite_steps"
+"""Checkpoint entry: the steps the rewrite has logged (a resumed run numbers its next one after them)."""
+REWRITE_CHANGED = "rewrite_changed"
+"""Checkpoint entry: the docs the rewrite has changed so far."""
 
 _CONDENSE_SCHEMA = {
     "type": "object",
@@ -109,7 +120,8 @@ def compose_description(name: str, purpose: str, guideline: dict[str, Any]) -> s
 class EasyTool(DocOptimizer):
     """Teleprompter: condense and add guidelines to every tool of the train tasks' toolsets, then score them.
 
-    One iteration only (nothing is learned from use); the logged step evaluates the new docs.
+    Nothing is learned from use: the rewrite is logged :data:`REWRITES_PER_STEP` tools a step, the last one scoring the
+    new docs.
     ``editor_lm`` is the writer's LM (default: ``dspy.settings.lm`` when it is called).
     """
 
@@ -134,24 +146,45 @@ class EasyTool(DocOptimizer):
         Under a learning budget the rewrites stop where it runs out: the method has no way to tell which tools
         matter, having never run one.
 
-        A ``resume`` checkpoint means the single step already finished: nothing is left to do.
-        (An interrupted rewrite is simply rerun; the LM cache makes finished calls free.)
+        The rewrites are logged :data:`REWRITES_PER_STEP` tools a step, the last step also scoring the docs: a
+        ``resume`` checkpoint goes on after the tools it lists as rewritten (on another machine too, where no LM cache
+        holds the finished calls), and one whose scoring finished leaves nothing to do.
         """
-        if resume:
+        if "next_step" in resume:
             return
-        self._shared_help(student.toolbox, trainset)
-        jobs = [(toolset, tool) for toolset in self._toolsets(trainset) for tool in student.toolbox.toolset(toolset)]
+        if REWRITTEN not in resume:  # a resumed rewrite's docs have had the shared help already
+            self._shared_help(student.toolbox, trainset)
+        rewritten = list(resume.get(REWRITTEN, []))
+        step, changed = int(resume.get(REWRITE_STEPS, 0)), int(resume.get(REWRITE_CHANGED, 0))
+        jobs = [(toolset, tool) for toolset in self._toolsets(trainset) for tool in student.toolbox.toolset(toolset)
+                if tool_key(toolset, tool.name) not in rewritten]
 
         def rewrite(job: tuple[str, DocumentedTool]) -> Rewrite | None:
             return None if self.learning_budget.exhausted() else self.writer.rewrite(*job)
 
-        rewrites = [r for r in parallel_map(rewrite, jobs, num_threads=self.num_threads,
-                                            description="easytool: rewrite", progress=self.progress) if r is not None]
-        changed = sum(apply_updates(student.toolbox, r.toolset, r.updates) for r in rewrites)
+        def checkpoint(finished: bool) -> dict[str, Any]:
+            done = {"next_step": 1} if finished else {REWRITTEN: list(rewritten), REWRITE_STEPS: step + 1,
+                                                     REWRITE_CHANGED: changed}
+            return {**done, "docs": student.toolbox.to_json()}
+
+        with tqdm(total=len(rewritten) + len(jobs), initial=len(rewritten), desc="easytool: rewrite", unit="tool",
+                  dynamic_ncols=True, disable=not self.progress) as bar:
+            while True:
+                chunk, jobs = jobs[:REWRITES_PER_STEP], jobs[REWRITES_PER_STEP:]
+                rewrites = [r for r in parallel_map(rewrite, chunk, num_threads=self.num_threads, progress=False)
+                            if r is not None]
+                bar.update(len(chunk))
+                changed += sum(apply_updates(student.toolbox, r.toolset, r.updates) for r in rewrites)
+                rewritten += [tool_key(r.toolset, r.tool) for r in rewrites]
+                if not jobs or self.learning_budget.exhausted():
+                    break
+                metrics = {"docs_changed": float(changed), "tools_rewritten": float(len(rewritten))}
+                self.tracker.log_iteration(IterationRecord(step, metrics, student.toolbox.deepcopy(), [], rewrites,
+                                                           checkpoint(False)))
+                step += 1
         trajectories = self._rollouts(student, trainset, "easytool: evaluate")
         metrics = {**self.env.summarise(trajectories), "docs_changed": float(changed),
-                   "tools_rewritten": float(len(rewrites))}
-        checkpoint = {"next_step": 1, "docs": student.toolbox.to_json()}
-        self.tracker.log_iteration(IterationRecord(0, metrics, student.toolbox.deepcopy(), trajectories, rewrites,
-                                                   checkpoint))
+                   "tools_rewritten": float(len(rewritten))}
+        self.tracker.log_iteration(IterationRecord(step, metrics, student.toolbox.deepcopy(), trajectories, rewrites,
+                                                   checkpoint(True)))
         self.final_trajectories = trajectories

@@ -85,3 +85,32 @@ def test_a_purpose_that_is_no_text_is_left_out_not_printed_as_python():
                                                  else {"scenario": 42}), phase="editor")
     program = EasyTool(env=env, writer=writer, progress=False).compile(program, trainset=env.tasks())
     assert program.toolbox.get("t0", "function_1").description == ""
+
+
+def test_a_rewrite_stopped_half_way_goes_on_after_the_tools_it_had_rewritten():
+    """A pool's rewrite takes hours: each step of REWRITES_PER_STEP tools is a checkpoint, and a run resumed from it
+    (on a machine with no LM cache) pays no call for the tools before it and ends with the same docs."""
+    import pytest
+
+    from otbench.modules.tool_docs import Toolbox
+    from otbench.optimizers.easytool import REWRITES_PER_STEP
+
+    env = ToyEnvironment(15)  # 30 tools: a full step, then the rest with the scoring
+    whole, writer, _ = _setup(env)
+    whole = EasyTool(env=env, writer=writer, progress=False).compile(whole, trainset=env.tasks())
+
+    program, writer, _ = _setup(env)
+    stopped = Recorder(stop_after=0)
+    with pytest.raises(KeyboardInterrupt):
+        EasyTool(env=env, writer=writer, tracker=stopped, progress=False).compile(program, trainset=env.tasks())
+    checkpoint = stopped.records[-1].checkpoint
+    assert len(checkpoint["rewritten"]) == REWRITES_PER_STEP and "E" not in stopped.records[-1].metrics
+
+    resumed, writer, ledger = _setup(env)
+    resumed.toolbox.adopt_docs(Toolbox.from_json(checkpoint["docs"]))
+    recorder = Recorder()
+    resumed = EasyTool(env=env, writer=writer, tracker=recorder, progress=False).compile(
+        resumed, trainset=env.tasks(), resume=checkpoint)
+    assert ledger.phase("editor").calls == 2 * (30 - REWRITES_PER_STEP)
+    assert [r.step for r in recorder.records] == [1] and recorder.records[0].metrics["tools_rewritten"] == 30
+    assert resumed.toolbox.to_json() == whole.toolbox.to_json()
