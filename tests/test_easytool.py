@@ -1,5 +1,6 @@
 import json
 
+import pytest
 from recorder import Recorder
 from scripted_lm import prompt_text, scripted_lm
 from toy_env import ToyEnvironment, docs_aware_agent_reply
@@ -7,7 +8,8 @@ from toy_env import ToyEnvironment, docs_aware_agent_reply
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
-from otbench.optimizers.easytool import EasyTool, EasyToolWriter, compose_description
+from otbench.modules.tool_docs import Toolbox
+from otbench.optimizers.easytool import REWRITES_PER_STEP, EasyTool, EasyToolWriter, compose_description
 
 
 def writer_reply(messages):
@@ -90,11 +92,6 @@ def test_a_purpose_that_is_no_text_is_left_out_not_printed_as_python():
 def test_a_rewrite_stopped_half_way_goes_on_after_the_tools_it_had_rewritten():
     """A pool's rewrite takes hours: each step of REWRITES_PER_STEP tools is a checkpoint, and a run resumed from it
     (on a machine with no LM cache) pays no call for the tools before it and ends with the same docs."""
-    import pytest
-
-    from otbench.modules.tool_docs import Toolbox
-    from otbench.optimizers.easytool import REWRITES_PER_STEP
-
     env = ToyEnvironment(15)  # 30 tools: a full step, then the rest with the scoring
     whole, writer, _ = _setup(env)
     whole = EasyTool(env=env, writer=writer, progress=False).compile(whole, trainset=env.tasks())
