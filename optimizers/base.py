@@ -26,7 +26,7 @@ from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.budget import TokenBudget
-from otbench.optimizers.coverage import Batch, Coverage, CoverageState
+from otbench.optimizers.coverage import Batch, Coverage, CoverageState, keep_evidence
 from otbench.optimizers.evidence import EvidenceBook, probe_toolset
 from otbench.optimizers.experiments import Experiments, state_experiments
 from otbench.optimizers.gate import GATE_TASKS, GateDecision, changed_tools, decide, gated
@@ -253,7 +253,9 @@ class DocOptimizer(Teleprompter):
     that passes a number of its request on another scale (0.15 for 15%), or returns the whole where the request asks
     for a part, read as a doubtful, failed call (:func:`~otbench.core.calls.read_against_request`); ``gate`` (offline, on by default),
     a learned doc kept only where the evidence says it is no worse than the doc its tool started with
-    (:mod:`otbench.optimizers.gate`).
+    (:mod:`otbench.optimizers.gate`); ``keep_evidence`` (with ``coverage``, on by default), the sentences the pass
+    wrote by code from a tool's calls put back where the pass placed them in a doc the optimizer rewrote
+    (:func:`~otbench.optimizers.coverage.keep_evidence`), before the gate judges it.
     """
 
     evaluates_start_docs = False
@@ -261,7 +263,7 @@ class DocOptimizer(Teleprompter):
     def __init__(self, *, env: Environment, num_threads: int = 1, tracker: IterationTracker | None = None,
                  progress: bool = True, probe: bool = False, experiment: bool = False,
                  token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True,
-                 request_scales: bool = False, gate: bool = True) -> None:
+                 request_scales: bool = False, gate: bool = True, keep_evidence: bool = True) -> None:
         super().__init__()
         if token_budget is not None and token_budget < 1:
             raise ConfigError(f"token_budget must be a positive number of tokens, not {token_budget}; leave it None "
@@ -275,6 +277,7 @@ class DocOptimizer(Teleprompter):
         self.worded_errors = worded_errors
         self.request_scales = request_scales
         self.gate = gate
+        self.keep_evidence = keep_evidence
         self.coverage_evidence: EvidenceBook | None = None
         """What the coverage pass's calls showed (set by a compile that ran it), for an optimizer that reads evidence."""
         self.num_threads = num_threads
@@ -321,6 +324,7 @@ class DocOptimizer(Teleprompter):
             self._optimize(program, list(trainset), own)
         finally:
             self.tracker, self.env = outer, env
+        evidence_kept = self._keep_evidence(program.toolbox) if self.coverage and self.keep_evidence else None
         chosen, val_trajectories, candidates = "final", list[Trajectory](), dict[str, dict[str, float]]()
         if valset:
             chosen, val_trajectories, candidates = self._choose_on_valset(program, start, recording.records,
@@ -347,8 +351,16 @@ class DocOptimizer(Teleprompter):
             invented=invented,
             tools_learned=tools_changed(start, program.toolbox, self._toolsets(list(trainset))),
             gate={key: decision.to_dict() for key, decision in decisions.items()},
+            evidence_kept=evidence_kept,
         )
         return program
+
+    def _keep_evidence(self, toolbox: Toolbox) -> int:
+        """Put the coverage pass's sentences back into the docs the optimizer rewrote after it (``keep_evidence``);
+        returns how many docs that changed."""
+        book = self.coverage_evidence or EvidenceBook()
+        return sum(keep_evidence(tool, evidence) for toolset, tools in book.tools.items()
+                   for name, evidence in tools.items() if (tool := toolbox.get(toolset, name)) is not None)
 
     def _gate_tasks(self, trainset: list[Any], valset: list[Any]) -> list[Any]:
         """The tasks the gate scores both docs on: the validation sample where one is given, else up to

@@ -370,18 +370,53 @@ def apply_evidence(tool: DocumentedTool, description: str, evidence: ToolEvidenc
     by code with a request it answered (the words it is searched by, and a call an agent can copy: a search index
     reads a doc's first words most) and closed with the relation and, where no request was answered, the call that
     worked. Returns 1 if it changed."""
-    answered = f"{_ANSWERED}{evidence.answered[0]}." if evidence.answered else ""
+    opening, closing = _evidence_sentences(tool, evidence)
     kept = description or tool.description
-    kept = kept.removeprefix(answered) if answered else kept
+    kept = kept.removeprefix(opening) if opening else kept
     for marker in (RELATION, WORKED, _ANSWERED):
         kept = kept.split(f" {marker}")[0] if f" {marker}" in kept else kept
-    closing = []
-    if evidence.relation and evidence.relation not in kept:
-        closing.append(evidence.relation)
-    if evidence.examples and not answered:
+    closing = [sentence for sentence in closing if sentence not in kept]
+    return _set_description(tool, " ".join(part for part in (opening, kept.strip(), *closing) if part))
+
+
+def keep_evidence(tool: DocumentedTool, evidence: ToolEvidence) -> int:
+    """Give a doc an optimizer rewrote after the pass the sentences the pass wrote by code from the tool's calls, laid
+    out as the pass laid them (``keep_evidence``): a request it answered opens it, the relation and the call that
+    worked close it. An optimizer that rewrites a doc in its own words tends to drop them or move them to the end, and
+    with them the words the tool is searched by; they are facts its calls showed, which no later evidence touched.
+    The optimizer's words stay as written between them (a sentence of its own that repeats one of them, as an
+    ``Example:`` citing the same request, is dropped for the one the pass placed). Returns 1 if it changed."""
+    opening, closing = _evidence_sentences(tool, evidence)
+    text = tool.description
+    if text.startswith(opening) and all(_has(text, sentence) for sentence in closing):
+        return 0  # as the pass left it, or rewritten around its sentences
+    rest = text
+    for sentence in (opening, *(f"Example: {line}." for line in evidence.answered[:1]), *closing):
+        rest = rest.replace(sentence, " ") if sentence else rest
+    rest = re.sub(r"[ \t]{2,}", " ", rest).strip()
+    closing = [sentence for sentence in closing if not _has(rest, sentence)]
+    return _set_description(tool, " ".join(part for part in (opening, rest, *closing) if part))
+
+
+def _has(text: str, sentence: str) -> bool:
+    """Whether a doc says one of the pass's sentences: as written, or, for the call that worked, any call that worked
+    (a checkpoint may keep its arguments in another order than the doc shows them)."""
+    return sentence in text or (sentence.startswith(WORKED) and WORKED in text)
+
+
+def _evidence_sentences(tool: DocumentedTool, evidence: ToolEvidence) -> tuple[str, list[str]]:
+    """The sentences the pass writes by code into ``tool``'s doc: the one that opens it (a request it answered, "" if
+    none) and those that close it (the relation; the call that worked, where no request was answered)."""
+    opening = f"{_ANSWERED}{evidence.answered[0]}." if evidence.answered else ""
+    closing = [evidence.relation] if evidence.relation else []
+    if evidence.examples and not opening:
         arguments, output = evidence.examples[0]
         closing.append(f"{WORKED}{render_call(ToolCall(tool.name, arguments))} returned {preview(output, 120)}.")
-    text = " ".join(part for part in (answered, kept.strip(), *closing) if part)
+    return opening, closing
+
+
+def _set_description(tool: DocumentedTool, text: str) -> int:
+    """Set ``tool``'s description to ``text``; 1 if that changed it."""
     if text == tool.description:
         return 0
     tool.with_docs(description=text)

@@ -129,11 +129,11 @@ class EasyTool(DocOptimizer):
                  num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
                  probe: bool = False, experiment: bool = False, token_budget: int | None = None,
                  coverage: bool = False, worded_errors: bool = True, request_scales: bool = False,
-                 gate: bool = True) -> None:
+                 gate: bool = True, keep_evidence: bool = True) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress, probe=probe,
                          experiment=experiment, token_budget=token_budget,
                          coverage=coverage, worded_errors=worded_errors,
-                         request_scales=request_scales, gate=gate)
+                         request_scales=request_scales, gate=gate, keep_evidence=keep_evidence)
         self.writer = writer or EasyToolWriter()
         if editor_lm is not None:
             self.writer.lm = editor_lm

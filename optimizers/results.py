@@ -71,6 +71,9 @@ class DocOptimizationResult:
     gate: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Tool key -> whether it kept its learned doc or got its starting one back, and on what evidence
     (:class:`~otbench.optimizers.gate.GateDecision`); empty where the gate did not run (online, or switched off)."""
+    evidence_kept: int | None = None
+    """Docs the optimizer rewrote after the coverage pass that got the pass's sentences back
+    (:func:`~otbench.optimizers.coverage.keep_evidence`); None where that did not act (no coverage, or switched off)."""
 
 
 class TokenMarks:

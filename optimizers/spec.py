@@ -68,6 +68,13 @@ GATE_HELP = ("offline: keep a learned doc only where the evidence says it is no 
              "as well; the others get their starting doc back")
 """The shared gate (:mod:`otbench.optimizers.gate`), on by default for every optimizer."""
 
+KEEP_EVIDENCE_HELP = ("offline, with coverage: the sentences the coverage pass wrote by code from a tool's calls (a "
+                      "request it answered, opening its doc; what its results showed it computes and the call that "
+                      "worked, closing it) stay in a doc the optimizer rewrote afterwards, where the pass placed them; "
+                      "the optimizer's own words take the rest")
+"""The shared keeping of the pass's evidence (:func:`otbench.optimizers.coverage.keep_evidence`), on by default for every
+optimizer: a rewrite in an optimizer's own words tended to drop a tool's answered request, the words it is found by."""
+
 LEARN_TOKENS_HELP = ("learning budget in tokens, the same for every optimizer: stop starting learning work (an "
                      "iteration, a tool, an editor call) once the compile has spent this many, paid and cache-served, "
                      "in every phase; each optimizer chooses what to spend them on")
@@ -94,6 +101,8 @@ class SharedKnobs:
     experiments and settled by the gate, so it acts where the gate does."""
     gate: bool = _switch(True, GATE_HELP, ("offline",))
     """The shared gate: it needs a shared toolset and train tasks."""
+    keep_evidence: bool = _switch(True, KEEP_EVIDENCE_HELP, ("offline",))
+    """The shared keeping of the coverage pass's sentences: it acts where the pass does."""
     learn_tokens: int | None = None
     """The shared learning budget in tokens (:mod:`otbench.optimizers.budget`); None, no budget."""
 

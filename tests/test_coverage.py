@@ -273,11 +273,7 @@ def test_an_interrupted_pass_resumes_with_the_tools_it_finished(monkeypatch):
 
 def test_the_pass_is_the_same_help_for_another_optimizer_and_a_knob_of_its_own():
     env = _env()
-    writer = EasyToolWriter()
-    writer.lm = scripted_lm(lambda m: json.dumps({"purpose": "Works on a value."} if "Condense" in prompt_text(m)
-                                                 else {"scenario": "a value", "example_arguments": {}}), phase="editor")
-    helped = EasyTool(env=env, writer=writer, coverage=True, progress=False)
-    helped.writer.lm = writer.lm
+    helped = EasyTool(env=env, writer=_easytool_writer(), coverage=True, progress=False)
     learned = helped.compile(_program(env), trainset=env.tasks("train"))
     assert helped.coverage_evidence is not None
     assert learned.detailed_results.iterations[0].metrics["coverage_tools_tried"] == 3
@@ -291,6 +287,55 @@ def test_the_pass_is_the_same_help_for_another_optimizer_and_a_knob_of_its_own()
     assert registry.spec_of("easytool").row_label(
         registry.spec_of("easytool").define(registry.spec_of("easytool").knobs_from({"coverage": True}), "offline"),
         "offline") == "+ET (coverage)"
+
+
+def _easytool_writer():
+    writer = EasyToolWriter()
+    writer.lm = scripted_lm(lambda m: json.dumps({"purpose": "Works on a value."} if "Condense" in prompt_text(m)
+                                                 else {"scenario": "a value", "example_arguments": {}}), phase="editor")
+    return writer
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_doc_rewritten_after_the_pass_gets_back_the_request_it_answered_and_what_it_computes(keep):
+    """EasyTool rewrites every doc in its own layout, which drops the pass's sentences; with ``keep_evidence`` (the
+    default) they are put back where the pass placed them, its words between them; switched off, they stay dropped."""
+    env = _env()
+    learned = EasyTool(env=env, writer=_easytool_writer(), coverage=True, keep_evidence=keep,
+                       progress=False).compile(_program(env), trainset=env.tasks("train"))
+    docs = _real(env, learned)
+    opened = [doc.description.startswith("It answered: ") for doc in docs.values()]
+    related = "Returns 1.609344 times distance." in docs["miles_to_km"].description
+    assert all("Works on a value." in doc.description for doc in docs.values())
+    if keep:
+        assert all(opened) and related and docs["miles_to_km"].description.endswith("Returns 1.609344 times distance.")
+        assert learned.detailed_results.evidence_kept == 3
+    else:
+        assert not any(opened) and not related and learned.detailed_results.evidence_kept is None
+    assert registry.spec_of("easytool").define(registry.spec_of("easytool").knobs_from({"keep_evidence": False}),
+                                               "offline")["keep_evidence"] is False
+
+
+def test_keeping_the_pass_s_sentences_leaves_its_own_docs_as_they_are_and_adds_no_sentence_twice():
+    from otbench.modules.tool_docs import DocumentedTool
+    from otbench.optimizers.coverage import keep_evidence
+    from otbench.optimizers.evidence import ToolEvidence
+
+    evidence = ToolEvidence(answered=['"Tell me 5 miles in kilometres." -> f(distance=5) returned 8.04672'],
+                            relation="Returns 1.609344 times distance.")
+    opening = f"It answered: {evidence.answered[0]}."
+    as_left = DocumentedTool("f", description=f"{opening} Converts miles. {evidence.relation}")
+    assert keep_evidence(as_left, evidence) == 0
+    moved = DocumentedTool("f", description=f"Converts miles to km. {evidence.relation} Example: {evidence.answered[0]}.")
+    assert keep_evidence(moved, evidence) == 1
+    assert moved.description == f"{opening} Converts miles to km. {evidence.relation}"
+    assert keep_evidence(moved, evidence) == 0
+    # no request answered: the call that worked closes it, and one already said (its arguments in another order) stays
+    worked = ToolEvidence(examples=[[{"a": 1, "b": 2}, 3]])
+    said = DocumentedTool("g", description="Adds. A call that worked: g(b=2, a=1) returned 3.")
+    assert keep_evidence(said, worked) == 0
+    blank = DocumentedTool("g", description="Adds two numbers.")
+    assert keep_evidence(blank, worked) == 1 and blank.description == "Adds two numbers. A call that worked: g(a=1, b=2) returned 3."
 
 
 def test_coverage_is_refused_where_docs_are_learned_per_task():

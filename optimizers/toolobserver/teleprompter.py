@@ -71,11 +71,11 @@ class ToolObserver(DocOptimizer):
         batch_size: int = ToolObserverKnobs.batch_size, oracle_feedback: bool = False, improvements: Improvements | None = None,
         num_threads: int = 1, tracker: IterationTracker | None = None, progress: bool = True,
         token_budget: int | None = None, coverage: bool = False, worded_errors: bool = True,
-        request_scales: bool = False, gate: bool = True,
+        request_scales: bool = False, gate: bool = True, keep_evidence: bool = True,
     ) -> None:
         super().__init__(env=env, num_threads=num_threads, tracker=tracker, progress=progress,
                          token_budget=token_budget, coverage=coverage, worded_errors=worded_errors,
-                         request_scales=request_scales, gate=gate)
+                         request_scales=request_scales, gate=gate, keep_evidence=keep_evidence)
         mode = mode or env.learning
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")

@@ -426,7 +426,8 @@ def _finish(definition: RunDefinition, settings: RunSettings, env: Any, program:
         intervals=intervals, validation=validation, tools_learned=results.tools_learned, gate=gate)
     mlflow.log_metrics({f"final_{k}": v for k, v in after.items()} | ledger.server_metrics() |
                        {"mean_editor_iterations": result.mean_editor_iterations, "seconds": seconds,
-                        "tools_learned": float(results.tools_learned)})
+                        "tools_learned": float(results.tools_learned)} |
+                       ({} if results.evidence_kept is None else {"evidence_kept": float(results.evidence_kept)}))
     tracking.log_table(summary_rows(result), "summary_table.json")
     mlflow.log_dict(result.to_dict(), "summary.json")
     return result
