@@ -27,6 +27,7 @@ import shlex
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ def _learned(given: str) -> tuple[str, Any]:
 
 
 def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int | None,
-        won: bool = False) -> list[dict[str, Any]]:
+        won: bool = False, versus: Sequence[tuple[str, str]] = ()) -> list[dict[str, Any]]:
     from otbench.envs.base import sample_tasks
     from otbench.envs.pool import retrieval
     from otbench.envs.pool.env import TOOLSET, PoolEnvironment
@@ -108,6 +109,9 @@ def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int |
                         learned_row["won_by_tool"] = _by_tool(learned_row["won"])
                     learned_row["minus_start_recall_at_5"] = _difference(scored["docs"], by_docs[learned_setting])
                     learned_row["minus_gold_recall_at_5"] = _difference(scored["docs"], by_docs["gold"])
+        for label, reference in versus:  # a learned row against another, request by request (an ablation's pair)
+            row = next(row for row in rows if row["pool"] == size and row["docs"] == label and row["index"] == "docs")
+            row.setdefault("versus_recall_at_5", {})[reference] = _difference(by_docs[label], by_docs[reference])
         gold = next(row for row in rows if row["pool"] == size and row["docs"] == "gold" and row["index"] == "docs")
         needed = Counter(int(item.metrics["tools_needed"]) for item in by_docs["gold"])
         gold.update({"tools": len(env.specs), "apps": len({spec.app for spec in env.specs}),
@@ -178,11 +182,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="a seeded sample of N test requests per pool")
     parser.add_argument("--won", action="store_true",
                         help="list the searches each learned docs file won (needed tool into the top 5), by tool")
+    parser.add_argument("--versus", nargs=2, action="append", default=[], metavar=("LABEL", "REFERENCE"),
+                        help="also the paired difference in recall@5 of the docs labelled LABEL to those labelled "
+                             "REFERENCE (either a --docs label or a setting), request by request; repeatable")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     parser.add_argument("--keep", default=None, metavar="NAME",
                         help="also keep the rows in the results ledger as bench/NAME, for the pages' figures")
     args = parser.parse_args(argv)
-    rows = run(args.sizes, args.docs, args.setting, args.limit, won=args.won)
+    labels = [*SOURCES, *(given.rpartition("=")[0] for given in args.docs)]
+    for pair in args.versus:
+        if unknown := [label for label in pair if label not in labels]:
+            parser.error(f"--versus: no docs labelled {unknown[0]!r}; the labels are {', '.join(map(repr, labels))}")
+    rows = run(args.sizes, args.docs, args.setting, args.limit, won=args.won, versus=[tuple(pair) for pair in args.versus])
     if args.keep:
         from otbench.study.figures import keep_benchmark
 
@@ -202,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
         kinds = [_cell(row[name]) if row[name] else "-" for name in ("single_recall_at_5", "workflow_recall_at_5")]
         print("  ".join([str(row["pool"]), str(row["docs"]), str(row["index"]), str(row["n"]), *cells, *kinds,
                          *gains, str(row.get("tools_learned", ""))]))
+    for row in rows:
+        for reference, gain in row.get("versus_recall_at_5", {}).items():
+            print(f"{row['pool']}  {row['docs']} minus {reference}, recall@5: {_gain_text(gain)}")
     for row in rows:
         if "won" in row:
             _print_won(row)
