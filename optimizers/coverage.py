@@ -61,6 +61,9 @@ RELATION = "Returns "
 _ANSWERS_SOUGHT = 3
 """Requests answered sought a tool: one two tools answer is kept for neither, so a tool looks past it."""
 _ANSWERED = "It answered: "
+_CODE_SENTENCE = re.compile(rf" (?:{RELATION}-?\d[\d.]*(?:e[+-]\d+)? (?:times|whatever) |{WORKED}|{_ANSWERED})")
+"""Where a sentence code wrote into a doc (a relation, a working call, a request answered) opens: not an editor's or a
+starting doc's own "Returns the result in pounds.", which stays."""
 _LITERAL = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b"                      # an ISO date
     r"|#[0-9A-Fa-f]{3,8}\b"                        # a colour
@@ -373,8 +376,8 @@ def apply_evidence(tool: DocumentedTool, description: str, evidence: ToolEvidenc
     opening, closing = _evidence_sentences(tool, evidence)
     kept = description or tool.description
     kept = kept.removeprefix(opening) if opening else kept
-    for marker in (RELATION, WORKED, _ANSWERED):
-        kept = kept.split(f" {marker}")[0] if f" {marker}" in kept else kept
+    if found := _CODE_SENTENCE.search(kept):  # a sentence code wrote before: those close a doc, so the rest goes too
+        kept = kept[:found.start()]
     closing = [sentence for sentence in closing if sentence not in kept]
     return _set_description(tool, " ".join(part for part in (opening, kept.strip(), *closing) if part))
 

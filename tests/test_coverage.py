@@ -316,6 +316,25 @@ def test_a_doc_rewritten_after_the_pass_gets_back_the_request_it_answered_and_wh
                                                "offline")["keep_evidence"] is False
 
 
+def test_a_description_s_own_returns_sentence_stays_and_only_what_code_wrote_before_is_replaced():
+    """A sentence opening with "Returns" is an editor's or a starting doc's as often as code's: only code's forms (a
+    relation, a working call, a request answered) are taken for a sentence an earlier pass wrote and replaced."""
+    from otbench.modules.tool_docs import DocumentedTool
+    from otbench.optimizers.coverage import apply_evidence
+    from otbench.optimizers.evidence import ToolEvidence
+
+    evidence = ToolEvidence(relation="Returns 2.204623 times value.")
+    tool = DocumentedTool("f", description="")
+    apply_evidence(tool, "Converts kilograms to pounds. Returns the result in pounds.", evidence)
+    assert tool.description == "Converts kilograms to pounds. Returns the result in pounds. Returns 2.204623 times value."
+    earlier = DocumentedTool("f", description="Converts kg. Returns 2.2 times value. A call that worked: f(value=1) returned 2.2.")
+    apply_evidence(earlier, "", evidence)
+    assert earlier.description == "Converts kg. Returns 2.204623 times value."
+    small = DocumentedTool("f", description="")
+    apply_evidence(small, "Scales it. Returns 1e-05 times value.", ToolEvidence(relation="Returns 1e-05 times value."))
+    assert small.description == "Scales it. Returns 1e-05 times value."
+
+
 def test_keeping_the_pass_s_sentences_leaves_its_own_docs_as_they_are_and_adds_no_sentence_twice():
     from otbench.modules.tool_docs import DocumentedTool
     from otbench.optimizers.coverage import keep_evidence
