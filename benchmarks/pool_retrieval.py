@@ -48,15 +48,25 @@ def _learned(given: str) -> tuple[str, Any]:
     last checkpoint, such as a coverage pass's end); the label and the docs' JSON."""
     from otbench.run import ledger
 
-    label, _, path = given.rpartition("=")
+    path = given.rpartition("=")[2]
     if path.startswith(ledger.LEDGER):
         key = path.removeprefix(ledger.LEDGER)
         stopped = [entry for entry in ledger.starting_with(key) if entry.status == "interrupted"] if len(key) >= 8 else []
         if len(stopped) == 1 and "docs" in stopped[0].resume.get("checkpoint.json", {}):
-            return (label or path), stopped[0].resume["checkpoint.json"]["docs"]
-        return (label or path), ledger.docs_entry(path).artifacts[ledger.RUN_DOCS_ARTIFACT]
+            return _label(given), stopped[0].resume["checkpoint.json"]["docs"]
+        return _label(given), ledger.docs_entry(path).artifacts[ledger.RUN_DOCS_ARTIFACT]
+    return _label(given), json.loads(Path(path).read_text())
+
+
+def _label(given: str) -> str:
+    """A ``--docs`` argument's row label: its ``LABEL=``, else its ``ledger:KEY``, else its file's folder."""
+    from otbench.run.ledger import LEDGER
+
+    label, _, path = given.rpartition("=")
+    if label or path.startswith(LEDGER):
+        return label or path
     found = Path(path)
-    return (label or f"learned ({found.parent.name or found.stem})"), json.loads(found.read_text())
+    return f"learned ({found.parent.name or found.stem})"
 
 
 def run(sizes: list[str], learned: list[str], learned_setting: str, limit: int | None,
@@ -189,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", default=None, metavar="NAME",
                         help="also keep the rows in the results ledger as bench/NAME, for the pages' figures")
     args = parser.parse_args(argv)
-    labels = [*SOURCES, *(given.rpartition("=")[0] for given in args.docs)]
+    labels = [*SOURCES, *map(_label, args.docs)]
     for pair in args.versus:
         if unknown := [label for label in pair if label not in labels]:
             parser.error(f"--versus: no docs labelled {unknown[0]!r}; the labels are {', '.join(map(repr, labels))}")

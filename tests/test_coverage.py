@@ -16,11 +16,13 @@ from otbench.envs.functions import FunctionEnvironment
 from otbench.llm.metering import TokenLedger
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import DocumentedTool
 from otbench.optimizers import coverage as coverage_module
 from otbench.optimizers import registry
 from otbench.optimizers.base import COVERAGE, IterationRecord
-from otbench.optimizers.coverage import relation_sentence, request_literals
+from otbench.optimizers.coverage import apply_evidence, keep_evidence, relation_sentence, request_literals
 from otbench.optimizers.easytool import EasyTool, EasyToolWriter
+from otbench.optimizers.evidence import ToolEvidence
 from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
 
@@ -319,10 +321,6 @@ def test_a_doc_rewritten_after_the_pass_gets_back_the_request_it_answered_and_wh
 def test_a_description_s_own_returns_sentence_stays_and_only_what_code_wrote_before_is_replaced():
     """A sentence opening with "Returns" is an editor's or a starting doc's as often as code's: only code's forms (a
     relation, a working call, a request answered) are taken for a sentence an earlier pass wrote and replaced."""
-    from otbench.modules.tool_docs import DocumentedTool
-    from otbench.optimizers.coverage import apply_evidence
-    from otbench.optimizers.evidence import ToolEvidence
-
     evidence = ToolEvidence(relation="Returns 2.204623 times value.")
     tool = DocumentedTool("f", description="")
     apply_evidence(tool, "Converts kilograms to pounds. Returns the result in pounds.", evidence)
@@ -336,10 +334,6 @@ def test_a_description_s_own_returns_sentence_stays_and_only_what_code_wrote_bef
 
 
 def test_keeping_the_pass_s_sentences_leaves_its_own_docs_as_they_are_and_adds_no_sentence_twice():
-    from otbench.modules.tool_docs import DocumentedTool
-    from otbench.optimizers.coverage import keep_evidence
-    from otbench.optimizers.evidence import ToolEvidence
-
     evidence = ToolEvidence(answered=['"Tell me 5 miles in kilometres." -> f(distance=5) returned 8.04672'],
                             relation="Returns 1.609344 times distance.")
     opening = f"It answered: {evidence.answered[0]}."
@@ -474,7 +468,6 @@ def test_a_batch_description_that_copies_its_prompt_back_keeps_only_what_it_wrot
 
 def test_a_batch_description_cut_off_at_its_bound_ends_at_its_last_whole_sentence():
     from otbench.modules.editor import DocEditor
-    from otbench.modules.tool_docs import DocumentedTool
 
     long = "Returns the ISO code of a country. " + "It looks the name up in a table of every country " * 8
     editor = DocEditor()
