@@ -48,14 +48,14 @@ def _learned(given: str) -> tuple[str, Any]:
     last checkpoint, such as a coverage pass's end); the label and the docs' JSON."""
     from otbench.run import ledger
 
-    path = given.rpartition("=")[2]
+    label, path = _label(given), given.rpartition("=")[2]
     if path.startswith(ledger.LEDGER):
         key = path.removeprefix(ledger.LEDGER)
         stopped = [entry for entry in ledger.starting_with(key) if entry.status == "interrupted"] if len(key) >= 8 else []
         if len(stopped) == 1 and "docs" in stopped[0].resume.get("checkpoint.json", {}):
-            return _label(given), stopped[0].resume["checkpoint.json"]["docs"]
-        return _label(given), ledger.docs_entry(path).artifacts[ledger.RUN_DOCS_ARTIFACT]
-    return _label(given), json.loads(Path(path).read_text())
+            return label, stopped[0].resume["checkpoint.json"]["docs"]
+        return label, ledger.docs_entry(path).artifacts[ledger.RUN_DOCS_ARTIFACT]
+    return label, json.loads(Path(path).read_text())
 
 
 def _label(given: str) -> str:
