@@ -28,6 +28,7 @@ from typing import Any
 
 from otbench.core.calls import CallResult
 from otbench.evals.contamination import sentences
+from otbench.modules.doc_sentences import CALL_FORM, rule_sentence
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 
 # Words that give a value a kind, by the JSON kind they name. Only words that name a kind and nothing else:
@@ -61,8 +62,7 @@ _RULE_LENGTH = 160
 _UNEXPECTED = re.compile(r"unexpected (?:keyword )?argument '([^']+)'")
 _NOT_PARAMETERS = re.compile(r"Not parameters: (.+) \(the tool refused them\)\.")
 _CALL_FORM = re.compile(r"Called as ([A-Za-z_][A-Za-z0-9_]*)\((.*)\)\.")
-_STATED_FORM = re.compile(r" ?(?:Called as [A-Za-z_][A-Za-z0-9_]*\((?:[A-Za-z_][A-Za-z0-9_]*=…(?:, )?)*\)\."
-                          r"|Not parameters: [^\n]+? \(the tool refused them\)\.)")
+_STATED_FORM = re.compile(rf"{CALL_FORM.pattern}| ?Not parameters: [^\n]+? \(the tool refused them\)\.")
 """The call-form and refused-names sentences inside a description, each with the space that joined it to the one
 before (its parameters as ``name=…`` only, so no other sentence is taken)."""
 _NOT_FOR = re.compile(r'Not for requests like "[^"]*": called for one as ([A-Za-z_][A-Za-z0-9_]*)\(.*\), '
@@ -207,11 +207,6 @@ def runtime_rules(error: str, arguments: Mapping[str, Any]) -> list[tuple[str, s
 
 def _article(python_type: str) -> str:
     return f"an {python_type}" if python_type[:1] in "aeiou" else f"a {python_type}"
-
-
-def rule_sentence(parameter: str, rule: str) -> str:
-    """How learned docs state a rule a tool's error gave: the sentence the judge recognises as evidence."""
-    return f"{rule[0].upper()}{rule[1:]} (its own error for {parameter})."
 
 
 def _number(arguments: Mapping[str, Any]) -> float | None:
@@ -486,20 +481,15 @@ def _denied(sentence: str, observed: Observed) -> str | None:
     return None
 
 
-def call_form_sentence(tool: str, parameters: Iterable[str]) -> str:
-    """How learned docs state the form of a call, from the parameters a tool's own error named as required."""
-    return f"Called as {tool}({', '.join(f'{name}=…' for name in parameters)})."
-
-
 def without_call_form(description: str) -> str:
-    """``description`` without the sentences :func:`call_form_sentence` and :func:`not_parameters_sentence` write:
+    """``description`` without the sentences :func:`~otbench.modules.doc_sentences.call_form_sentence` and :func:`not_parameters_sentence` write:
     what a tool's doc says besides the form of a call (its starting words, what an editor wrote), which code
     stating the form again must keep."""
     return _STATED_FORM.sub("", description).strip()
 
 
 def stated_call_form(description: str) -> list[str]:
-    """The sentences :func:`call_form_sentence` and :func:`not_parameters_sentence` wrote into ``description``, in
+    """The sentences :func:`~otbench.modules.doc_sentences.call_form_sentence` and :func:`not_parameters_sentence` wrote into ``description``, in
     order: code stating the same again leaves the doc as it is (moving them would change the doc, and every prompt
     that shows it, for nothing)."""
     return [match.group(0).strip() for match in _STATED_FORM.finditer(description)]

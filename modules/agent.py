@@ -17,6 +17,7 @@ import dspy
 from otbench.core.calls import ToolCall
 from otbench.modules.api_tools import JSON_TYPES
 from otbench.modules.call_parsing import parse_reply
+from otbench.modules.doc_sentences import terse_description, terse_meaning
 from otbench.modules.lm_output import first_text
 from otbench.modules.tool_docs import UNSET, DocumentedTool
 
@@ -65,22 +66,24 @@ def call_schema(tool_names: list[str]) -> dict[str, Any]:
     }
 
 
-TOOL_FORMATS = ("json", "signature")
+TOOL_FORMATS = ("json", "signature", "terse")
 """How the agent is shown the tools: ``json``, one line of OpenAI's tools format each (what chat models are trained
-on); ``signature``, one signature line each with its docs after it (the same docs in fewer prompt tokens)."""
+on); ``signature``, one signature line each with its docs after it (the same docs in fewer prompt tokens);
+``terse``, the signature lines with their docs less what the line already says (the form of a call, a rule that
+only names the type shown) and less the note of which error each rule came from."""
 
 
 def render_tools(tools: list[DocumentedTool], tool_format: str = "json") -> str:
     """The tools as the agent reads them, in ``tool_format`` (:data:`TOOL_FORMATS`)."""
-    if tool_format == "signature":
-        return "\n".join(render_signature(tool) for tool in tools)
+    if tool_format in ("signature", "terse"):
+        return "\n".join(render_signature(tool, terse=tool_format == "terse") for tool in tools)
     return "\n".join(json.dumps(tool.openai_schema(), ensure_ascii=False) for tool in tools)
 
 
-def render_signature(tool: DocumentedTool) -> str:
+def render_signature(tool: DocumentedTool, *, terse: bool = False) -> str:
     """A tool as a signature line (``name(param: type = default, ...)``; its name alone where its parameters are not
     known), then its description and each parameter's meaning, indented: what the JSON format says, without its
-    keys and braces."""
+    keys and braces (``terse``: and without what the line already says, :data:`TOOL_FORMATS`)."""
     if tool.parameters is None:
         head = tool.name
     else:
@@ -93,10 +96,13 @@ def render_signature(tool: DocumentedTool) -> str:
                 text += f" = {json.dumps(parameter.default, ensure_ascii=False, default=str)}"
             shown.append(text)
         head = f"{tool.name}({', '.join(shown)})"
-    description = " ".join(part for part in (tool.description, f"Returns: {tool.returns}" if tool.returns else "")
-                           if part)
+    stated = terse_description(tool.description) if terse else tool.description
+    description = " ".join(part for part in (stated, f"Returns: {tool.returns}" if tool.returns else "") if part)
     lines = [head, *([f"  {description}"] if description else [])]
-    lines += [f"  {name}: {text}" for name, text in tool.parameter_descriptions.items() if text]
+    shown_types = {p.name for p in tool.parameters or () if _type_text(p.type, p.items)}
+    meanings = {name: terse_meaning(text, type_shown=name in shown_types) if terse else text
+                for name, text in tool.parameter_descriptions.items()}
+    lines += [f"  {name}: {text}" for name, text in meanings.items() if text]
     return "\n".join(lines)
 
 

@@ -24,15 +24,14 @@ from otbench.envs.base import Environment
 from otbench.evals.invented import (
     MAX_EXAMPLES,
     Observed,
-    call_form_sentence,
     error_rules,
     not_parameters_sentence,
-    rule_sentence,
     rule_type,
     stated_call_form,
     value_kind,
     without_call_form,
 )
+from otbench.modules.doc_sentences import call_form_sentence, rule_sentence
 from otbench.modules.tool_docs import DocumentedTool, ParameterSpec, Toolbox
 from otbench.optimizers.rivals import JudgedCall
 

@@ -286,9 +286,27 @@ def test_signature_lines_show_the_docs_json_shows_in_fewer_characters():
     assert len(shown) < len(render_tools([tool, DocumentedTool("function_2")])) / 2
 
 
+def test_terse_signatures_leave_out_what_the_line_already_says_and_keep_every_other_sentence():
+    from otbench.modules.agent import render_tools
+    from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
+
+    tool = DocumentedTool("function_1", description=(
+        "Called as function_1(year=…, country=…). Not parameters: input (the tool refused them). Returns holidays."),
+        parameters=[ParameterSpec("year", "str"), ParameterSpec("country", "any")],
+        parameter_descriptions={"year": "Must be a string (its own error for year). Must be a 4-digit year such as "
+                                         "'2020' (its own error for year).",
+                                "country": "Must be a string (its own error for country)."})
+    assert render_tools([tool], "terse") == (
+        "function_1(year: string, country)\n  Not parameters: input (the tool refused them). Returns holidays.\n"
+        "  year: Must be a 4-digit year such as '2020'.\n  country: Must be a string.")
+    assert len(render_tools([tool], "terse")) < len(render_tools([tool], "signature"))
+    assert tool.description.startswith("Called as")  # the docs themselves keep every sentence
+
+
 def test_compact_tools_and_the_request_first_reach_the_agent_of_the_learned_program():
     env = ToyEnvironment(1)
-    for knobs, expected in ((IMPROVED, ("signature", True)), (PAPER, ("json", False)),
+    for knobs, expected in ((IMPROVED, ("terse", True)), (replace(IMPROVED, terse_tools=False), ("signature", True)),
+                            (PAPER, ("json", False)),
                             (replace(IMPROVED, compact_tools=False, request_first=False), ("json", False))):
         program, editor, _ = _setup(env, describing_editor)
         learned = ToolObserver(env=env, editor=editor, improvements=knobs, progress=False).compile(

@@ -106,7 +106,7 @@ class ToolObserver(DocOptimizer):
         # the learned program's agent reads its docs as they were learned
         online = self.mode == "online"
         if self.improvements.compact_tools and online and hasattr(program.agent, "tool_format"):
-            program.agent.tool_format = "signature"
+            program.agent.tool_format = "terse" if self.improvements.terse_tools else "signature"
         if self.improvements.request_first and online and hasattr(program.agent, "request_first"):
             program.agent.request_first = True
         if self.mode == "online":
