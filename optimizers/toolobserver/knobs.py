@@ -13,9 +13,13 @@ from otbench.optimizers.knobs import MODES, knob
 from otbench.optimizers.spec import SharedKnobs
 
 
-def _knob(help_text: str, modes: tuple[str, ...] = MODES, *, always_logged: bool = False) -> Any:
-    """An improvement: off by default (the paper's protocol), with its help and the modes it acts in."""
-    return field(default=False, metadata={"help": help_text, "modes": modes, "always_logged": always_logged})
+def _knob(help_text: str, modes: tuple[str, ...] = MODES, *, always_logged: bool = False,
+          opt_in: bool = False) -> Any:
+    """An improvement: off by default (the paper's protocol), with its help and the modes it acts in; ``opt_in``: off
+    in the improved variant too until the runs the results rest on are made again with it (switching it on there
+    changes the definition of every run of the variant where it acts)."""
+    return field(default=False, metadata={"help": help_text, "modes": modes, "always_logged": always_logged,
+                                          "opt_in": opt_in})
 
 
 @dataclass(frozen=True)
@@ -144,8 +148,9 @@ class Improvements:
     terse_tools: bool = _knob("online, with compact_tools: the agent's signature lines leave out of the docs what "
                               "the line already says (the form of a call, a rule that only names a type it shows) "
                               "and the note of which error each rule came from: fewer prompt tokens processed at "
-                              "every attempt after the first; the docs learned keep every sentence",
-                              modes=("online",), always_logged=True)
+                              "every attempt after the first; the docs learned keep every sentence (opt-in: not "
+                              "yet in the improved variant)",
+                              modes=("online",), always_logged=True, opt_in=True)
     request_first: bool = _knob("online: the agent reads the request before the tools; each task has tools of its "
                                 "own and is attempted again as its docs change, so what its attempts share is the "
                                 "request, which llama.cpp's prefix cache then serves instead of processing it again",
@@ -181,13 +186,18 @@ class Improvements:
         return tuple(f.name for f in fields(cls) if f.metadata["always_logged"])
 
     @classmethod
+    def opt_in(cls) -> tuple[str, ...]:
+        """Improvements the improved variant leaves off for now (:func:`_knob`'s ``opt_in``)."""
+        return tuple(f.name for f in fields(cls) if f.metadata["opt_in"])
+
+    @classmethod
     def acting_in(cls, mode: str) -> tuple[str, ...]:
         """The improvements that change what a run in ``mode`` does: the ones an ablation of that mode switches off."""
         return tuple(f.name for f in fields(cls) if mode in f.metadata["modes"])
 
 
 PAPER = Improvements()
-IMPROVED = Improvements(**{name: True for name in Improvements.names()})
+IMPROVED = Improvements(**{name: name not in Improvements.opt_in() for name in Improvements.names()})
 VARIANTS = {"paper": PAPER, "improved": IMPROVED}
 
 
@@ -207,7 +217,7 @@ class ToolObserverKnobs(SharedKnobs):
                                   sweep={"online": (1, 10), "offline": (1, 5)})
     batch_size: int = knob(10, "offline mini-batch size", minimum=1, sweep={"offline": (5, 20)}, modes=("offline",))
     variant: str = "improved"
-    """``improved`` (every improvement on) or ``paper`` (the paper's protocol, as published)."""
+    """``improved`` (every improvement on but the opt-in ones) or ``paper`` (the paper's protocol, as published)."""
     switches: Mapping[str, bool] = field(default_factory=dict)
     """Improvements turned on or off whatever the variant (``{"facts": False}``: an ablation)."""
     oracle_feedback: bool = False

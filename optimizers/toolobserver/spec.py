@@ -2,7 +2,7 @@
 (:mod:`otbench.optimizers.toolobserver.knobs`).
 
 The paper's protocol is the ``paper`` variant (``PAPER``); what makes it work with a small editor is a set
-of named improvements (``Improvements``), each an ablation of its own, all on in the ``improved`` variant
+of named improvements (``Improvements``), each an ablation of its own, all on in the ``improved`` variant but the opt-in ones
 (``IMPROVED``). A run's definition keeps the variant and the improvements switched on that act in its
 learning mode, so a ``--variant paper`` run (none on) has the same definition however the declarations grow.
 This module imports no DSPy (:mod:`otbench.optimizers.spec`); the teleprompter is
@@ -36,8 +36,8 @@ class ToolObserverSpec(OptimizerSpec):
         group.description = ("ToolObserver's budget, variant and improvements, each switched on or off whatever the "
                              "variant (what each does in full: docs/optimizers/toolobserver.md)")
         group.add_argument("--variant", default="improved", choices=tuple(VARIANTS),
-                           help="improved (every improvement on) or paper (the paper's protocol, as published) "
-                                "(default improved)")
+                           help="improved (every improvement on but the opt-in ones) or paper (the paper's protocol, "
+                                "as published) (default improved)")
         group.add_argument("--oracle-feedback", action="store_true",
                            help="online: show the editor whether each attempt succeeded (default off, as in the paper)")
         for name in Improvements.names():
