@@ -24,7 +24,7 @@ from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers.easytool_spec import EasyToolKnobs
 from otbench.optimizers.registry import OPTIMIZERS
 from otbench.optimizers.spec import OptimizerSpec
-from otbench.optimizers.toolobserver.knobs import Improvements, ToolObserverKnobs
+from otbench.optimizers.toolobserver.knobs import IMPROVED, Improvements, ToolObserverKnobs
 from otbench.run import evaluation, naming, optimization
 from otbench.run import logged as run_logged
 from otbench.study import comparing
@@ -233,7 +233,8 @@ def _prelogged_comparison(seed):
                         artifacts={"summary.json": summary, "docs/final_docs.json": json.dumps(learned.to_json())},
                         **kwargs)
 
-    improved = {**optimize_params, **dict.fromkeys(Improvements.always_logged(), "true")}  # as the full method logs them
+    improved = {**optimize_params, **{name: str(getattr(IMPROVED, name)).lower()  # as the full method logs them
+                                      for name in Improvements.always_logged()}}
     chosen = optimize_run({"final_E": 0.5, "final_P": 0.4, "final_A": 0.8}, params=improved)
     optimize_run({"final_E": 0.9, "final_P": 0.9, "final_A": 0.9}, status="FAILED")
     optimize_run({"final_E": 0.8, "final_P": 0.8, "final_A": 0.8}, params={**optimize_params, "oracle_feedback": "true"})
@@ -333,7 +334,8 @@ def test_probe_adds_a_probed_row_for_each_optimizer_offered_the_shared_probe():
 
 def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses():
     plans = _plans(["--ablations", "--optimizers", "toolobserver,easytool"])
-    ablations = [f"+TO --no-{name.replace('_', '-')}" for name in Improvements.acting_in("online")]
+    ablations = [f"+TO --no-{name.replace('_', '-')}" for name in Improvements.acting_in("online")
+                 if getattr(IMPROVED, name)]
     assert [plan.label for plan in plans] == ["base", "gold", "+TO (paper)", "+TO", *ablations, "+ET"]
     assert ablations[1] == "+TO --no-facts"
     assert plans[5].definition.optimizer.chosen.switches == {"facts": False}
