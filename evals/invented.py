@@ -482,16 +482,16 @@ def _denied(sentence: str, observed: Observed) -> str | None:
 
 
 def without_call_form(description: str) -> str:
-    """``description`` without the sentences :func:`~otbench.modules.doc_sentences.call_form_sentence` and :func:`not_parameters_sentence` write:
-    what a tool's doc says besides the form of a call (its starting words, what an editor wrote), which code
-    stating the form again must keep."""
+    """``description`` without the sentences :func:`~otbench.modules.doc_sentences.call_form_sentence` and
+    :func:`not_parameters_sentence` write: what a tool's doc says besides the form of a call (its starting words, what
+    an editor wrote), which code stating the form again must keep."""
     return _STATED_FORM.sub("", description).strip()
 
 
 def stated_call_form(description: str) -> list[str]:
-    """The sentences :func:`~otbench.modules.doc_sentences.call_form_sentence` and :func:`not_parameters_sentence` wrote into ``description``, in
-    order: code stating the same again leaves the doc as it is (moving them would change the doc, and every prompt
-    that shows it, for nothing)."""
+    """The sentences :func:`~otbench.modules.doc_sentences.call_form_sentence` and :func:`not_parameters_sentence`
+    wrote into ``description``, in order: code stating the same again leaves the doc as it is (moving them would
+    change the doc, and every prompt that shows it, for nothing)."""
     return [match.group(0).strip() for match in _STATED_FORM.finditer(description)]
 
 

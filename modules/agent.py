@@ -99,9 +99,10 @@ def render_signature(tool: DocumentedTool, *, terse: bool = False) -> str:
     stated = terse_description(tool.description) if terse else tool.description
     description = " ".join(part for part in (stated, f"Returns: {tool.returns}" if tool.returns else "") if part)
     lines = [head, *([f"  {description}"] if description else [])]
-    shown_types = {p.name for p in tool.parameters or () if _type_text(p.type, p.items)}
-    meanings = {name: terse_meaning(text, type_shown=name in shown_types) if terse else text
-                for name, text in tool.parameter_descriptions.items()}
+    meanings = tool.parameter_descriptions
+    if terse:
+        typed = {parameter.name for parameter in tool.parameters or () if _type_text(parameter.type, parameter.items)}
+        meanings = {name: terse_meaning(text, type_shown=name in typed) for name, text in meanings.items()}
     lines += [f"  {name}: {text}" for name, text in meanings.items() if text]
     return "\n".join(lines)
 

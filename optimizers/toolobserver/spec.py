@@ -2,8 +2,8 @@
 (:mod:`otbench.optimizers.toolobserver.knobs`).
 
 The paper's protocol is the ``paper`` variant (``PAPER``); what makes it work with a small editor is a set
-of named improvements (``Improvements``), each an ablation of its own, all on in the ``improved`` variant but the opt-in ones
-(``IMPROVED``). A run's definition keeps the variant and the improvements switched on that act in its
+of named improvements (``Improvements``), each an ablation of its own, all on in the ``improved`` variant
+(``IMPROVED``) but the opt-in ones. A run's definition keeps the variant and the improvements switched on that act in its
 learning mode, so a ``--variant paper`` run (none on) has the same definition however the declarations grow.
 This module imports no DSPy (:mod:`otbench.optimizers.spec`); the teleprompter is
 :class:`otbench.optimizers.toolobserver.ToolObserver`.

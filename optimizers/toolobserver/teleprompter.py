@@ -12,8 +12,8 @@ tool's doc from usage counts that code kept over all attempts so far.
 
 The paper's method is :data:`~otbench.optimizers.toolobserver.knobs.PAPER`. What makes it work with a small editor
 is a set of named knobs, each an ablation of its own (:class:`~otbench.optimizers.toolobserver.knobs.Improvements`),
-all on in :data:`~otbench.optimizers.toolobserver.knobs.IMPROVED` but the opt-in ones: tools are probed so they state their interface,
-facts are read from their answers by code, a learned parameter schema is shown where the setting
+all on in :data:`~otbench.optimizers.toolobserver.knobs.IMPROVED` but the opt-in ones: tools are probed so they
+state their interface, facts are read from their answers by code, a learned parameter schema is shown where the setting
 hides one, the editor documents one tool at a time from that tool's facts, and an edit that makes
 the next attempt fail more often is undone.
 """
