@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +21,12 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+def pieces(text: str) -> list[str]:
+    """A stand-in for a model's tokenizer: runs of letters, single digits, runs of other characters (as BPE
+    tokenizers split JSON: ``{"``, ``calls``, ``":[{"``)."""
+    return re.findall(r"[A-Za-z]+|[0-9]|[^A-Za-z0-9]+", text)
 
 
 @contextmanager
@@ -44,6 +51,9 @@ def chat_server(reply: Callable[[dict[str, Any]], str], *, timings: dict[str, An
         def do_POST(self) -> None:  # http.server's naming
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             if self._key_refused():
+                return
+            if self.path == "/tokenize":  # llama.cpp's tokenizer endpoint, with a word-and-punctuation tokenizer
+                self._send(200, {"tokens": [{"id": n, "piece": piece} for n, piece in enumerate(pieces(body["content"]))]})
                 return
             bodies.append(body)
             answer: dict[str, Any] = {

@@ -95,6 +95,29 @@ def test_the_embedded_model_replies_in_compact_json_under_every_reply_grammar():
     assert figures["agent"]["completion_tokens_per_call"] > 0 and 0.0 <= figures["all"]["cache_share"] <= 1.0
 
 
+def test_with_prefill_the_embedded_model_writes_the_rest_of_each_reply_and_it_reads_whole():
+    """llama.cpp continues the written opening under the grammar of the rest; agent and editor replies read whole."""
+    from otbench.llm.metering import TokenLedger
+    from otbench.llm.session import LMOptions, open_lms
+    from otbench.modules.agent import FunctionCallingAgent
+    from otbench.modules.editor import describe_schema
+    from otbench.modules.lm_output import ask_json
+    from otbench.modules.tool_docs import DocumentedTool
+
+    with open_lms(LMOptions(cache=False, prefill=True), TokenLedger(), ("agent", "editor")) as lms:
+        agent = FunctionCallingAgent()
+        agent.lm = lms["agent"]
+        for tools in ([DocumentedTool("function_1", description="Returns the factorial of the integer n.")],
+                      [DocumentedTool("function_1", description="Returns the factorial of the integer n."),
+                       DocumentedTool("function_2", description="Returns the sum of the numbers a and b.")]):
+            reply = agent(question="What is the factorial of 5?", tools=tools)
+            assert reply.raw.startswith('{"calls":[{"name":"function_') and reply.calls, reply.raw
+            assert reply.messages[-1]["role"] == "user"  # the opening is the LM's to write, not the agent's
+        text, data = ask_json(lms["editor"], system="Answer in JSON.", user="Describe function_1, which adds a and b.",
+                              schema=describe_schema(["a", "b"]), schema_name="tool_doc", max_tokens=200)
+        assert text.startswith('{"description":"') and data is not None and set(data["parameters"]) == {"a", "b"}
+
+
 def test_sigterm_while_the_embedded_model_answers_ends_the_command_and_its_server(tmp_path):
     """The server is a child process: stopping it never waits on a reply in flight (this once deadlocked)."""
     import os

@@ -3,15 +3,16 @@
 import json
 
 import pytest
+from chat_server import pieces
 from gbnf_matcher import Grammar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otbench.core.calls import ToolCall
-from otbench.llm.grammar import UnsupportedSchema, schema_as_grammar, schema_to_gbnf
+from otbench.llm.grammar import UnsupportedSchema, agreed_prefix, schema_as_grammar, schema_opening, schema_to_gbnf
 from otbench.modules.agent import call_schema
 from otbench.modules.call_parsing import parse_reply
-from otbench.modules.editor import updates_schema
+from otbench.modules.editor import describe_schema, updates_schema
 from otbench.optimizers import easytool, play2prompt
 
 TOOLS = ["function_1", "function_2", "get_weather"]
@@ -125,3 +126,55 @@ def test_a_reply_schema_travels_as_a_grammar_and_other_requests_are_unchanged():
     assert sent["extra_body"] == {"seed": 1, "grammar": schema_to_gbnf(schema)}
     plain = {"max_tokens": 9}
     assert schema_as_grammar(plain) is plain
+
+
+def _after_every_cut(schema, text):
+    """Whether ``text`` is admitted as the opening of replies under ``schema`` cut anywhere, then the rest."""
+    opening = schema_opening(schema)
+    if not text.startswith(opening.text):
+        return False
+    return all(Grammar(opening.grammar_after(opening.text[:cut])).accepts(text[cut:])
+               for cut in range(len(opening.text) + 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(calls, st.sampled_from([TOOLS, ["function_1"], ["get_weather", "get_time"]]))
+def test_a_reply_is_its_opening_then_what_the_rest_grammar_admits(drawn, offered):
+    drawn = [(offered[index % len(offered)], arguments) for index, (_, arguments) in enumerate(drawn)]
+    assert _after_every_cut(call_schema(offered), reply(*drawn))
+
+
+@pytest.mark.parametrize("schema, example", [
+    (describe_schema(["n", "base"]), {"description": "Returns n in base.", "parameters": {"n": "a number", "base": "2"}}),
+    (describe_schema([]), {"description": "Lists the tables."}),
+    (updates_schema(["function_1"], required=1), {"updates": [{"name": "function_1", "description": "Adds."}]}),
+    (play2prompt._SCORE_SCHEMA, {"score": 7}),
+    (easytool._GUIDELINE_SCHEMA, {"scenario": "factorials", "example_arguments": {"n": 3}}),
+    ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"}}}, {"a": 1}),
+])
+def test_every_reply_schema_s_example_is_its_opening_then_the_rest(schema, example):
+    assert Grammar(schema_to_gbnf(schema)).accepts(compact(example))
+    assert _after_every_cut(schema, compact(example))
+
+
+@pytest.mark.parametrize("text", [
+    reply(("function_1", {"f(x)": 5})), '{"calls":[]}', reply(("function_1", {"n": 5})) + " Done.",
+    reply(("math_factorial", {"n": 5})),
+])
+def test_what_the_whole_grammar_refuses_the_rest_refuses_too(text):
+    opening = schema_opening(call_schema(TOOLS))
+    cut = len(opening.text) if text.startswith(opening.text) else 0
+    assert not Grammar(opening.grammar_after(opening.text[:cut])).accepts(text[cut:])
+
+
+def test_the_written_opening_ends_where_every_continuation_s_tokens_split():
+    one = schema_opening(call_schema(["function_1"]))
+    assert one.text == '{"calls":[{"name":"function_1","arguments":{'
+    # '{' then '"a' is one run of punctuation ('{"'): writing the '{' would split a token the model writes whole
+    assert agreed_prefix(one, pieces) == '{"calls":[{"name":"function_1","arguments'
+    several = schema_opening(call_schema(["get_weather", "get_time"]))
+    assert several.text == '{"calls":[{"name":"get_' and agreed_prefix(several, pieces) == several.text
+    assert agreed_prefix(one, lambda text: None) == ""  # a tokenizer that cannot say: nothing is written
+    assert agreed_prefix(schema_opening(play2prompt._SCORE_SCHEMA), pieces) == '{"score":'
+    with pytest.raises(ValueError, match="does not open"):
+        one.grammar_after("{}")

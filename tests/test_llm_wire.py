@@ -98,10 +98,45 @@ def test_sessions_choose_the_grammar_for_the_embedded_model_unless_told_not_to(m
     for grammar in (True, False):
         with open_lms(LMOptions(cache=False, grammar=grammar), TokenLedger()) as lms:
             assert isinstance(lms["agent"], GrammarLM) is grammar
+            assert not grammar or lms["agent"].tokenizer is None  # no prefill unless asked
             _ask_agent(lms["agent"])
     assert "grammar" in bodies[0] and "response_format" not in bodies[0]
     assert "response_format" in bodies[1] and "grammar" not in bodies[1]
 
+
+
+@pytest.mark.parametrize("answers_whole", [True, False])
+def test_with_prefill_the_reply_s_opening_is_written_for_the_model_and_the_reply_comes_back_whole(answers_whole):
+    from chat_server import pieces
+
+    from otbench.llm.grammar import agreed_prefix, schema_opening
+    from otbench.modules.agent import call_schema
+
+    opening = schema_opening(call_schema(["function_1", "function_2"]))
+    written = agreed_prefix(opening, pieces)
+    with chat_server(lambda body: REPLY if answers_whole else REPLY[len(written):], timings=TIMINGS) as (url, bodies):
+        lm = GrammarLM("openai/local", prefill=True, api_base=f"{url}/v1", api_key="k", ledger=TokenLedger(),
+                       phase="agent", cache=False, num_retries=0, max_tokens=64)
+        assert _ask_agent(lm).calls == [ToolCall("function_1", {"n": 3})]
+    (body,) = bodies
+    assert written == '{"calls":[{"name":"function_' and body["messages"][-1] == {"role": "assistant",
+                                                                                 "content": written}
+    assert body["grammar"] == opening.grammar_after(written) and "response_format" not in body
+
+
+def test_prefill_writes_nothing_where_the_server_has_no_tokenizer(recording_server):
+    import socket
+
+    url, bodies = recording_server
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        nobody = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+    lm = GrammarLM("openai/local", prefill=True, api_base=nobody, api_key="k", ledger=TokenLedger(),
+                   phase="agent", cache=False, num_retries=0, max_tokens=64)
+    lm.kwargs["api_base"] = f"{url}/v1"  # chat reaches the server; the tokenizer asked is at a closed port
+    assert _ask_agent(lm).calls == [ToolCall("function_1", {"n": 3})]
+    (body,) = bodies
+    assert body["messages"][-1]["role"] != "assistant"
 
 
 class NoServerStarted:

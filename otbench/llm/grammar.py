@@ -15,8 +15,9 @@ so a new reply schema is caught by the tests that render every one of them.
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -149,6 +150,63 @@ class _Builder:
         return self.rule(hint, " | ".join(_literal(str(n)) for n in numbers))
 
 
+    def opening(self, schema: Any, hint: str) -> tuple[str, str | None, tuple[str, ...]]:
+        """What every compact value of ``schema`` starts with: the forced text, the GBNF expression of the rest (None:
+        the value is that text), and a few texts the rest may start with (where the model's tokens may split). The
+        rest is built from the same rules as :meth:`value`, so the two together admit exactly the same values."""
+        if not isinstance(schema, dict) or not schema:
+            return "", self.value(schema, hint), ()
+        fixed = schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else None
+        if fixed is not None:
+            texts = [json.dumps(value, ensure_ascii=False, separators=(",", ":")) for value in fixed]
+            common = os.path.commonprefix(texts)
+            rests = [text[len(common):] for text in texts]
+            if all(rests):
+                return common, self.rule(f"{hint}-rest", " | ".join(_literal(rest) for rest in rests)), tuple(rests)
+            return (common, None, ()) if len(set(texts)) == 1 else ("", self.value(schema, hint), ())
+        kind = schema.get("type")
+        if kind == "object":
+            return self._object_opening(schema, hint)
+        if kind == "array" and int(schema.get("minItems", 0)) >= 1:
+            item_text, item_rest, samples = self.opening(schema.get("items", {}), f"{hint}-item")
+            item = self.value(schema.get("items", {}), f"{hint}-item")
+            high = schema.get("maxItems")
+            more = _repeat(f'"," {item}', int(schema["minItems"]) - 1, None if high is None else int(high) - 1)
+            tail = f'{more} "]"'.strip()
+            if item_rest is None:
+                return "[" + item_text, tail, (",", "]")
+            return "[" + item_text, f"{item_rest} {tail}", samples
+        if kind == "string" and "pattern" not in schema:
+            low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+            content = _repeat("char", low, None if high is None else int(high))
+            return '"', f'{content} "\\""'.strip(), ("a", "A", "1", " ")
+        return "", self.value(schema, hint), ()
+
+    def _object_opening(self, schema: dict[str, Any], hint: str) -> tuple[str, str | None, tuple[str, ...]]:
+        """:meth:`opening` of an object: its brace, then each required member's name and the forced text of its
+        value, up to the first value that is not forced."""
+        properties: dict[str, Any] = schema.get("properties") or {}
+        full = self._object(schema, hint)
+        body = self.rules[full]
+        if not properties or not set(schema.get("required", [])) & set(properties):
+            return "{", body.removeprefix('"{"').strip(), ('"a', "}")
+        required = [name for name in properties if name in set(schema.get("required", []))]
+        optional = [name for name in properties if name not in required]
+
+        def member(name: str) -> str:
+            return f'{_literal(_literal(name) + ":")} {self.value(properties[name], f"{hint}-{name}")}'
+
+        extra = "".join(f' ( "," {member(name)} )?' for name in optional)
+        text = "{"
+        for index, name in enumerate(required):
+            value_text, value_rest, samples = self.opening(properties[name], f"{hint}-{name}")
+            text += ("," if index else "") + _literal(name) + ":" + value_text
+            if value_rest is not None:
+                tail = "".join(f' "," {member(later)}' for later in required[index + 1:])
+                return text, f'{value_rest}{tail}{extra} "}}"', samples
+        return (text, f'{extra.strip()} "}}"', (",", "}")) if optional else (text + "}", None, ())
+
+
 def _chain(members: list[str]) -> str:
     """``a ( "," b ( "," c )? )?``: a prefix of ``members`` in order, at least the first."""
     head, *rest = members
@@ -199,6 +257,69 @@ def schema_to_gbnf(schema: dict[str, Any]) -> str:
     Cached by the schema's JSON (properties keep their declared order, which the grammar follows).
     """
     return _grammar_of(json.dumps(schema))
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What every compact reply under a schema starts with, and the grammar of the rest.
+
+    A reply's opening (``{"calls":[{"name":"``) is the same for every request: the grammar allows one text there.
+    Written into the prompt as the start of the model's reply, it is read as prompt tokens (about three times as
+    fast as generated ones on a CPU) instead of generated a token at a time; the model then writes only the rest,
+    under :meth:`grammar_after`, which admits exactly the rests of the replies the whole schema admits."""
+
+    text: str
+    """The forced text (empty when a reply's first character is free)."""
+    samples: tuple[str, ...]
+    """A few texts the rest may start with: a tokenizer splits the opening where it splits these continuations, and
+    only a part every one of them agrees on is written for the model (:func:`agreed_prefix`)."""
+    rest: str | None
+    """The GBNF expression of what follows ``text`` (None: the reply is ``text`` alone)."""
+    rules: tuple[tuple[str, str], ...]
+    """The named rules ``rest`` uses."""
+
+    def grammar_after(self, written: str) -> str:
+        """The grammar of a reply after ``written``, a prefix of :attr:`text` already written for the model."""
+        if not self.text.startswith(written) or (self.rest is None and written == self.text):
+            raise ValueError(f"{written!r} does not open a reply that has a rest to write")
+        left = self.text[len(written):]
+        root = " ".join(part for part in (_literal(left) if left else "", self.rest or "") if part)
+        rules = {"root": root, **dict(self.rules), **_BASE_RULES}
+        return "\n".join(f"{name} ::= {body}" for name, body in rules.items()) + "\n"
+
+
+@lru_cache(maxsize=256)
+def _opening_of(schema_json: str) -> Opening:
+    builder = _Builder()
+    text, rest, samples = builder.opening(json.loads(schema_json), "reply")
+    return Opening(text, samples, rest, tuple(builder.rules.items()))
+
+
+def schema_opening(schema: dict[str, Any]) -> Opening:
+    """The :class:`Opening` of compact replies under ``schema`` (cached by the schema's JSON)."""
+    return _opening_of(json.dumps(schema))
+
+
+def agreed_prefix(opening: Opening, pieces: Callable[[str], list[str] | None]) -> str:
+    """The longest start of ``opening.text`` that ends where the model's tokens end, whatever follows it.
+
+    ``pieces`` splits a text into the model's tokens (None: it cannot). A text cut inside what would be one token
+    (``":{"`` cut after ``":``) leaves the model to continue from a split it never saw, and it writes worse; so the
+    opening is cut at a token boundary that its tokenization shares with every sample continuation."""
+    if not opening.text or opening.rest is None:
+        return ""
+    alone = pieces(opening.text)
+    if not alone:
+        return ""
+    agreed = len(alone)
+    for sample in opening.samples:
+        continued = pieces(opening.text + sample)
+        if continued is None:
+            return ""
+        agreed = next((index for index, (one, other) in enumerate(zip(alone[:agreed], continued))
+                       if one != other), min(agreed, len(continued)))
+    written = "".join(alone[:agreed])
+    return written if opening.text.startswith(written) else ""
 
 
 _IDENTIFIER_KEY = r'"\"" [A-Za-z_] [A-Za-z0-9_]{0,39} "\""'
@@ -264,11 +385,20 @@ def schema_as_grammar(request: dict[str, Any]) -> dict[str, Any]:
     ``extra_body``, which the OpenAI-compatible client forwards as a top-level field. A request
     without a reply schema is returned unchanged.
     """
+    schema = reply_schema(request)
+    if schema is None:
+        return request
+    rest = {key: value for key, value in request.items() if key != "response_format"}
+    rest["extra_body"] = {**(request.get("extra_body") or {}), "grammar": schema_to_gbnf(schema)}
+    return rest
+
+
+def reply_schema(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request's ``response_format`` asks replies to follow (any object for ``json_object``);
+    None when it asks for none."""
     response_format = request.get("response_format")
     if not isinstance(response_format, dict) or response_format.get("type") not in ("json_schema", "json_object"):
-        return request
+        return None
     schema = (response_format.get("json_schema") or {}).get("schema") if response_format["type"] == "json_schema" \
         else None
-    rest = {key: value for key, value in request.items() if key != "response_format"}
-    rest["extra_body"] = {**(request.get("extra_body") or {}), "grammar": schema_to_gbnf(schema or {"type": "object"})}
-    return rest
+    return schema or {"type": "object"}

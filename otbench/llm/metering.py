@@ -31,7 +31,8 @@ from typing import Any
 import dspy
 
 from otbench.llm import tracing
-from otbench.llm.grammar import schema_as_grammar
+from otbench.llm.grammar import agreed_prefix, reply_schema, schema_as_grammar, schema_opening
+from otbench.llm.prefill import ServerTokenizer, opened
 
 
 @dataclass
@@ -413,11 +414,25 @@ class GrammarLM(MeteredLM):
     ``timings`` in the response, where DSPy's native engine would pick other routes per request.
     """
 
-    def __init__(self, model: str, **kwargs: Any) -> None:
+    def __init__(self, model: str, *, prefill: bool = False, **kwargs: Any) -> None:
         super().__init__(model, **{"engine": "litellm", **kwargs})
+        self.prefill = prefill
+        self.tokenizer = ServerTokenizer(str(kwargs.get("api_base", "")), str(kwargs.get("api_key", ""))) \
+            if prefill else None
 
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
-        return super().__call__(prompt, messages=messages, **schema_as_grammar(kwargs))
+        """With ``prefill``, a reply's fixed opening (:class:`~otbench.llm.grammar.Opening`) is written as the start
+        of the model's message and the grammar admits the rest: the model reads it as prompt tokens instead of
+        generating it, and the reply comes back whole."""
+        request, schema = schema_as_grammar(kwargs), reply_schema(kwargs)
+        if self.tokenizer is not None and messages is not None and schema is not None:
+            opening = schema_opening(schema)
+            written = agreed_prefix(opening, self.tokenizer.pieces)
+            if written:
+                request["extra_body"] = {**request["extra_body"], "grammar": opening.grammar_after(written)}
+                messages = [*messages, {"role": "assistant", "content": written}]
+                return [opened(output, written) for output in super().__call__(prompt, messages=messages, **request)]
+        return super().__call__(prompt, messages=messages, **request)
 
 
 def _timings_of(response: Any) -> dict[str, Any] | None:

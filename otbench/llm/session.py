@@ -60,6 +60,9 @@ class LMOptions:
     cache: bool = True
     grammar: bool = True
     """Send the embedded model each reply schema as a compact grammar (False: as ``response_format``)."""
+    prefill: bool = False
+    """With ``grammar``: write each reply's fixed opening as the start of the model's message, read as prompt tokens
+    instead of generated (:class:`otbench.llm.grammar.Opening`)."""
     api_base: str | None = None
     """The agent's OpenAI-compatible server, already running (None: the embedded server, or the provider's)."""
     editor_api_base: str | None = None
@@ -329,8 +332,12 @@ def open_lms(options: LMOptions, ledger: TokenLedger, phases: tuple[str, ...] = 
                           "api_key": server_key(base, options.api_key)}
             else:
                 kwargs = {"model": model}
-            lm_class = GrammarLM if model == EMBEDDED and options.grammar else MeteredLM
-            lms[phase] = lm_class(
+            if model == EMBEDDED and options.grammar:
+                lms[phase] = GrammarLM(kwargs.pop("model"), prefill=options.prefill, ledger=ledger, phase=phase,
+                                       temperature=options.temperature, max_tokens=1024, cache=options.cache,
+                                       usage_memory=memory, **kwargs)
+                continue
+            lms[phase] = MeteredLM(
                 kwargs.pop("model"), ledger=ledger, phase=phase, temperature=options.temperature,
                 max_tokens=1024, cache=options.cache, usage_memory=memory, **kwargs,
             )
