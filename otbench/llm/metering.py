@@ -416,9 +416,9 @@ class GrammarLM(MeteredLM):
 
     def __init__(self, model: str, *, prefill: bool = False, **kwargs: Any) -> None:
         super().__init__(model, **{"engine": "litellm", **kwargs})
-        self.prefill = prefill
         self.tokenizer = ServerTokenizer(str(kwargs.get("api_base", "")), str(kwargs.get("api_key", ""))) \
             if prefill else None
+        """The server's tokenizer, where replies' openings are written (``prefill``); shared by copies."""
 
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
         """With ``prefill``, a reply's fixed opening (:class:`~otbench.llm.grammar.Opening`) is written as the start
