@@ -244,7 +244,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 RESUMED_KEEP = ("optimizer", "coverage_from", "mode", "limit", "seed", "test_limit", "val_limit", "lm", "editor_lm", "embedded_model",
-                "gguf", "temperature", "no_grammar")
+                "gguf", "temperature", "no_grammar", "prefill")
 """Options that define a run, beside the environment's and the optimizer's: a resumed run keeps its own."""
 
 

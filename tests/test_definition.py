@@ -30,10 +30,20 @@ def test_how_a_run_is_carried_out_does_not_change_what_defines_it():
     base = _optimized()
     assert base.key == _optimized(num_threads=4, progress=False, resume=None).key
     assert base.key == _optimized(lm=LMOptions(threads=1, cache=False, api_base="http://x:1/v1", api_key="k")).key
-    assert base.key == _optimized(lm=LMOptions(prefill=False)).key
     assert base.key != _optimized(limit=30).key and base.key != _optimized(seed=1).key
     assert base.key != _optimized(lm=LMOptions(lm="openai/gpt-5-mini")).key
     assert base == definition.RunDefinition.from_json(json.loads(base.canonical()))
+
+
+def test_a_prefilled_opening_defines_another_run_and_runs_without_it_keep_their_keys():
+    base = _optimized()
+    assert "prefill" not in json.loads(base.canonical())["models"]  # the key runs logged before it had
+    prefilled = _optimized(lm=LMOptions(prefill=True))
+    assert prefilled.key != base.key and json.loads(prefilled.canonical())["models"]["prefill"] is True
+    assert definition.RunDefinition.from_json(json.loads(prefilled.canonical())) == prefilled
+    assert prefilled.lm_options(LMOptions()).prefill and not base.lm_options(LMOptions(prefill=True)).prefill
+    assert _optimized(lm=LMOptions(prefill=True, grammar=False)).key == _optimized(lm=LMOptions(grammar=False)).key
+    assert _optimized(lm=LMOptions(lm="openai/gpt-5-mini", prefill=True)).models.prefill is False
 
 
 def test_only_the_knobs_that_act_in_the_runs_mode_define_it():

@@ -98,7 +98,7 @@ def test_sessions_choose_the_grammar_for_the_embedded_model_unless_told_not_to(m
     for grammar in (True, False):
         with open_lms(LMOptions(cache=False, grammar=grammar), TokenLedger()) as lms:
             assert isinstance(lms["agent"], GrammarLM) is grammar
-            assert not grammar or lms["agent"].tokenizer is not None  # openings written by default
+            assert not grammar or lms["agent"].tokenizer is None  # no prefill unless asked
             _ask_agent(lms["agent"])
     assert "grammar" in bodies[0] and "response_format" not in bodies[0]
     assert "response_format" in bodies[1] and "grammar" not in bodies[1]

@@ -60,11 +60,9 @@ class LMOptions:
     cache: bool = True
     grammar: bool = True
     """Send the embedded model each reply schema as a compact grammar (False: as ``response_format``)."""
-    prefill: bool = True
+    prefill: bool = False
     """With ``grammar``: write each reply's fixed opening as the start of the model's message, read as prompt tokens
-    instead of generated (:class:`otbench.llm.grammar.Opening`). How a reply is reached, not what is asked: the
-    replies admitted are the same, and scored runs came out the same task by task (``docs/models.md``); like the
-    server's slots, it is not part of a run's definition."""
+    instead of generated (:class:`otbench.llm.grammar.Opening`)."""
     api_base: str | None = None
     """The agent's OpenAI-compatible server, already running (None: the embedded server, or the provider's)."""
     editor_api_base: str | None = None

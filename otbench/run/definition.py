@@ -81,6 +81,9 @@ class Models:
     grammar: bool | None = None
     """Whether the embedded model's replies are constrained by grammars (None for hosted models)."""
     temperature: float | None = None
+    prefill: bool = False
+    """Whether each constrained reply's fixed opening was written into the embedded model's prompt (``--prefill``;
+    kept in the definition only when on, so definitions made before it existed keep their keys)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,8 @@ class RunDefinition:
                  "extra": dict(self.extra)}
         if self.sample.val_limit is None:
             del data["sample"]["val_limit"]
+        if not self.models.prefill:
+            del data["models"]["prefill"]
         if self.optimizer is not None:
             data["optimizer"] = {"name": self.optimizer.name, "mode": self.optimizer.mode,
                                  "knobs": self.optimizer.part}
@@ -203,6 +208,7 @@ class RunDefinition:
                        embedded_model=connection.embedded_model if by_file or not weights else weights,
                        gguf=Path(weights) if by_file else None,
                        grammar=connection.grammar if models.grammar is None else models.grammar,
+                       prefill=models.prefill,
                        temperature=connection.temperature if models.temperature is None else models.temperature)
 
     @property
@@ -360,7 +366,8 @@ def seed_text(seed: int | None) -> str:
 def _embedded_params(models: Models) -> dict[str, Any]:
     weights = models.embedded or ""
     by_file = weights.endswith(".gguf") or "/" in weights
-    return {"gguf" if by_file else "embedded_model": weights, "no_grammar": not models.grammar}
+    return {"gguf" if by_file else "embedded_model": weights, "no_grammar": not models.grammar,
+            **({"prefill": True} if models.prefill else {})}
 
 
 def docs_kind(docs: str | None) -> str:
@@ -383,7 +390,8 @@ def models_of(lm: LMOptions, *, editor: bool) -> Models:
     editor_model = (lm.editor_lm or lm.lm) if editor else None
     uses_embedded = EMBEDDED in (lm.lm, editor_model)
     weights = (str(lm.gguf) if lm.gguf else lm.embedded_model) if uses_embedded else None
-    return Models(lm.lm, editor_model, weights, lm.grammar if uses_embedded else None, lm.temperature)
+    return Models(lm.lm, editor_model, weights, lm.grammar if uses_embedded else None, lm.temperature,
+                  prefill=uses_embedded and lm.grammar and lm.prefill)
 
 
 def evaluation(environment: EnvironmentOptions, *, agent: str, docs: str | None, limit: int | None, seed: int,

@@ -97,10 +97,10 @@ def add_lm_arguments(parser: argparse.ArgumentParser, *, editor: bool = False) -
     group.add_argument("--no-grammar", action="store_true",
                        help="send the embedded model reply schemas as response_format (pretty-printed JSON, about "
                             "twice the tokens) instead of compact grammars")
-    group.add_argument("--no-prefill", action="store_true",
-                       help="embedded model: generate each reply's fixed opening ({\"calls\":[{\"name\":\"...) a token at a "
-                            "time instead of writing it as the start of the reply, where it is read as prompt tokens "
-                            "(default: written)")
+    group.add_argument("--prefill", action="store_true",
+                       help="embedded model: write each reply's fixed opening ({\"calls\":[{\"name\":\"...) as the start of "
+                            "its message, read as prompt tokens instead of generated (fewer model-seconds; the model "
+                            "continues from the opening's own tokens, so replies can differ)")
 
 
 def lm_from_values(values: Mapping[str, Any], *, slots: int = 1) -> LMOptions:
@@ -110,7 +110,7 @@ def lm_from_values(values: Mapping[str, Any], *, slots: int = 1) -> LMOptions:
         embedded_model=values.get("embedded_model", "qwen-1.5b"), gguf=Path(gguf) if gguf else None,
         threads=values.get("threads"), slots=slots, temperature=values.get("temperature", 0.0),
         cache=not values.get("no_cache", False), grammar=not values.get("no_grammar", False),
-        prefill=not values.get("no_prefill", False),
+        prefill=bool(values.get("prefill", False)),
         api_base=values.get("api_base"), editor_api_base=values.get("editor_api_base"),
         api_key=values.get("api_key", DEFAULT_API_KEY),
     )
