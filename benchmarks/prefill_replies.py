@@ -1,4 +1,4 @@
-"""The embedded model's replies with each reply's fixed opening written for it (the default) and generated (``--no-prefill``).
+"""The embedded model's replies with each reply's fixed opening written for it (``--prefill``) and generated.
 
 Two ``evaluate`` runs of the same tasks and docs, cache off, one each way: E of each with the tasks right only one way
 (exact McNemar), and the prompt tokens llama.cpp processed, the tokens it generated and the model-seconds they cost
@@ -25,7 +25,7 @@ _SIDES = ("written", "generated")
 def evaluated(env: str, setting: str, limit: int, seed: int, *, prefill: bool) -> str:
     """Run ``evaluate`` one way, cache off, as a user would; its MLflow run id."""
     command = [sys.executable, "-m", "otbench.evaluate", "--env", env, "--setting", setting, "--limit", str(limit),
-               "--seed", str(seed), "--no-cache", "--json", *([] if prefill else ["--no-prefill"])]
+               "--seed", str(seed), "--no-cache", "--json", *(["--prefill"] if prefill else [])]
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
     return str(json.loads(done.stdout.strip().splitlines()[-1])["run_id"])
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", nargs=2, metavar=("WRITTEN", "GENERATED"),
-                        help="report on two evaluate runs of the store (with and without --no-prefill) instead")
+                        help="report on two evaluate runs of the store (with and without --prefill) instead")
     parser.add_argument("--speeds", default="34,10", metavar="PROMPT,GENERATED",
                         help="tokens a second the model-seconds are priced at (default 34,10: a slow 2-core machine)")
     parser.add_argument("--keep", default=None, metavar="NAME",
