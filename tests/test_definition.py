@@ -44,6 +44,7 @@ def test_a_prefilled_opening_defines_another_run_and_runs_without_it_keep_their_
     assert prefilled.lm_options(LMOptions()).prefill and not base.lm_options(LMOptions(prefill=True)).prefill
     assert _optimized(lm=LMOptions(prefill=True, grammar=False)).key == _optimized(lm=LMOptions(grammar=False)).key
     assert _optimized(lm=LMOptions(lm="openai/gpt-5-mini", prefill=True)).models.prefill is False
+    assert prefilled.method == "+TO --prefill" and base.method == "+TO"
 
 
 def test_only_the_knobs_that_act_in_the_runs_mode_define_it():

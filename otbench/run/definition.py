@@ -260,13 +260,16 @@ class RunDefinition:
         """The comparison row the run is: ``base``, ``gold``, ``docs`` for an evaluation by the LLM agent or an agent
         framework's (a comparison of one agent's rows), and a reference agent's name (``oracle``, ``null``: they read no docs, so no docs row fits them); the optimizer's
         row label (``+TO (paper)``, ``+TO --no-facts``, ``+ET (probe)``) for an optimize run, with
-        ``--val-limit N`` where the docs were chosen on a validation sample."""
+        ``--val-limit N`` where the docs were chosen on a validation sample; `` --prefill`` where replies' openings
+        were written for the model (the same docs, another row)."""
         if self.optimizer is None:
             if self.agent not in (None, "llm", *TOOL_CALLING_AGENTS):
                 return self.agent
-            return "gold" if "gold" in (self.docs, self.setting) else docs_kind(self.docs)
-        label = self.optimizer.spec.row_label(self.optimizer.part, self.optimizer.mode)
-        return f"{label} --val-limit {self.sample.val_limit}" if self.sample.val_limit else label
+            label = "gold" if "gold" in (self.docs, self.setting) else docs_kind(self.docs)
+        else:
+            label = self.optimizer.spec.row_label(self.optimizer.part, self.optimizer.mode)
+            label = f"{label} --val-limit {self.sample.val_limit}" if self.sample.val_limit else label
+        return f"{label} --prefill" if self.models.prefill else label
 
     def tags(self, setting_name: str) -> dict[str, Any]:
         """The run's tags: what groups runs in MLflow (``setting_name``: the environment's name for its setting,
