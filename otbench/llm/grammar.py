@@ -112,24 +112,36 @@ class _Builder:
             key = self._string(names, f"{hint}-key") if names else "string"
             member = f'{key} ":" value'
             return self.rule(hint, f'"{{" ( {member} ( "," {member} )* )? "}}"')
-        required = [name for name in properties if name in set(schema.get("required", []))]
-        optional = [name for name in properties if name not in required]
-        members = [f'{_literal(_literal(name) + ":")} {self.value(properties[name], f"{hint}-{name}")}'
-                   for name in (*required, *optional)]
-        fixed, extra = members[: len(required)], members[len(required):]
+        fixed, extra = self._members(schema, hint)
         if fixed:
-            body = ' "," '.join(fixed) + "".join(f' ( "," {member} )?' for member in extra)
+            body = ' "," '.join(fixed) + _optional_members(extra)
         else:  # all optional: kept in order, each only after the one before it
             body = f"( {_chain(extra)} )?"
         return self.rule(hint, f'"{{" {body} "}}"')
 
+    def _members(self, schema: dict[str, Any], hint: str) -> tuple[list[str], list[str]]:
+        """An object's required and optional members (``"name":`` and its value's expression), each in declared
+        order."""
+        properties: dict[str, Any] = schema.get("properties") or {}
+        required = set(schema.get("required", []))
+        members = {name: f'{_literal(_literal(name) + ":")} {self.value(value, f"{hint}-{name}")}'
+                   for name, value in properties.items()}
+        return ([member for name, member in members.items() if name in required],
+                [member for name, member in members.items() if name not in required])
+
     def _array(self, schema: dict[str, Any], hint: str) -> str:
-        low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
-        if high is not None and int(high) == 0:
+        if schema.get("maxItems") is not None and int(schema["maxItems"]) == 0:
             return self.rule(hint, '"[" "]"')
         item = self.value(schema.get("items", {}), f"{hint}-item")
-        more = _repeat(f'"," {item}', max(low - 1, 0), None if high is None else int(high) - 1)
-        return self.rule(hint, f'"[" {item} {more} "]"' if low >= 1 else f'"[" ( {item} {more} )? "]"')
+        more = self._more_items(schema, item)
+        return self.rule(hint, f'"[" {item} {more} "]"' if int(schema.get("minItems", 0)) >= 1
+                         else f'"[" ( {item} {more} )? "]"')
+
+    @staticmethod
+    def _more_items(schema: dict[str, Any], item: str) -> str:
+        """The items of an array after its first, as many as its bounds allow."""
+        low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
+        return _repeat(f'"," {item}', max(low - 1, 0), None if high is None else int(high) - 1)
 
     def _string(self, schema: dict[str, Any], hint: str) -> str:
         if "enum" in schema:
@@ -148,7 +160,6 @@ class _Builder:
         # Longest first, so "10" is tried before "1" (GBNF alternatives are not ordered, but it reads better).
         numbers = sorted(range(int(low), int(high) + 1), key=lambda n: (-len(str(n)), n))
         return self.rule(hint, " | ".join(_literal(str(n)) for n in numbers))
-
 
     def opening(self, schema: Any, hint: str) -> tuple[str, str | None, tuple[str, ...]]:
         """What every compact value of ``schema`` starts with: the forced text, the GBNF expression of the rest (None:
@@ -169,10 +180,7 @@ class _Builder:
             return self._object_opening(schema, hint)
         if kind == "array" and int(schema.get("minItems", 0)) >= 1:
             item_text, item_rest, samples = self.opening(schema.get("items", {}), f"{hint}-item")
-            item = self.value(schema.get("items", {}), f"{hint}-item")
-            high = schema.get("maxItems")
-            more = _repeat(f'"," {item}', int(schema["minItems"]) - 1, None if high is None else int(high) - 1)
-            tail = f'{more} "]"'.strip()
+            tail = f'{self._more_items(schema, self.value(schema.get("items", {}), f"{hint}-item"))} "]"'.strip()
             if item_rest is None:
                 return "[" + item_text, tail, (",", "]")
             return "[" + item_text, f"{item_rest} {tail}", samples
@@ -186,25 +194,24 @@ class _Builder:
         """:meth:`opening` of an object: its brace, then each required member's name and the forced text of its
         value, up to the first value that is not forced."""
         properties: dict[str, Any] = schema.get("properties") or {}
-        full = self._object(schema, hint)
-        body = self.rules[full]
-        if not properties or not set(schema.get("required", [])) & set(properties):
-            return "{", body.removeprefix('"{"').strip(), ('"a', "}")
         required = [name for name in properties if name in set(schema.get("required", []))]
-        optional = [name for name in properties if name not in required]
-
-        def member(name: str) -> str:
-            return f'{_literal(_literal(name) + ":")} {self.value(properties[name], f"{hint}-{name}")}'
-
-        extra = "".join(f' ( "," {member(name)} )?' for name in optional)
+        if not required:
+            return "{", self.rules[self._object(schema, hint)].removeprefix('"{"').strip(), ('"a', "}")
+        fixed, optional = self._members(schema, hint)
+        extra = _optional_members(optional)
         text = "{"
         for index, name in enumerate(required):
             value_text, value_rest, samples = self.opening(properties[name], f"{hint}-{name}")
             text += ("," if index else "") + _literal(name) + ":" + value_text
             if value_rest is not None:
-                tail = "".join(f' "," {member(later)}' for later in required[index + 1:])
+                tail = "".join(f' "," {member}' for member in fixed[index + 1:])
                 return text, f'{value_rest}{tail}{extra} "}}"', samples
         return (text, f'{extra.strip()} "}}"', (",", "}")) if optional else (text + "}", None, ())
+
+
+def _optional_members(members: list[str]) -> str:
+    """Optional members after the required ones: each may follow, in declared order."""
+    return "".join(f' ( "," {member} )?' for member in members)
 
 
 def _chain(members: list[str]) -> str:
