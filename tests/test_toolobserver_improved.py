@@ -305,7 +305,7 @@ def test_terse_signatures_leave_out_what_the_line_already_says_and_keep_every_ot
 
 def test_compact_tools_and_the_request_first_reach_the_agent_of_the_learned_program():
     env = ToyEnvironment(1)
-    for knobs, expected in ((IMPROVED, ("signature", True)), (replace(IMPROVED, terse_tools=True), ("terse", True)),
+    for knobs, expected in ((IMPROVED, ("terse", True)), (replace(IMPROVED, terse_tools=False), ("signature", True)),
                             (PAPER, ("json", False)),
                             (replace(IMPROVED, compact_tools=False, request_first=False), ("json", False))):
         program, editor, _ = _setup(env, describing_editor)

@@ -148,9 +148,8 @@ class Improvements:
     terse_tools: bool = _knob("online, with compact_tools: the agent's signature lines leave out of the docs what "
                               "the line already says (the form of a call, a rule that only names a type it shows) "
                               "and the note of which error each rule came from: fewer prompt tokens processed at "
-                              "every attempt after the first; the docs learned keep every sentence (opt-in: not "
-                              "yet in the improved variant)",
-                              modes=("online",), always_logged=True, opt_in=True)
+                              "every attempt after the first; the docs learned keep every sentence",
+                              modes=("online",), always_logged=True)
     request_first: bool = _knob("online: the agent reads the request before the tools; each task has tools of its "
                                 "own and is attempted again as its docs change, so what its attempts share is the "
                                 "request, which llama.cpp's prefix cache then serves instead of processing it again",
