@@ -110,6 +110,13 @@ class Improvements:
                                "its toolset has others: a small agent at temperature 0 repeats a refused call word "
                                "for word whatever its doc now says, and a repeat teaches nothing",
                                modes=("online",), always_logged=True)
+    set_aside_misfits: bool = _knob("online, where an attempt is one reply: a task's next attempt is shown its "
+                                    "toolset without the tools every call of which on it so far was made to the wrong "
+                                    "tool (working or refused, it fit the request no better by refused_requests' "
+                                    "signs), where others remain: the small agent repeats such a call whatever the "
+                                    "doc's closing sentence says, and vary_repeats makes that attempt again only "
+                                    "after the repeat is paid for (opt-in: not yet in the improved variant)",
+                                    modes=("online",), always_logged=True, opt_in=True)
     experiment: bool = _knob("where every call the agent made to a tool failed, call it within a budget of 6 calls a "
                              "run: the request's values (its numbers, its quoted texts, the ones the agent wrapped) in "
                              "the kind the tool's errors point to, then simple probes; the first call that works is "

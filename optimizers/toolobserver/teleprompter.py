@@ -224,8 +224,10 @@ class ToolObserver(DocOptimizer):
         tried = FailedCalls.from_dict(resume.get("tried", {}))
         self._probe_first(student.toolbox, [by_id[i] for i in to_run], book, resumed=bool(resume))
         for step in range(resume.get("next_step", 0), self.max_iterations + 1):
-            ran = self._rollouts(student, [by_id[i] for i in to_run], f"step {step}: agent")
-            varies = knobs.vary_repeats and getattr(self.env, "one_reply", False)
+            one_reply = bool(getattr(self.env, "one_reply", False))
+            varies, asides = knobs.vary_repeats and one_reply, knobs.set_aside_misfits and one_reply
+            aside = self._set_aside(student, [latest[i] for i in to_run if i in latest], tried) if asides else None
+            ran = self._rollouts(student, [by_id[i] for i in to_run], f"step {step}: agent", agent=aside)
             if varies:
                 ran = self._vary_repeats(student, ran, tried, by_id, step)
             docs_evaluated = student.toolbox.deepcopy()
@@ -233,8 +235,10 @@ class ToolObserver(DocOptimizer):
             for trajectory in ran:
                 names = {tool.name for tool in student.toolbox.toolset(trajectory.toolset)}
                 book.add(trajectory.toolset, trajectory.steps, names)
-                if varies:  # what only vary_repeats reads
-                    tried.note(trajectory, {off.step for off in self._off_request(trajectory, student.toolbox)})
+                if varies or asides:  # what only vary_repeats and set_aside_misfits read
+                    off_request = {off.step for off in self._off_request(trajectory, student.toolbox)}
+                    refused = {off.step for off in self._refused_off_request(trajectory, student.toolbox)}
+                    tried.note(trajectory, off_request, off_request | refused)
                 previous = latest.get(trajectory.task_id)
                 if (knobs.accept_check and previous is not None and trajectory.task_id in undo
                         and self._failures(trajectory, student.toolbox) > self._failures(previous, student.toolbox)):
@@ -326,6 +330,19 @@ class ToolObserver(DocOptimizer):
             changed += state_experiments(toolbox, trajectory.toolset, book)
         return changed + _state_not_for(toolbox, trajectory, self._off_request(trajectory, toolbox)
                                         + self._refused_off_request(trajectory, toolbox))
+
+    @staticmethod
+    def _set_aside(student: ToolAgentProgram, previous: list[Trajectory], tried: FailedCalls) -> VariedAgent | None:
+        """The agent for attempts after the first (``previous``: each task's latest attempt), each task shown its
+        toolset without the tools every call of which on it was made to the wrong tool, where others remain
+        (``set_aside_misfits``); None when no task has one."""
+        left_out = {}
+        for trajectory in previous:
+            hidden = tried.set_aside(trajectory.task_id)
+            names = {tool.name for tool in student.toolbox.toolset(trajectory.toolset)}
+            if hidden & names and names - hidden:
+                left_out[trajectory.question] = hidden
+        return VariedAgent(student.agent, left_out) if left_out else None
 
     def _vary_repeats(self, student: ToolAgentProgram, ran: list[Trajectory], tried: FailedCalls,
                       by_id: Mapping[str, Any], step: int) -> list[Trajectory]:

@@ -1,4 +1,5 @@
-"""Making an attempt again when it only repeats what already failed (``vary_repeats``).
+"""Making an attempt again when it only repeats what already failed (``vary_repeats``), or before it would
+(``set_aside_misfits``).
 
 A small agent at temperature 0 answers the same request with the same call as long as its prompt barely
 changes, and a doc that gained a sentence ("must be a 5-digit US zip code", "Not for requests like …")
@@ -30,14 +31,27 @@ class FailedCalls:
     """By task: each failed call as (tool, its arguments as JSON)."""
     answered: dict[str, set[str]] = field(default_factory=dict)
     """By task: the tools with a call that worked and fit the request."""
+    misfits: dict[str, set[str]] = field(default_factory=dict)
+    """By task: the tools with a call made to the wrong tool (working or refused, it did not fit the request)."""
+    fitted: dict[str, set[str]] = field(default_factory=dict)
+    """By task: the tools with a call that fit the request, whether it worked or was refused (a refusal alone says
+    the call was wrong, not the tool)."""
 
-    def note(self, attempt: Trajectory, off_request: Collection[int] = ()) -> None:
-        """Remember ``attempt``'s calls; ``off_request``: indexes of its working calls that did not fit."""
+    def note(self, attempt: Trajectory, off_request: Collection[int] = (), misfits: Collection[int] = ()) -> None:
+        """Remember ``attempt``'s calls; ``off_request``: indexes of its working calls that did not fit; ``misfits``:
+        indexes of its calls, working or refused, that did not fit."""
         for index, step in enumerate(attempt.steps):
             if step.ok and index not in off_request:
                 self.answered.setdefault(attempt.task_id, set()).add(step.call.name)
             else:
                 self.failed.setdefault(attempt.task_id, set()).add(_call_key(step))
+            kind = self.misfits if index in misfits else self.fitted
+            kind.setdefault(attempt.task_id, set()).add(step.call.name)
+
+    def set_aside(self, task_id: str) -> set[str]:
+        """The tools every call of which on ``task_id`` was made to the wrong tool: the next attempt's likely
+        repeat."""
+        return self.misfits.get(task_id, set()) - self.fitted.get(task_id, set()) - self.answered.get(task_id, set())
 
     def left_out(self, attempt: Trajectory) -> set[str]:
         """When every call of ``attempt`` failed before, word for word, on its task: the tools whose calls only ever
@@ -49,13 +63,15 @@ class FailedCalls:
 
     def to_dict(self) -> dict[str, Any]:
         return {"failed": {task: sorted(calls) for task, calls in self.failed.items()},
-                "answered": {task: sorted(tools) for task, tools in self.answered.items()}}
+                **{kind: {task: sorted(tools) for task, tools in getattr(self, kind).items()}
+                   for kind in ("answered", "misfits", "fitted")}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FailedCalls:
+        tools = {kind: {task: set(names) for task, names in data.get(kind, {}).items()}
+                 for kind in ("answered", "misfits", "fitted")}
         return cls({task: {(name, arguments) for name, arguments in calls}
-                    for task, calls in data.get("failed", {}).items()},
-                   {task: set(tools) for task, tools in data.get("answered", {}).items()})
+                    for task, calls in data.get("failed", {}).items()}, **tools)
 
 
 def _call_key(step: Any) -> tuple[str, str]:
