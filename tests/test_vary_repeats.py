@@ -76,3 +76,61 @@ def test_online_a_repeated_refusal_is_made_again_without_its_tool():
     assert [step.call.name for step in ablated.steps] == ["ip_city"] and not ablated.success
     alone = _learn(True, [ip_city])  # no other tool to turn to: the attempt stands
     assert [step.call.name for step in alone.steps] == ["ip_city"]
+
+
+def test_a_tool_is_set_aside_on_a_task_when_its_latest_calls_there_were_made_to_the_wrong_tool():
+    tried = FailedCalls()
+    tried.note(_attempt(("ip_city", {"ip": "90210"}, False), ("geo", {"place": "x"}, False)), misfits={0})
+    assert tried.set_aside("t") == {"ip_city"}  # geo's refusal fit the request: its call was wrong, not the tool
+    tried.note(_attempt(("geo", {"place": "90210"}, False)), misfits={0})
+    assert tried.set_aside("t") == {"ip_city", "geo"}  # the latest call of each was made to the wrong tool
+    tried.note(_attempt(("ip_city", {"ip": "8.8.8.8"}, False), ("ip_city", {"ip": "1.1.1.1"}, False)), misfits={1})
+    assert tried.set_aside("t") == {"geo"}  # one of its latest calls fit: the tool may be the right one
+    tried.note(_attempt(("geo", {"place": "x"}, True)), off_request={0}, misfits={0})
+    assert tried.set_aside("t") == {"geo"}  # working, and still not for the request
+    tried.note(_attempt(("geo", {"place": "Beverly Hills"}, True)))
+    assert tried.set_aside("t") == set()  # it answered the task: never set aside
+    assert tried.set_aside("another task") == set()
+    assert FailedCalls.from_dict(json.loads(json.dumps(tried.to_dict()))) == tried  # a checkpoint keeps it
+
+
+def weather(city: str) -> str:
+    if city not in {"Paris", "Lyon"}:
+        raise ValueError(f"unknown city {city!r}")
+    return "sunny"
+
+
+def population(country: str) -> int:
+    return 68_000_000 if country == "France" else 0
+
+
+def test_online_a_tool_called_for_the_wrong_request_is_left_out_of_the_next_attempt_instead_of_after_a_repeat():
+    """The agent's habit is ``weather`` for a request naming ``population``'s parameter: with ``set_aside_misfits`` the
+    second attempt is already made without it; with only ``vary_repeats`` the repeat is paid for first."""
+    question = "How many people live in the country France?"
+
+    def learn(set_aside: bool) -> tuple[Trajectory, int]:
+        asked = []
+
+        def habit(messages) -> str:
+            asked.append(1)
+            name, arguments = (("weather", {"city": "France"}) if "weather" in shown_tool_names(messages)
+                               else ("population", {"country": "France"}))
+            return json.dumps({"calls": [{"name": name, "arguments": arguments}]})
+
+        examples = [dspy.Example(question=question, answer=68_000_000)]
+        env = FunctionEnvironment([weather, population], examples,
+                                  lambda example, trajectory: example.answer in trajectory.outputs)
+        agent, editor = FunctionCallingAgent(), DocEditor()
+        agent.lm = scripted_lm(habit)
+        editor.lm = scripted_lm(lambda m: json.dumps({"description": ""}), phase="editor")
+        optimizer = ToolObserver(env=env, editor=editor, mode="online", progress=False, max_iterations=3,
+                                 improvements=replace(IMPROVED, set_aside_misfits=set_aside))
+        learned = optimizer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=examples)
+        return learned.detailed_results.final_trajectories[0], len(asked)
+
+    final, calls = learn(True)
+    assert [step.call.name for step in final.steps] == ["population"] and final.success
+    ablated, ablated_calls = learn(False)
+    assert [step.call.name for step in ablated.steps] == ["population"] and ablated.success  # vary_repeats got there
+    assert (calls, ablated_calls) == (2, 3)

@@ -111,8 +111,8 @@ class Improvements:
                                "for word whatever its doc now says, and a repeat teaches nothing",
                                modes=("online",), always_logged=True)
     set_aside_misfits: bool = _knob("online, where an attempt is one reply: a task's next attempt is shown its "
-                                    "toolset without the tools every call of which on it so far was made to the wrong "
-                                    "tool (working or refused, it fit the request no better by refused_requests' "
+                                    "toolset without the tools whose latest calls on it were made to the wrong tool "
+                                    "and none of whose calls answered it (working or refused, it fit the request no better by refused_requests' "
                                     "signs), where others remain: the small agent repeats such a call whatever the "
                                     "doc's closing sentence says, and vary_repeats makes that attempt again only "
                                     "after the repeat is paid for (opt-in: not yet in the improved variant)",

@@ -334,7 +334,7 @@ class ToolObserver(DocOptimizer):
     @staticmethod
     def _set_aside(student: ToolAgentProgram, previous: list[Trajectory], tried: FailedCalls) -> VariedAgent | None:
         """The agent for attempts after the first (``previous``: each task's latest attempt), each task shown its
-        toolset without the tools every call of which on it was made to the wrong tool, where others remain
+        toolset without the tools whose latest calls on it were made to the wrong tool, where others remain
         (``set_aside_misfits``); None when no task has one."""
         left_out = {}
         for trajectory in previous:

@@ -31,27 +31,28 @@ class FailedCalls:
     """By task: each failed call as (tool, its arguments as JSON)."""
     answered: dict[str, set[str]] = field(default_factory=dict)
     """By task: the tools with a call that worked and fit the request."""
-    misfits: dict[str, set[str]] = field(default_factory=dict)
-    """By task: the tools with a call made to the wrong tool (working or refused, it did not fit the request)."""
-    fitted: dict[str, set[str]] = field(default_factory=dict)
-    """By task: the tools with a call that fit the request, whether it worked or was refused (a refusal alone says
-    the call was wrong, not the tool)."""
+    misfit: dict[str, dict[str, bool]] = field(default_factory=dict)
+    """By task and tool: whether the tool's calls in the latest attempt that called it were all made to the wrong
+    tool (working or refused, they did not fit the request). The latest says most: a first attempt's calls are
+    guesses at tools with no docs, and their values may fit a request whatever tool they were sent to."""
 
     def note(self, attempt: Trajectory, off_request: Collection[int] = (), misfits: Collection[int] = ()) -> None:
         """Remember ``attempt``'s calls; ``off_request``: indexes of its working calls that did not fit; ``misfits``:
         indexes of its calls, working or refused, that did not fit."""
+        verdicts: dict[str, bool] = {}
         for index, step in enumerate(attempt.steps):
             if step.ok and index not in off_request:
                 self.answered.setdefault(attempt.task_id, set()).add(step.call.name)
             else:
                 self.failed.setdefault(attempt.task_id, set()).add(_call_key(step))
-            kind = self.misfits if index in misfits else self.fitted
-            kind.setdefault(attempt.task_id, set()).add(step.call.name)
+            verdicts[step.call.name] = verdicts.get(step.call.name, True) and index in misfits
+        self.misfit.setdefault(attempt.task_id, {}).update(verdicts)
 
     def set_aside(self, task_id: str) -> set[str]:
-        """The tools every call of which on ``task_id`` was made to the wrong tool: the next attempt's likely
-        repeat."""
-        return self.misfits.get(task_id, set()) - self.fitted.get(task_id, set()) - self.answered.get(task_id, set())
+        """The tools whose latest calls on ``task_id`` were made to the wrong tool and none of whose calls answered
+        it: the next attempt's likely repeat."""
+        latest = self.misfit.get(task_id, {})
+        return {name for name, wrong in latest.items() if wrong} - self.answered.get(task_id, set())
 
     def left_out(self, attempt: Trajectory) -> set[str]:
         """When every call of ``attempt`` failed before, word for word, on its task: the tools whose calls only ever
@@ -63,15 +64,16 @@ class FailedCalls:
 
     def to_dict(self) -> dict[str, Any]:
         return {"failed": {task: sorted(calls) for task, calls in self.failed.items()},
-                **{kind: {task: sorted(tools) for task, tools in getattr(self, kind).items()}
-                   for kind in ("answered", "misfits", "fitted")}}
+                "answered": {task: sorted(tools) for task, tools in self.answered.items()},
+                "misfit": {task: dict(sorted(tools.items())) for task, tools in self.misfit.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FailedCalls:
-        tools = {kind: {task: set(names) for task, names in data.get(kind, {}).items()}
-                 for kind in ("answered", "misfits", "fitted")}
         return cls({task: {(name, arguments) for name, arguments in calls}
-                    for task, calls in data.get("failed", {}).items()}, **tools)
+                    for task, calls in data.get("failed", {}).items()},
+                   {task: set(tools) for task, tools in data.get("answered", {}).items()},
+                   {task: {name: bool(wrong) for name, wrong in tools.items()}
+                    for task, tools in data.get("misfit", {}).items()})
 
 
 def _call_key(step: Any) -> tuple[str, str]:
