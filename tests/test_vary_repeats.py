@@ -134,3 +134,17 @@ def test_online_a_tool_called_for_the_wrong_request_is_left_out_of_the_next_atte
     ablated, ablated_calls = learn(False)
     assert [step.call.name for step in ablated.steps] == ["population"] and ablated.success  # vary_repeats got there
     assert (calls, ablated_calls) == (2, 3)
+
+
+def test_only_a_call_naming_parameters_its_tool_takes_can_show_the_tool_was_the_wrong_one():
+    from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
+    from otbench.optimizers.toolobserver.teleprompter import _well_formed
+
+    tools = {"weather": DocumentedTool("weather", parameters=[ParameterSpec("city")]),
+             "population": DocumentedTool("population")}  # no schema known yet
+    def step(name: str, **arguments: object) -> CallResult:
+        return CallResult(ToolCall(name, arguments), ok=False, error="ValueError: no")
+    assert _well_formed(step("weather", city="France"), tools)
+    assert not _well_formed(step("weather", place="France"), tools)  # a guess at its parameters: maybe called wrong
+    assert not _well_formed(step("population", country="France"), tools)  # nothing known to check the call against
+    assert not _well_formed(step("elevation", place="France"), tools)

@@ -112,10 +112,11 @@ class Improvements:
                                modes=("online",), always_logged=True)
     set_aside_misfits: bool = _knob("online, where an attempt is one reply: a task's next attempt is shown its "
                                     "toolset without the tools whose latest calls on it were made to the wrong tool "
-                                    "and none of whose calls answered it (working or refused, it fit the request no better by refused_requests' "
-                                    "signs), where others remain: the small agent repeats such a call whatever the "
-                                    "doc's closing sentence says, and vary_repeats makes that attempt again only "
-                                    "after the repeat is paid for (opt-in: not yet in the improved variant)",
+                                    "(naming only parameters the tool takes, working or refused, they fit the request "
+                                    "no better by refused_requests' signs) and none of whose calls answered it, where "
+                                    "others remain: the small agent repeats such a call whatever the doc's closing "
+                                    "sentence says, and vary_repeats makes that attempt again only after the repeat "
+                                    "is paid for (opt-in: not yet in the improved variant)",
                                     modes=("online",), always_logged=True, opt_in=True)
     experiment: bool = _knob("where every call the agent made to a tool failed, call it within a budget of 6 calls a "
                              "run: the request's values (its numbers, its quoted texts, the ones the agent wrapped) in "

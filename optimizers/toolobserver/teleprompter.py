@@ -238,7 +238,9 @@ class ToolObserver(DocOptimizer):
                 if varies or asides:  # what only vary_repeats and set_aside_misfits read
                     off_request = {off.step for off in self._off_request(trajectory, student.toolbox)}
                     refused = {off.step for off in self._refused_off_request(trajectory, student.toolbox)}
-                    tried.note(trajectory, off_request, off_request | refused)
+                    tools = {tool.name: tool for tool in student.toolbox.toolset(trajectory.toolset)}
+                    tried.note(trajectory, off_request, {index for index in off_request | refused
+                                                         if _well_formed(trajectory.steps[index], tools)})
                 previous = latest.get(trajectory.task_id)
                 if (knobs.accept_check and previous is not None and trajectory.task_id in undo
                         and self._failures(trajectory, student.toolbox) > self._failures(previous, student.toolbox)):
@@ -589,6 +591,14 @@ def _known_to_work(evidence: ToolEvidence) -> bool:
     """Whether what a tool does is known: a call to it worked and, where requests were judged, it answered one (a
     tool that only returned numbers for requests it did not answer has no purpose the evidence shows)."""
     return evidence.working > 0 and (evidence.requests_answered > 0 or not evidence.requests_tried)
+
+
+def _well_formed(step: Any, tools: Mapping[str, DocumentedTool]) -> bool:
+    """Whether a call named only parameters its tool is known to take: one that did not fit its request was then made
+    to the wrong tool, where a guess at an undocumented tool's parameters may have been the right tool called wrong."""
+    tool = tools.get(step.call.name)
+    return (tool is not None and tool.parameters is not None
+            and set(step.call.arguments) <= {parameter.name for parameter in tool.parameters})
 
 
 def _required_names(tools: list[DocumentedTool]) -> dict[str, list[str]]:

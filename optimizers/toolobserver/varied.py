@@ -38,7 +38,7 @@ class FailedCalls:
 
     def note(self, attempt: Trajectory, off_request: Collection[int] = (), misfits: Collection[int] = ()) -> None:
         """Remember ``attempt``'s calls; ``off_request``: indexes of its working calls that did not fit; ``misfits``:
-        indexes of its calls, working or refused, that did not fit."""
+        indexes of its calls, working or refused, made to the wrong tool (well formed, and not fitting the request)."""
         verdicts: dict[str, bool] = {}
         for index, step in enumerate(attempt.steps):
             if step.ok and index not in off_request:
