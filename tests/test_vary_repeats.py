@@ -57,24 +57,32 @@ def habit_agent(messages) -> str:
     return json.dumps({"calls": [{"name": "zip_city", "arguments": {"zipcode": "90210"}}]})
 
 
-def _learn(vary_repeats: bool, tools: list) -> Trajectory:
-    examples = [dspy.Example(question=QUESTION, answer="Beverly Hills")]
+def _learn(tools: list, habit, improvements, question: str = QUESTION,
+           answer: object = "Beverly Hills") -> tuple[Trajectory, int]:
+    """The final attempt after learning online from one request, and how many times the agent was asked."""
+    asked = []
+
+    def counted(messages) -> str:
+        asked.append(1)
+        return habit(messages)
+
+    examples = [dspy.Example(question=question, answer=answer)]
     env = FunctionEnvironment(tools, examples, lambda example, trajectory: example.answer in trajectory.outputs)
     agent, editor = FunctionCallingAgent(), DocEditor()
-    agent.lm = scripted_lm(habit_agent)
+    agent.lm = scripted_lm(counted)
     editor.lm = scripted_lm(lambda m: json.dumps({"description": ""}), phase="editor")
     optimizer = ToolObserver(env=env, editor=editor, mode="online", progress=False, max_iterations=3,
-                             improvements=replace(IMPROVED, vary_repeats=vary_repeats))
+                             improvements=improvements)
     learned = optimizer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=examples)
-    return learned.detailed_results.final_trajectories[0]
+    return learned.detailed_results.final_trajectories[0], len(asked)
 
 
 def test_online_a_repeated_refusal_is_made_again_without_its_tool():
-    final = _learn(True, [ip_city, zip_city])
+    final, _ = _learn([ip_city, zip_city], habit_agent, IMPROVED)
     assert [step.call.name for step in final.steps] == ["zip_city"] and final.success
-    ablated = _learn(False, [ip_city, zip_city])
+    ablated, _ = _learn([ip_city, zip_city], habit_agent, replace(IMPROVED, vary_repeats=False))
     assert [step.call.name for step in ablated.steps] == ["ip_city"] and not ablated.success
-    alone = _learn(True, [ip_city])  # no other tool to turn to: the attempt stands
+    alone, _ = _learn([ip_city], habit_agent, IMPROVED)  # no other tool to turn to: the attempt stands
     assert [step.call.name for step in alone.steps] == ["ip_city"]
 
 
@@ -107,31 +115,15 @@ def population(country: str) -> int:
 def test_online_a_tool_called_for_the_wrong_request_is_left_out_of_the_next_attempt_instead_of_after_a_repeat():
     """The agent's habit is ``weather`` for a request naming ``population``'s parameter: with ``set_aside_misfits`` the
     second attempt is already made without it; with only ``vary_repeats`` the repeat is paid for first."""
-    question = "How many people live in the country France?"
+    def habit(messages) -> str:
+        name, arguments = (("weather", {"city": "France"}) if "weather" in shown_tool_names(messages)
+                           else ("population", {"country": "France"}))
+        return json.dumps({"calls": [{"name": name, "arguments": arguments}]})
 
-    def learn(set_aside: bool) -> tuple[Trajectory, int]:
-        asked = []
-
-        def habit(messages) -> str:
-            asked.append(1)
-            name, arguments = (("weather", {"city": "France"}) if "weather" in shown_tool_names(messages)
-                               else ("population", {"country": "France"}))
-            return json.dumps({"calls": [{"name": name, "arguments": arguments}]})
-
-        examples = [dspy.Example(question=question, answer=68_000_000)]
-        env = FunctionEnvironment([weather, population], examples,
-                                  lambda example, trajectory: example.answer in trajectory.outputs)
-        agent, editor = FunctionCallingAgent(), DocEditor()
-        agent.lm = scripted_lm(habit)
-        editor.lm = scripted_lm(lambda m: json.dumps({"description": ""}), phase="editor")
-        optimizer = ToolObserver(env=env, editor=editor, mode="online", progress=False, max_iterations=3,
-                                 improvements=replace(IMPROVED, set_aside_misfits=set_aside))
-        learned = optimizer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=examples)
-        return learned.detailed_results.final_trajectories[0], len(asked)
-
-    final, calls = learn(True)
+    question, tools = "How many people live in the country France?", [weather, population]
+    final, calls = _learn(tools, habit, replace(IMPROVED, set_aside_misfits=True), question, 68_000_000)
     assert [step.call.name for step in final.steps] == ["population"] and final.success
-    ablated, ablated_calls = learn(False)
+    ablated, ablated_calls = _learn(tools, habit, IMPROVED, question, 68_000_000)
     assert [step.call.name for step in ablated.steps] == ["population"] and ablated.success  # vary_repeats got there
     assert (calls, ablated_calls) == (2, 3)
 
