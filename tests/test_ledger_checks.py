@@ -25,7 +25,7 @@ from otbench.study.rendered import _dirty_note, table
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "results" / "runs"
-NAMES_DESC = {"base": "cee3501bc2065f1fd896", "gold": "bff58e1c762776603751", "+TO": "835462bc9638d05932fe"}
+NAMES_DESC = {"base": "cee3501bc2065f1fd896", "gold": "bff58e1c762776603751", "+TO": "3a1eefe083ab735abd1b"}
 """The grid's bfcl/names_desc cells, each finished in the committed ledger."""
 OLD_OPTIMIZE = "59c139ac30ce14abbc15"
 """A committed optimize entry kept before the learning split's scores were named apart (names_desc +TO, run before

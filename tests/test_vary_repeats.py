@@ -80,7 +80,8 @@ def _learn(tools: list, habit, improvements, question: str = QUESTION,
 def test_online_a_repeated_refusal_is_made_again_without_its_tool():
     final, _ = _learn([ip_city, zip_city], habit_agent, IMPROVED)
     assert [step.call.name for step in final.steps] == ["zip_city"] and final.success
-    ablated, _ = _learn([ip_city, zip_city], habit_agent, replace(IMPROVED, vary_repeats=False))
+    ablated, _ = _learn([ip_city, zip_city], habit_agent, replace(IMPROVED, vary_repeats=False,
+                                                                  set_aside_misfits=False))
     assert [step.call.name for step in ablated.steps] == ["ip_city"] and not ablated.success
     alone, _ = _learn([ip_city], habit_agent, IMPROVED)  # no other tool to turn to: the attempt stands
     assert [step.call.name for step in alone.steps] == ["ip_city"]
@@ -121,9 +122,9 @@ def test_online_a_tool_called_for_the_wrong_request_is_left_out_of_the_next_atte
         return json.dumps({"calls": [{"name": name, "arguments": arguments}]})
 
     question, tools = "How many people live in the country France?", [weather, population]
-    final, calls = _learn(tools, habit, replace(IMPROVED, set_aside_misfits=True), question, 68_000_000)
+    final, calls = _learn(tools, habit, IMPROVED, question, 68_000_000)
     assert [step.call.name for step in final.steps] == ["population"] and final.success
-    ablated, ablated_calls = _learn(tools, habit, IMPROVED, question, 68_000_000)
+    ablated, ablated_calls = _learn(tools, habit, replace(IMPROVED, set_aside_misfits=False), question, 68_000_000)
     assert [step.call.name for step in ablated.steps] == ["population"] and ablated.success  # vary_repeats got there
     assert (calls, ablated_calls) == (2, 3)
 

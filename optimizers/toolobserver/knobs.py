@@ -116,8 +116,8 @@ class Improvements:
                                     "no better by refused_requests' signs) and none of whose calls answered it, where "
                                     "others remain: the small agent repeats such a call whatever the doc's closing "
                                     "sentence says, and vary_repeats makes that attempt again only after the repeat "
-                                    "is paid for (opt-in: not yet in the improved variant)",
-                                    modes=("online",), always_logged=True, opt_in=True)
+                                    "is paid for",
+                                    modes=("online",), always_logged=True)
     experiment: bool = _knob("where every call the agent made to a tool failed, call it within a budget of 6 calls a "
                              "run: the request's values (its numbers, its quoted texts, the ones the agent wrapped) in "
                              "the kind the tool's errors point to, then simple probes; the first call that works is "
