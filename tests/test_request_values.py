@@ -5,7 +5,7 @@ import json
 from dataclasses import replace
 
 import dspy
-from scripted_lm import prompt_text, scripted_lm
+from scripted_lm import prompt_text, scripted_lm, shown_tool_names
 
 from otbench import FunctionEnvironment
 from otbench.core.calls import CallResult, ToolCall
@@ -115,9 +115,9 @@ def density(mass: float, volume: float) -> float:
 
 def first_tool_agent(messages) -> str:
     """A small agent's habit: the first tool, with a value of its own, unless that tool's doc says it is not for
-    this request; then the tool with the request's words in its parameters."""
+    this request (or it is not shown); then the tool with the request's words in its parameters."""
     content = prompt_text(messages)
-    if "Not for requests like" in content:
+    if "Not for requests like" in content or "stock_price" not in shown_tool_names(messages):
         return json.dumps({"calls": [{"name": "density", "arguments": {"mass": 50, "volume": 10}}]})
     return json.dumps({"calls": [{"name": "stock_price", "arguments": {"stock_name": "AAPL"}}]})
 
@@ -177,20 +177,20 @@ def covid_deaths(country: str) -> int:
 
 def holiday_habit_agent(messages) -> str:
     """A small agent's habit: the first tool, refused, again and again, unless its doc says it is not for this
-    request; then the tool whose parameters the request names."""
-    if "Not for requests like" in prompt_text(messages):
+    request (or it is not shown); then the tool whose parameters the request names."""
+    if "Not for requests like" in prompt_text(messages) or "holidays" not in shown_tool_names(messages):
         return json.dumps({"calls": [{"name": "covid_deaths", "arguments": {"country": "Brazil"}}]})
     return json.dumps({"calls": [{"name": "holidays", "arguments": {"year": "2020", "country": "Brazil"}}]})
 
 
-def _learn_refused(refused_requests: bool, tools: list) -> tuple[Trajectory, str]:
+def _learn_refused(refused_requests: bool, tools: list, **switches: bool) -> tuple[Trajectory, str]:
     examples = [dspy.Example(question=DEATHS, answer=700_000)]
     env = FunctionEnvironment(tools, examples, lambda example, trajectory: example.answer in trajectory.outputs)
     agent, editor = FunctionCallingAgent(), DocEditor()
     agent.lm = scripted_lm(holiday_habit_agent)
     editor.lm = scripted_lm(lambda m: json.dumps({"description": ""}))
     optimizer = ToolObserver(env=env, editor=editor, mode="online", progress=False, max_iterations=2,
-                             improvements=replace(IMPROVED, refused_requests=refused_requests))
+                             improvements=replace(IMPROVED, refused_requests=refused_requests, **switches))
     learned = optimizer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=examples)
     return learned.detailed_results.final_trajectories[0], learned.toolbox.get(env.toolset, "holidays").description
 
@@ -200,7 +200,8 @@ def test_online_a_refused_call_to_the_wrong_tool_marks_it_not_for_the_request():
     assert [step.call.name for step in final.steps] == ["covid_deaths"] and final.success
     assert doc.startswith('Not for requests like "What is the latest total COVID-19')
     assert "which it refused, while the request names the parameters of covid_deaths (country)" in doc
-    ablated, ablated_doc = _learn_refused(False, [holidays, covid_deaths])
+    # vary_repeats would make the repeated refusal again without its tool: off, the ablation shows the sentence's part
+    ablated, ablated_doc = _learn_refused(False, [holidays, covid_deaths], vary_repeats=False)
     assert [step.call.name for step in ablated.steps] == ["holidays"] and "Not for" not in ablated_doc
     _, alone_doc = _learn_refused(True, [holidays])  # the only tool: a refusal says how to call it, not to leave it
     assert "Not for" not in alone_doc
