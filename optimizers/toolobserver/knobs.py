@@ -39,11 +39,13 @@ class Improvements:
     (``request_values``), and a refused call that fits it no better marks its tool as not for such requests
     (``refused_requests``); offline, where calls are scored, a tool with an interface of its own, or whose rivals
     answer in other kinds of value, is still described from its calls (``describe_from_calls``: online editing
-    always shows them, so this one acts offline only). Five cut what the model processes and generates without
+    always shows them, so this one acts offline only). An attempt that repeats calls that failed is made again without
+    their tools (``vary_repeats``), and a tool whose latest calls were made to the wrong tool is left out of the next
+    attempt before it is repeated (``set_aside_misfits``). Six cut what the model processes and generates without
     changing what is learned from: the first attempts, made with the starting docs, are the run's "before" score
     (``start_docs_first``); what code writes from an attempt is tried before the editor is asked (``code_first``); the
-    agent reads tools as signature lines (``compact_tools``) and the request before them (``request_first``); the
-    editor answers briefly (``short_replies``). They act online, where each task's docs are learned and scored on their
+    agent reads tools as signature lines (``compact_tools``) without what a line already says (``terse_tools``) and
+    the request before them (``request_first``); the editor answers briefly (``short_replies``). They act online, where each task's docs are learned and scored on their
     own; an offline run's definition, and so the runs kept of it, stay as they were. An improvement with nothing to act on (no hidden schema, no tools
     sharing an interface) changes nothing.
     """
