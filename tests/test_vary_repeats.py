@@ -13,8 +13,9 @@ from otbench.core.trajectory import Trajectory
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.editor import DocEditor
 from otbench.modules.program import ToolAgentProgram
+from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
 from otbench.optimizers.toolobserver.knobs import IMPROVED
-from otbench.optimizers.toolobserver.teleprompter import ToolObserver
+from otbench.optimizers.toolobserver.teleprompter import ToolObserver, _well_formed
 from otbench.optimizers.toolobserver.varied import FailedCalls
 
 QUESTION = "Which city has the zip code 90210?"
@@ -130,9 +131,6 @@ def test_online_a_tool_called_for_the_wrong_request_is_left_out_of_the_next_atte
 
 
 def test_only_a_call_naming_parameters_its_tool_takes_can_show_the_tool_was_the_wrong_one():
-    from otbench.modules.tool_docs import DocumentedTool, ParameterSpec
-    from otbench.optimizers.toolobserver.teleprompter import _well_formed
-
     tools = {"weather": DocumentedTool("weather", parameters=[ParameterSpec("city")]),
              "population": DocumentedTool("population")}  # no schema known yet
     def step(name: str, **arguments: object) -> CallResult:

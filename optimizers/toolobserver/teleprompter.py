@@ -233,12 +233,11 @@ class ToolObserver(DocOptimizer):
             docs_evaluated = student.toolbox.deepcopy()
             repeated = 0
             for trajectory in ran:
-                names = {tool.name for tool in student.toolbox.toolset(trajectory.toolset)}
-                book.add(trajectory.toolset, trajectory.steps, names)
+                tools = {tool.name: tool for tool in student.toolbox.toolset(trajectory.toolset)}
+                book.add(trajectory.toolset, trajectory.steps, set(tools))
                 if varies or asides:  # what only vary_repeats and set_aside_misfits read
                     off_request = {off.step for off in self._off_request(trajectory, student.toolbox)}
                     refused = {off.step for off in self._refused_off_request(trajectory, student.toolbox)}
-                    tools = {tool.name: tool for tool in student.toolbox.toolset(trajectory.toolset)}
                     tried.note(trajectory, off_request, {index for index in off_request | refused
                                                          if _well_formed(trajectory.steps[index], tools)})
                 previous = latest.get(trajectory.task_id)

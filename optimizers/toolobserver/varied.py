@@ -33,8 +33,8 @@ class FailedCalls:
     """By task: the tools with a call that worked and fit the request."""
     misfit: dict[str, dict[str, bool]] = field(default_factory=dict)
     """By task and tool: whether the tool's calls in the latest attempt that called it were all made to the wrong
-    tool (working or refused, they did not fit the request). The latest says most: a first attempt's calls are
-    guesses at tools with no docs, and their values may fit a request whatever tool they were sent to."""
+    tool (well formed, working or refused, they did not fit the request). The latest says most: the agent saw more
+    of the tool's doc when it made them."""
 
     def note(self, attempt: Trajectory, off_request: Collection[int] = (), misfits: Collection[int] = ()) -> None:
         """Remember ``attempt``'s calls; ``off_request``: indexes of its working calls that did not fit; ``misfits``:
