@@ -69,6 +69,11 @@ its inputs and its result are, and what it returns; where a request it answered 
 requests ask for. Where a tool has a current description, keep what its calls do not contradict, add what it \
 leaves unsaid (units, scales, formats, what is returned) and correct what the calls contradict."""
 
+REPAIR_TASK = """\
+A call of the tool below was refused on the request shown. Its error and the calls of the same tool that worked show \
+the form the tool takes. Write the one call that answers the request in that form: the request's own values, written \
+as the working calls write theirs."""
+
 SHORT_REPLY = ("Be brief: one sentence for the tool, a few words for each parameter. Code adds the types, rules "
                "and a working call to the doc by itself.")
 """Appended to a describing task when replies are asked to be short: the generated tokens are the slowest a small
@@ -85,6 +90,9 @@ bound (about 90 a tool), so none is cut off unreadable (at 400 a tool, a reply c
 learned nothing)."""
 _BATCH_LABELS = ("Tool:", "Current description:", "Parameters:", "- ")
 """How the lines of a batch prompt's tool blocks open: a description's line opening so is the prompt copied back."""
+
+_REPAIR_REPLY = 'Reply with JSON only: {"arguments": {"<parameter>": <value>}}'
+_JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object"}
 
 _REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
 
@@ -111,6 +119,11 @@ def updates_schema(tool_names: list[str], *, required: int = 0) -> dict[str, Any
         },
         "required": ["updates"],
     }
+
+
+def _value_schema(kind: str) -> dict[str, Any]:
+    """The schema of one argument of a proposed call: its JSON type where the docs give one, else any value."""
+    return {"type": kind} if kind in _JSON_TYPES else {}
 
 
 def render_docs(tools: list[DocumentedTool]) -> str:
@@ -246,6 +259,28 @@ class DocEditor(dspy.Module):
         cleaned = {name: text for name, text in texts.items() if text}
         return EditorExchange("describe", prompt, reply, {tool.name: description} if description else {},
                               {tool.name: cleaned} if cleaned else {})
+
+    def propose_call(self, tool: DocumentedTool, request: str, refused: list[str],
+                     worked: list[str]) -> tuple[EditorExchange, dict[str, Any] | None]:
+        """The arguments of one call of ``tool`` that should answer ``request``, written from the calls of it that were
+        refused on the request and those that worked on others (``refused``/``worked``: lines read by code); None where
+        the reply gives none. The reply is constrained to the tool's parameters and parsed as untrusted data."""
+        parameters = list(tool.parameters or ())
+        signature = ", ".join(f"{p.name}: {p.type}" for p in parameters)
+        prompt = (f"Tool: {tool.name}({signature})\nDescription: {tool.description or '(none)'}\n\n"
+                  f"Request: {request}\n\nRefused on it:\n" + "\n".join(f"- {line}" for line in refused)
+                  + "\n\nCalls that worked:\n" + "\n".join(f"- {line}" for line in worked))
+        properties = {p.name: _value_schema(p.type) for p in parameters}
+        schema = {"type": "object", "required": ["arguments"], "properties": {"arguments": {
+            "type": "object", "properties": properties, "required": [p.name for p in parameters if p.required],
+            "additionalProperties": False}}}
+        reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{REPAIR_TASK}\n\n{_REPAIR_REPLY}", user=prompt,
+                               schema=schema, schema_name="tool_call", max_tokens=min(self.max_tokens, 200))
+        arguments = (data or {}).get("arguments")
+        if not isinstance(arguments, dict):
+            return EditorExchange("repair", prompt, reply, {}), None
+        return EditorExchange("repair", prompt, reply, {}), {name: value for name, value in arguments.items()
+                                                                if name in properties}
 
     def describe_batch(self, tools: list[DocumentedTool], facts: dict[str, list[str]]) -> EditorExchange:
         """Several tools in one call, each from its own calls (``facts``: tool -> lines read by code): one description

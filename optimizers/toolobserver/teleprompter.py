@@ -47,6 +47,7 @@ from otbench.optimizers.base import (
 )
 from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
 from otbench.optimizers.experiments import Experiments, state_experiments
+from otbench.optimizers.repairs import Repairs, state_repairs
 from otbench.optimizers.knobs import MODES, check
 from otbench.optimizers.request_values import OffRequest, calls_off_request, refused_off_request
 from otbench.optimizers.rivals import Replays, rivals
@@ -400,6 +401,7 @@ class ToolObserver(DocOptimizer):
         seen = EvidenceBook.from_dict(resume.get("evidence", covered), runtime_errors=knobs.runtime_errors)
         replays = Replays.from_dict(resume.get("replays", {}))
         experiments = Experiments.from_dict(resume.get("experiments", {}))
+        repairs = Repairs.from_dict(resume.get("repairs", {}))
         described: dict[str, str] = dict(resume.get("described", {}))
         pending = {key: _Edit.from_dict(data) for key, data in resume.get("edits", {}).items()}
         rejected: dict[str, list[str]] = dict(resume.get("rejected", {}))  # tool key -> descriptions undone
@@ -423,7 +425,7 @@ class ToolObserver(DocOptimizer):
             metrics = dict(self.env.summarise(trajectories))
             docs_explored = student.toolbox.deepcopy()
             exchanges: list[EditorExchange] = []
-            changed = replayed = experimented = 0
+            changed = replayed = experimented = repaired = 0
             if knobs.accept_check:  # while calls are spread, the agent's own choices (and so its outcomes) are not seen
                 answers = self._outcome_known and explorer is student.agent
                 undone = _undo_worse(student.toolbox, pending, trajectories, answers)
@@ -448,6 +450,12 @@ class ToolObserver(DocOptimizer):
                     made = experiments.run(self.env, student.toolbox, pairs, seen, judge=self._judges)
                     book.add_calls([item.result for item in made], names)
                     experimented += len(made)
+                if knobs.repair_calls and self._judges:
+                    fixes, asked = repairs.run(self.env, self.editor, student.toolbox, pairs, seen,
+                                               exhausted=self.learning_budget.exhausted)
+                    book.add_calls([fix.result for fix in fixes if fix.result is not None], names)
+                    exchanges.extend(asked)
+                    repaired += sum(fix.answered for fix in fixes)
                 if knobs.replay_calls:
                     replayed += self._replay_offline(student.toolbox, toolset, pairs, book, seen, replays)
                 if knobs.per_tool:
@@ -462,6 +470,8 @@ class ToolObserver(DocOptimizer):
                         applied += seen.state_rules(student.toolbox, toolset)
                     if knobs.experiment:
                         applied += state_experiments(student.toolbox, toolset, seen)
+                    if knobs.repair_calls:
+                        applied += state_repairs(student.toolbox, toolset, seen)
                     changed += applied
                     pending.update(_edits(student.toolbox, toolset, before, members))
                     continue
@@ -479,6 +489,8 @@ class ToolObserver(DocOptimizer):
                 else:  # one batch: nothing to reconcile, no merge call to pay for
                     consensus = proposals[0] if proposals else {}
                 changed += apply_updates(student.toolbox, toolset, consensus)
+                if knobs.repair_calls:
+                    changed += state_repairs(student.toolbox, toolset, seen)
             if settled and knobs.cite_requests:
                 changed += _cite_settled(student.toolbox, trajectories, seen)
             metrics["docs_changed"] = float(changed)
@@ -486,11 +498,13 @@ class ToolObserver(DocOptimizer):
                 metrics["replayed_calls"] = float(replayed)
             if knobs.experiment:
                 metrics["experiment_calls"] = float(experimented)
+            if knobs.repair_calls and self._judges:
+                metrics["calls_repaired"] = float(repaired)
             checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json(),
                           "usage": {toolset: book.to_dict() for toolset, book in usage.items()},
                           "evidence": seen.to_dict(), "replays": replays.to_dict(), "described": described,
                           "edits": {key: edit.to_dict() for key, edit in pending.items()}, "rejected": rejected,
-                          "experiments": experiments.to_dict(), "covered": self._covered}
+                          "experiments": experiments.to_dict(), "repairs": repairs.to_dict(), "covered": self._covered}
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_explored, trajectories, exchanges, checkpoint))
             self.final_trajectories = trajectories
             if settled:
