@@ -134,7 +134,7 @@ class Improvements:
                                "and where the task's metric says it answered, the doc closes with the correction "
                                "(the refused call, its error and the call that answered), stated by code: a small "
                                "agent copies a worked correction of its own mistake more surely than a rule",
-                               modes=("offline",), always_logged=True)
+                               modes=("offline",), always_logged=True, opt_in=True)
     runtime_errors: bool = _knob("read runtime errors that name no parameter (operand types, conversions, attributes, "
                                  "missing keys) for what the code used the one argument they concern as (\"is used as a "
                                  "number: given a dict the runtime said ...\"), stated as observed, as errors that name "
