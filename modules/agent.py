@@ -35,7 +35,7 @@ _REPLY_FORMAT = (
 
 
 # Argument names must look like parameter names: without this a small model writes prose as keys.
-_ARGUMENT_NAME = {"pattern": "^[A-Za-z_][A-Za-z0-9_]{0,39}$"}
+ARGUMENT_NAME = {"pattern": "^[A-Za-z_][A-Za-z0-9_]{0,39}$"}
 
 
 def call_schema(tool_names: list[str]) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def call_schema(tool_names: list[str]) -> dict[str, Any]:
                     "type": "object",
                     "properties": {
                         "name": {"type": "string", "enum": tool_names},
-                        "arguments": {"type": "object", "propertyNames": _ARGUMENT_NAME},
+                        "arguments": {"type": "object", "propertyNames": ARGUMENT_NAME},
                     },
                     "required": ["name", "arguments"],
                     "additionalProperties": False,

@@ -14,6 +14,7 @@ from typing import Any
 import dspy
 
 from otbench.core.trajectory import Trajectory, preview
+from otbench.modules.agent import ARGUMENT_NAME
 from otbench.modules.lm_output import ask_json, parse_json_object, reply_text
 from otbench.modules.tool_docs import DocumentedTool
 
@@ -70,9 +71,10 @@ requests ask for. Where a tool has a current description, keep what its calls do
 leaves unsaid (units, scales, formats, what is returned) and correct what the calls contradict."""
 
 REPAIR_TASK = """\
-A call of the tool below was refused on the request shown. Its error and the calls of the same tool that worked show \
-the form the tool takes. Write the one call that answers the request in that form: the request's own values, written \
-as the working calls write theirs."""
+The calls tried on the request below did not answer it: a tool refused them, or what they returned was not the \
+answer. The calls that answered other requests show which tool answers such a request and the form it takes. Write \
+the one call that answers this request: the right tool, given the request's own values, written as the calls that \
+answered write theirs."""
 
 SHORT_REPLY = ("Be brief: one sentence for the tool, a few words for each parameter. Code adds the types, rules "
                "and a working call to the doc by itself.")
@@ -91,8 +93,7 @@ learned nothing)."""
 _BATCH_LABELS = ("Tool:", "Current description:", "Parameters:", "- ")
 """How the lines of a batch prompt's tool blocks open: a description's line opening so is the prompt copied back."""
 
-_REPAIR_REPLY = 'Reply with JSON only: {"arguments": {"<parameter>": <value>}}'
-_JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object"}
+_REPAIR_REPLY = 'Reply with JSON only: {"name": "<tool name>", "arguments": {"<parameter>": <value>}}'
 
 _REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
 
@@ -119,11 +120,6 @@ def updates_schema(tool_names: list[str], *, required: int = 0) -> dict[str, Any
         },
         "required": ["updates"],
     }
-
-
-def _value_schema(kind: str) -> dict[str, Any]:
-    """The schema of one argument of a proposed call: its JSON type where the docs give one, else any value."""
-    return {"type": kind} if kind in _JSON_TYPES else {}
 
 
 def render_docs(tools: list[DocumentedTool]) -> str:
@@ -260,27 +256,28 @@ class DocEditor(dspy.Module):
         return EditorExchange("describe", prompt, reply, {tool.name: description} if description else {},
                               {tool.name: cleaned} if cleaned else {})
 
-    def propose_call(self, tool: DocumentedTool, request: str, refused: list[str],
-                     worked: list[str]) -> tuple[EditorExchange, dict[str, Any] | None]:
-        """The arguments of one call of ``tool`` that should answer ``request``, written from the calls of it that were
-        refused on the request and those that worked on others (``refused``/``worked``: lines read by code); None where
-        the reply gives none. The reply is constrained to the tool's parameters and parsed as untrusted data."""
-        parameters = list(tool.parameters or ())
-        signature = ", ".join(f"{p.name}: {p.type}" for p in parameters)
-        prompt = (f"Tool: {tool.name}({signature})\nDescription: {tool.description or '(none)'}\n\n"
-                  f"Request: {request}\n\nRefused on it:\n" + "\n".join(f"- {line}" for line in refused)
-                  + "\n\nCalls that worked:\n" + "\n".join(f"- {line}" for line in worked))
-        properties = {p.name: _value_schema(p.type) for p in parameters}
-        schema = {"type": "object", "required": ["arguments"], "properties": {"arguments": {
-            "type": "object", "properties": properties, "required": [p.name for p in parameters if p.required],
-            "additionalProperties": False}}}
+    def propose_call(self, tools: list[DocumentedTool], request: str, tried: list[str],
+                     answered: list[str]) -> tuple[EditorExchange, dict[str, Any] | None]:
+        """One call (``{"name": ..., "arguments": {...}}``) of one of ``tools`` that should answer ``request``, written
+        from the calls tried on it that did not (``tried``) and those that answered other requests (``answered``):
+        lines read by code. None where the reply gives none; the reply is constrained to the tools' names and
+        parsed as untrusted data."""
+        shown = "\n".join(f"- {tool.name}({', '.join(f'{p.name}: {p.type}' for p in tool.parameters or ())})"
+                           + (f": {tool.description[:200]}" if tool.description else "") for tool in tools)
+        prompt = (f"Tools:\n{shown}\n\nRequest: {request}\n\nTried on it, without answering it:\n"
+                  + "\n".join(f"- {line}" for line in tried)
+                  + "\n\nCalls that answered other requests:\n" + "\n".join(f"- {line}" for line in answered))
+        schema = {"type": "object", "required": ["name", "arguments"], "additionalProperties": False, "properties": {
+            "name": {"type": "string", "enum": [tool.name for tool in tools]},
+            "arguments": {"type": "object", "propertyNames": ARGUMENT_NAME}}}
         reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{REPAIR_TASK}\n\n{_REPAIR_REPLY}", user=prompt,
                                schema=schema, schema_name="tool_call", max_tokens=min(self.max_tokens, 200))
-        arguments = (data or {}).get("arguments")
-        if not isinstance(arguments, dict):
-            return EditorExchange("repair", prompt, reply, {}), None
-        return EditorExchange("repair", prompt, reply, {}), {name: value for name, value in arguments.items()
-                                                                if name in properties}
+        exchange = EditorExchange("repair", prompt, reply, {})
+        data = data or {}
+        names = {tool.name for tool in tools}
+        if data.get("name") not in names or not isinstance(data.get("arguments"), dict):
+            return exchange, None
+        return exchange, {"name": data["name"], "arguments": data["arguments"]}
 
     def describe_batch(self, tools: list[DocumentedTool], facts: dict[str, list[str]]) -> EditorExchange:
         """Several tools in one call, each from its own calls (``facts``: tool -> lines read by code): one description

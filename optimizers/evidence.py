@@ -104,8 +104,8 @@ class ToolEvidence:
     """[arguments, what came back (a preview)] of the working calls the learner made itself where no call had worked
     (:mod:`otbench.optimizers.experiments`), the first few."""
     corrections: list[list[str]] = field(default_factory=list)
-    """[request, a refused call with its error, the call that answered the request instead, what it returned] of the
-    corrections the editor proposed and the task's metric confirmed (:mod:`otbench.optimizers.repairs`), the first few."""
+    """[request, the call tried on it and how it failed, the call that answered the request instead, what it returned]
+    of the corrections the editor proposed and the task's metric confirmed (:mod:`otbench.optimizers.repairs`), the first few."""
     relation: str = ""
     """What calls on one number doubled and tripled showed the tool computes, stated by code (``Returns 1.609344
     times value.``; :mod:`otbench.optimizers.coverage`), "" where unknown."""

@@ -1,20 +1,22 @@
-"""Repairs: where a tool refused a request's call but worked on other requests, the editor proposes the call that
-request needed, the tool and the task's metric check it, and the doc shows the correction.
+"""Repairs: where an attempt did not answer its request while its tools answered others, the editor proposes the call
+the request needed, the tools and the task's metric check it, and the doc shows the correction.
 
-A tool that works on most requests and refuses one form (``sqrt(729)`` where it takes ``729**0.5``, a city where it
-takes a zone name) teaches the agent nothing through its successes: the docs' worked examples are of other requests,
-and a small agent writes the refused form again for the next request of that kind. The refusal's words and the calls
-that worked show the form the tool takes, and a small editor can apply it to the one request: asked for one call, it
-proposes one; the tool answers it (tool calls cost no tokens), and, played as the attempt's reply, the task's metric
-says whether it answered the request. Only a correction that did is stated in the doc, by code, beside the refused
-call: the agent then sees the form it got wrong and the form that works, on the same request.
+A toolset that answers most requests and fails one kind (a calculator that takes ``729**0.5`` and refuses
+``sqrt(729)``; a database whose table description is no answer to who lives where) teaches the agent nothing through
+its successes: the docs' worked examples are of other requests, and a small agent makes the same call again for the
+next request of that kind. The calls tried and the calls that answered other requests show which tool answers and in
+what form, and a small editor can apply them to the one request: asked for one call, it proposes one; the tool answers
+it (tool calls cost no tokens), and, played as the attempt's reply, the task's metric says whether it answered the
+request. Only a correction that did is stated in the doc, by code, beside the call tried: the agent then sees what
+it did and what works, on the same request.
 
-Each request and tool is asked about once in a run, and each tool at most :data:`REPAIRS_PER_TOOL` times (a
-checkpoint keeps both), so no editor call is paid twice.
+Each request is asked about once in a run, and each toolset at most :data:`REPAIRS_PER_TOOLSET` times (a checkpoint
+keeps both), so no editor call is paid twice.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,28 +25,30 @@ from otbench.core.calls import CallResult, ToolCall
 from otbench.core.trajectory import Trajectory, preview
 from otbench.envs.base import Environment, task_key
 from otbench.modules.editor import DocEditor, EditorExchange
-from otbench.modules.tool_docs import Toolbox, tool_key
+from otbench.modules.tool_docs import Toolbox
 from otbench.optimizers.evidence import EvidenceBook, render_call
 from otbench.optimizers.rivals import FixedReply
 
 CORRECTED = "Corrected: "
 """How code's sentence of a correction opens in a doc (so a later pass replaces it rather than adding another)."""
-REPAIRS_PER_TOOL = 3
-"""The most editor calls asking for one tool's call in a run."""
-_KEPT = 2  # corrections stated per tool: the forms an agent gets wrong are few, and each sentence is read at every call
+REPAIRS_PER_TOOLSET = 10
+"""The most editor calls asking for one toolset's call in a run."""
+_KEPT = 2  # corrections stated per tool: each is read at every call, and the kinds of request an agent fails are few
+_SHOWN = 4  # calls that answered other requests, shown to the editor
 _ERROR_CHARS = 100
+_OUTPUT_CHARS = 120
 
 
 @dataclass(frozen=True)
 class Repair:
-    """One correction asked for: the request, the calls refused on it, and what the proposed call did."""
+    """One correction asked for: the request, what was tried on it, and what the proposed call did."""
 
     toolset: str
-    """The toolset of the tool called."""
+    """The toolset of the attempt."""
     request: str
-    """The request the refused calls were made for."""
-    refused: tuple[str, ...]
-    """The refused calls, each with the error that refused it (``f(x=1) failed: ...``)."""
+    """The request the attempt did not answer."""
+    tried: str
+    """The attempt's first call, and how it failed (``f(x=1) was refused (...)`` or ``f(x=1) did not answer it``)."""
     result: CallResult | None
     """The proposed call and what it returned (None: the reply gave no new call)."""
     answered: bool = False
@@ -56,43 +60,38 @@ class Repairs:
     """What a run asked the editor to repair (a checkpoint keeps it)."""
 
     asked: list[str] = field(default_factory=list)
-    """Keys of the requests and tools already asked about."""
+    """Keys of the tasks already asked about."""
     spent: dict[str, int] = field(default_factory=dict)
-    """Tool key -> editor calls made for it."""
+    """Toolset -> editor calls made for it."""
 
     def run(self, env: Environment, editor: DocEditor, toolbox: Toolbox, pairs: Sequence[tuple[Any, Trajectory]],
             book: EvidenceBook, *, exhausted: Callable[[], bool] = lambda: False
             ) -> tuple[list[Repair], list[EditorExchange]]:
-        """Ask for a call for each failed attempt's tool whose every call in it was refused while some call of it
-        worked elsewhere; make each proposed call, play a working one as the attempt's reply, and record it in
-        ``book``. Returns the repairs and the editor's exchanges."""
+        """Ask for a call for each attempt that made calls, did not answer its request, and whose toolset answered
+        another request (or, where none was judged, worked on one); make each proposed call, play a working one as the
+        attempt's reply, and record it in ``book``. Returns the repairs and the editor's exchanges."""
         repairs: list[Repair] = []
         exchanges: list[EditorExchange] = []
         for task, attempt in pairs:
-            if attempt.success:
+            tools = toolbox.toolset(attempt.toolset)
+            shown = _answered(pairs, book, attempt.toolset, [tool.name for tool in tools])
+            if (attempt.success or not attempt.steps or not shown or task_key(task) in self.asked
+                    or self.spent.get(attempt.toolset, 0) >= REPAIRS_PER_TOOLSET or exhausted()):
                 continue
-            for name in dict.fromkeys(step.call.name for step in attempt.steps):
-                tool = toolbox.get(attempt.toolset, name)
-                evidence = book.of(attempt.toolset, name)
-                steps = [step for step in attempt.steps if step.call.name == name]
-                key, asked = tool_key(attempt.toolset, name), f"{task_key(task)}\n{name}"
-                if (tool is None or not tool.parameters or not evidence.worked or any(step.ok for step in steps)
-                        or asked in self.asked or self.spent.get(key, 0) >= REPAIRS_PER_TOOL or exhausted()):
-                    continue
-                self.asked.append(asked)
-                self.spent[key] = self.spent.get(key, 0) + 1
-                refused = tuple(f"{render_call(step.call)} failed: {(step.error or '')[:_ERROR_CHARS]}" for step in steps)
-                exchange, arguments = editor.propose_call(tool, attempt.question, list(refused), evidence.worked)
-                exchanges.append(exchange)
-                if arguments is None or any(step.call.arguments == arguments for step in steps):
-                    repairs.append(Repair(attempt.toolset, attempt.question, refused, None))
-                    continue
-                call = ToolCall(name, arguments)
-                result = env.execute(attempt.toolset, call)
-                answered = result.ok and bool(env.rollout(FixedReply([call]), toolbox, task).success)
-                repair = Repair(attempt.toolset, attempt.question, refused, result, answered)
-                _record(book, repair)
-                repairs.append(repair)
+            self.asked.append(task_key(task))
+            self.spent[attempt.toolset] = self.spent.get(attempt.toolset, 0) + 1
+            tried = [_tried(step) for step in attempt.steps]
+            exchange, proposed = editor.propose_call(tools, attempt.question, tried, shown)
+            exchanges.append(exchange)
+            call = _call_of(proposed, toolbox, attempt.toolset)
+            if call is None or any(step.call == call for step in attempt.steps):
+                repairs.append(Repair(attempt.toolset, attempt.question, tried[0], None))
+                continue
+            result = env.execute(attempt.toolset, call)
+            answered = result.ok and bool(env.rollout(FixedReply([call]), toolbox, task).success)
+            repair = Repair(attempt.toolset, attempt.question, tried[0], result, answered)
+            _record(book, repair)
+            repairs.append(repair)
         return repairs, exchanges
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,6 +102,36 @@ class Repairs:
         return cls(list(data.get("asked", [])), dict(data.get("spent", {})))
 
 
+def _answered(pairs: Sequence[tuple[Any, Trajectory]], book: EvidenceBook, toolset: str, names: list[str]) -> list[str]:
+    """What shows the editor a form that works: the requests the toolset's attempts answered with one working call,
+    and the calls judged to answer others, else the calls that worked."""
+    answered = [f"{json.dumps(attempt.question[:200], ensure_ascii=False)} -> {render_call(step.call)} returned "
+                f"{preview(step.output, _OUTPUT_CHARS)}" for _, attempt in pairs
+                if attempt.toolset == toolset and attempt.success
+                and len(working := [step for step in attempt.steps if step.ok]) == 1 for step in working]
+    answered += [line for name in names for line in book.of(toolset, name).answered if line not in answered]
+    return answered[:_SHOWN] or [line for name in names for line in book.of(toolset, name).worked][:_SHOWN]
+
+
+def _tried(step: CallResult) -> str:
+    """A call tried on the request, and how it failed to answer it."""
+    if not step.ok:
+        return f"{render_call(step.call)} was refused ({(step.error or '').strip()[:_ERROR_CHARS]})"
+    return f"{render_call(step.call)} returned {preview(step.output, _OUTPUT_CHARS)}, which did not answer it"
+
+
+def _call_of(proposed: dict[str, Any] | None, toolbox: Toolbox, toolset: str) -> ToolCall | None:
+    """The proposed call, with only the arguments its tool takes where the docs show its parameters."""
+    if proposed is None:
+        return None
+    tool = toolbox.get(toolset, proposed["name"])
+    arguments = dict(proposed["arguments"])
+    if tool is not None and tool.parameters is not None:
+        known = {parameter.name for parameter in tool.parameters}
+        arguments = {name: value for name, value in arguments.items() if name in known}
+    return ToolCall(proposed["name"], arguments)
+
+
 def _record(book: EvidenceBook, repair: Repair) -> None:
     """A proposed call as evidence of its tool: its result, its outcome, and, where it answered, the correction."""
     assert repair.result is not None
@@ -111,20 +140,21 @@ def _record(book: EvidenceBook, repair: Repair) -> None:
     if repair.result.ok:
         evidence.add_outcome(repair.request, repair.result, repair.answered)
     if repair.answered and len(evidence.corrections) < _KEPT:
-        evidence.corrections.append([repair.request, repair.refused[0], render_call(repair.result.call),
-                                     preview(repair.result.output, 120)])
+        evidence.corrections.append([repair.request, repair.tried, render_call(repair.result.call),
+                                     preview(repair.result.output, _OUTPUT_CHARS)])
 
 
-def correction_sentence(request: str, refused: str, call: str, output: str) -> str:
-    """A correction as its doc states it: the request, the refused call with its error, the call that answered it."""
-    refused_call, _, error = refused.partition(" failed: ")
-    return (f'{CORRECTED}for "{request[:200]}", {refused_call} was refused ({error.strip()}); '
-            f"{call} answered it, returning {output}.")
+def correction_sentence(request: str, tried: str, call: str, output: str) -> str:
+    """A correction as its doc states it: the request, what was tried on it (a refused call with its error; a call
+    that returned something else, without what it returned), the call that answered it."""
+    if " was refused (" not in tried:
+        tried = f"{tried.split(' returned ')[0]} did not answer it"
+    return f'{CORRECTED}for "{request[:200]}", {tried}; {call} answered it, returning {output}.'
 
 
 def state_repairs(toolbox: Toolbox, toolset: str, book: EvidenceBook) -> int:
-    """Close each tool's doc with its corrections, stated by code, so the form the agent got wrong and the one that
-    works reach the agent even when the editor leaves them out. Returns how many tools' docs changed."""
+    """Close each tool's doc with its corrections, stated by code, so what the agent tried and what works reach the
+    agent even when the editor leaves them out. Returns how many tools' docs changed."""
     changed = 0
     for tool in toolbox.toolset(toolset):
         corrections = book.of(toolset, tool.name).corrections

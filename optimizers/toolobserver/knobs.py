@@ -127,13 +127,13 @@ class Improvements:
                              "for a one-argument call), and each doc closes with the call that worked and what the "
                              "others returned for the same input, stated by code",
                              always_logged=True)
-    repair_calls: bool = _knob("offline, where calls are judged: for a failed attempt whose calls of a tool were all "
-                               "refused while other calls of it worked, the editor proposes the one call the request "
-                               "needed, written from the refusal and the calls that worked (at most 3 a tool a run, "
-                               "each request asked about once); the call is made and played as the attempt's reply, "
-                               "and where the task's metric says it answered, the doc closes with the correction "
-                               "(the refused call, its error and the call that answered), stated by code: a small "
-                               "agent copies a worked correction of its own mistake more surely than a rule",
+    repair_calls: bool = _knob("offline, where calls are judged: for a failed attempt whose toolset answered other "
+                               "requests, the editor proposes the one call the request needed, written from the calls "
+                               "tried on it and those that answered others (each request asked about once, at most 10 "
+                               "a toolset a run); the call is made and played as the attempt's reply, and where the "
+                               "task's metric says it answered, the answering tool's doc closes with the correction "
+                               "(the call tried and how it failed, and the call that answered), stated by code: a "
+                               "small agent copies a worked correction of its own mistake more surely than a rule",
                                modes=("offline",), always_logged=True, opt_in=True)
     runtime_errors: bool = _knob("read runtime errors that name no parameter (operand types, conversions, attributes, "
                                  "missing keys) for what the code used the one argument they concern as (\"is used as a "
