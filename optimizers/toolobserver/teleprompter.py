@@ -47,8 +47,8 @@ from otbench.optimizers.base import (
 )
 from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
 from otbench.optimizers.experiments import Experiments, state_experiments
-from otbench.optimizers.repairs import Repairs, state_repairs
 from otbench.optimizers.knobs import MODES, check
+from otbench.optimizers.repairs import Repairs, state_repairs
 from otbench.optimizers.request_values import OffRequest, calls_off_request, refused_off_request
 from otbench.optimizers.rivals import Replays, rivals
 from otbench.optimizers.toolobserver.knobs import IMPROVED, ITERATIONS, Improvements, ToolObserverKnobs
