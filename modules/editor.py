@@ -93,6 +93,8 @@ learned nothing)."""
 _BATCH_LABELS = ("Tool:", "Current description:", "Parameters:", "- ")
 """How the lines of a batch prompt's tool blocks open: a description's line opening so is the prompt copied back."""
 
+_REPEATED = ("Your first answer was a call already tried above, which will not answer it again: write the call "
+             "another way, as the calls that answered write theirs.")
 _REPAIR_REPLY = 'Reply with JSON only: {"name": "<tool name>", "arguments": {"<parameter>": <value>}}'
 
 _REPLY = 'Reply with JSON only: {"updates": [{"name": "<tool name>", "description": "<new description>"}]}'
@@ -256,17 +258,18 @@ class DocEditor(dspy.Module):
         return EditorExchange("describe", prompt, reply, {tool.name: description} if description else {},
                               {tool.name: cleaned} if cleaned else {})
 
-    def propose_call(self, tools: list[DocumentedTool], request: str, tried: list[str],
-                     answered: list[str]) -> tuple[EditorExchange, dict[str, Any] | None]:
+    def propose_call(self, tools: list[DocumentedTool], request: str, tried: list[str], answered: list[str], *,
+                     repeated: bool = False) -> tuple[EditorExchange, dict[str, Any] | None]:
         """One call (``{"name": ..., "arguments": {...}}``) of one of ``tools`` that should answer ``request``, written
         from the calls tried on it that did not (``tried``) and those that answered other requests (``answered``):
-        lines read by code. None where the reply gives none; the reply is constrained to the tools' names and
-        parsed as untrusted data."""
+        lines read by code. ``repeated``: the editor's first answer was a call already tried, and it is told so. None
+        where the reply gives none; the reply is constrained to the tools' names and parsed as untrusted data."""
         shown = "\n".join(f"- {tool.name}({', '.join(f'{p.name}: {p.type}' for p in tool.parameters or ())})"
                            + (f": {tool.description[:200]}" if tool.description else "") for tool in tools)
         prompt = (f"Tools:\n{shown}\n\nRequest: {request}\n\nTried on it, without answering it:\n"
                   + "\n".join(f"- {line}" for line in tried)
-                  + "\n\nCalls that answered other requests:\n" + "\n".join(f"- {line}" for line in answered))
+                  + "\n\nCalls that answered other requests:\n" + "\n".join(f"- {line}" for line in answered)
+                  + (f"\n\n{_REPEATED}" if repeated else ""))
         schema = {"type": "object", "required": ["name", "arguments"], "additionalProperties": False, "properties": {
             "name": {"type": "string", "enum": [tool.name for tool in tools]},
             "arguments": {"type": "object", "propertyNames": ARGUMENT_NAME}}}

@@ -10,8 +10,8 @@ it (tool calls cost no tokens), and, played as the attempt's reply, the task's m
 request. Only a correction that did is stated in the doc, by code, beside the call tried: the agent then sees what
 it did and what works, on the same request.
 
-Each request is asked about once in a run, and each toolset at most :data:`REPAIRS_PER_TOOLSET` times (a checkpoint
-keeps both), so no editor call is paid twice.
+Each request is asked about once in a run (twice where the first answer repeats a call tried), and each toolset at
+most :data:`REPAIRS_PER_TOOLSET` times (a checkpoint keeps both), so no editor call is paid twice.
 """
 
 from __future__ import annotations
@@ -81,9 +81,13 @@ class Repairs:
             self.asked.append(task_key(task))
             self.spent[attempt.toolset] = self.spent.get(attempt.toolset, 0) + 1
             tried = [_tried(step) for step in attempt.steps]
-            exchange, proposed = editor.propose_call(tools, attempt.question, tried, shown)
-            exchanges.append(exchange)
-            call = _call_of(proposed, toolbox, attempt.toolset)
+            call = None
+            for repeated in (False, True):  # a small editor often copies the call tried: told so, it writes another
+                exchange, proposed = editor.propose_call(tools, attempt.question, tried, shown, repeated=repeated)
+                exchanges.append(exchange)
+                call = _call_of(proposed, toolbox, attempt.toolset)
+                if call is None or not any(step.call == call for step in attempt.steps):
+                    break
             if call is None or any(step.call == call for step in attempt.steps):
                 repairs.append(Repair(attempt.toolset, attempt.question, tried[0], None))
                 continue

@@ -50,11 +50,14 @@ def _agent(messages: list[dict[str, str]]) -> str:
     return json.dumps({"calls": [{"name": "calculate", "arguments": {"expression": expression}}]})
 
 
-def _editor(proposal: str):
+def _editor(proposal: str, first: str | None = None):
+    """Proposes ``proposal`` (``first``, where given, until told that its answer repeats a call tried)."""
     def reply(messages: list[dict[str, str]]) -> str:
         text = prompt_text(messages)
         if "without answering it:" in text:
-            return json.dumps({"name": "calculate", "arguments": {"expression": proposal}})
+            told = "Your first answer was a call already tried" in text
+            return json.dumps({"name": "calculate", "arguments": {"expression": first if first and not told
+                                                                   else proposal}})
         return json.dumps({"description": "Evaluates an arithmetic expression.",
                            "parameters": {"expression": "the expression"}})
     return reply
@@ -63,11 +66,11 @@ def _editor(proposal: str):
 REPAIRING = Improvements(**{**vars(IMPROVED), "repair_calls": True})  # opt-in: off in the improved variant for now
 
 
-def _compile(proposal: str, improvements: Improvements = REPAIRING):
+def _compile(proposal: str, improvements: Improvements = REPAIRING, first: str | None = None):
     env = _env()
     agent = FunctionCallingAgent()
     agent.lm = scripted_lm(_agent, phase="agent")
-    editor = scripted_lm(_editor(proposal), phase="editor")
+    editor = scripted_lm(_editor(proposal, first), phase="editor")
     observer = ToolObserver(env=env, editor_lm=editor, mode="offline", max_iterations=2, gate=False,
                             progress=False, improvements=improvements)
     program = observer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=env.tasks("train"))
@@ -84,6 +87,13 @@ def test_a_refused_form_gets_the_correction_the_tool_and_the_metric_confirmed():
     assert '"What is 3 times 4?" -> calculate(expression="3*4") returned' in prompt_text(repairs[0])  # what answered
     metrics = [record.metrics for record in program.detailed_results.iterations]
     assert metrics[0]["calls_repaired"] == 1.0
+
+
+def test_an_editor_that_copies_the_call_tried_is_told_so_once_and_asked_again():
+    program, editor = _compile("81**0.5", first="sqrt(81)")
+    assert "answered it, returning 'result: 9'" in program.toolbox.get("tools", "calculate").description
+    asked = [prompt_text(request) for request in editor.engine.requests if "without answering it:" in prompt_text(request)]
+    assert len(asked) == 2 and "Your first answer was a call already tried" in asked[1]
 
 
 def test_a_proposal_the_metric_does_not_confirm_never_reaches_the_doc():
