@@ -5,9 +5,10 @@ docs, a docstring), and nothing in the learning itself says so. The gate scores 
 the same tasks (train tasks the optimizer did not learn on where the environment has some, else those it learned on;
 the validation sample where one is given) and decides tool by tool:
 
-- **by its calls**, where the tool was called with both docs and its calls worked more often with one: the learned
-  doc stays if the calls it guided worked more often (an answer that is an error in words counts as failed:
-  :func:`otbench.core.calls.worded_error`);
+- **by its calls**, where the tool was called at least :data:`MIN_CALLS` times with each doc and its calls worked more
+  often with one: the learned doc stays if the calls it guided worked more often (an answer that is an error in words
+  counts as failed: :func:`otbench.core.calls.worded_error`). One call against two is no evidence: a tool decided on
+  it loses its learned doc while a rival it is chosen against keeps its own, and the agent turns to the rival;
 - **by the toolset** otherwise: the learned docs stay if they score at least as well by the environment's primary
   metric, then its tie-break metric. Calls that work equally often do not decide: a call given a number on the wrong
   scale works and answers wrong, and only the tasks' scores tell.
@@ -29,6 +30,8 @@ from otbench.modules.tool_docs import DocumentedTool, Toolbox, tool_key
 
 GATE_TASKS = 10
 """Tasks the starting and learned docs are both scored on where no validation sample is given."""
+MIN_CALLS = 3
+"""The fewest calls of a tool, with each doc, that decide its doc by how often they worked."""
 META_KEY = "gate"
 """The docs' meta entry that holds every decision, by tool key."""
 
@@ -71,15 +74,17 @@ def changed_tools(start: Toolbox, learned: Toolbox, toolsets: Sequence[str]) -> 
 
 
 def decide(start: Toolbox, learned: Toolbox, toolsets: Sequence[str], before: Sequence[Trajectory],
-           after: Sequence[Trajectory], score: Callable[[Sequence[Trajectory]], tuple[float, ...]]) -> dict[str, GateDecision]:
-    """A decision for each tool whose doc was learned, by tool key: by its calls where both docs led to calls of it and
-    those worked more often with one, else by the toolset's ``score`` (a tuple compared in order: the primary metric, then the tie-break)."""
+           after: Sequence[Trajectory], score: Callable[[Sequence[Trajectory]], tuple[float, ...]]
+           ) -> dict[str, GateDecision]:
+    """A decision for each tool whose doc was learned, by tool key: by its calls where both docs led to at least
+    :data:`MIN_CALLS` calls of it and those worked more often with one, else by the toolset's ``score`` (a tuple
+    compared in order: the primary metric, then the tie-break)."""
     rates_before, rates_after = call_rates(before), call_rates(after)
     decisions: dict[str, GateDecision] = {}
     by_toolset: dict[str, tuple[bool, str]] = {}
     for toolset, tool in changed_tools(start, learned, toolsets):
         old, new = rates_before.get((toolset, tool.name)), rates_after.get((toolset, tool.name))
-        if old and new and old[1] and new[1] and new[0] * old[1] != old[0] * new[1]:
+        if old and new and min(old[1], new[1]) >= MIN_CALLS and new[0] * old[1] != old[0] * new[1]:
             passed = new[0] * old[1] > old[0] * new[1]
             evidence = (f"its calls worked {new[0]} of {new[1]} times with the learned doc, {old[0]} of {old[1]} with "
                         f"the starting one, on {len(after)} tasks")

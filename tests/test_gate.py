@@ -17,7 +17,7 @@ from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers import registry
-from otbench.optimizers.gate import META_KEY, decide, gated
+from otbench.optimizers.gate import META_KEY, MIN_CALLS, decide, gated
 from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 from otbench.serve_docs import gate_report
 
@@ -39,16 +39,27 @@ def _boxes():
 
 def test_a_tool_called_with_both_docs_is_decided_by_its_calls_the_others_by_the_toolset():
     start, learned = _boxes()
-    before = [_attempt("s", ("f", True, 1), ("g", True, 2)), _attempt("s", ("f", True, 1))]
-    after = [_attempt("s", ("f", True, 1), ("g", False, None)), _attempt("s", ("f", True, "Error: no such thing"))]
+    before = [_attempt("s", ("f", True, 1), ("g", True, 2)), _attempt("s", ("f", True, 1), ("g", True, 2)),
+              _attempt("s", ("f", True, 1), ("g", True, 2))]
+    after = [_attempt("s", ("f", True, 1), ("g", False, None)), _attempt("s", ("f", True, "Error: no such thing")),
+             _attempt("s", ("f", True, 1), ("g", False, None)), _attempt("s", ("g", False, None))]
     decisions = decide(start, learned, ["s"], before, after, lambda trajectories: (0.5,))
-    assert decisions["s::f"].kept == "start" and decisions["s::f"].by == "calls"  # 1 of 2 worked (an error in words)
-    assert "1 of 2 times with the learned doc, 2 of 2 with the starting one" in decisions["s::f"].evidence
-    assert decisions["s::g"].kept == "start"  # 0 of 1 against 1 of 1
+    assert decisions["s::f"].kept == "start" and decisions["s::f"].by == "calls"  # 2 of 3 worked (an error in words)
+    assert "2 of 3 times with the learned doc, 3 of 3 with the starting one" in decisions["s::f"].evidence
+    assert decisions["s::g"].kept == "start"  # 0 of 3 against 3 of 3
     assert decisions["s::h"].kept == "learned" and decisions["s::h"].by == "toolset"  # not called: the tie keeps it
     docs = gated(start, learned, decisions)
     assert docs.get("s", "f").description == "Adds two numbers." and docs.get("s", "h").description == "Learned h."
     assert docs.meta[META_KEY]["s::h"]["kept"] == "learned"
+
+
+def test_too_few_calls_do_not_decide_a_tool_its_toolset_does():
+    start, learned = _boxes()
+    before = [_attempt("s", ("f", True, 1))]
+    after = [_attempt("s", ("f", True, 1)), _attempt("s", ("f", False, None))]  # 1 of 2 against 1 of 1: no evidence
+    decisions = decide(start, learned, ["s"], before, after, lambda trajectories: (0.5,))
+    assert decisions["s::f"].by == "toolset" and decisions["s::f"].kept == "learned"
+    assert MIN_CALLS == 3
 
 
 def test_by_the_toolset_learned_docs_that_score_lower_are_given_back():
@@ -67,7 +78,7 @@ def area(width, height):
 
 def _env():
     examples = [dspy.Example(question=f"Area of a {w} by {h} rectangle?", answer=w * h) for w, h in
-                [(2, 3), (4, 5), (6, 7), (3, 3)]]
+                [(2, 3), (4, 5), (6, 7), (3, 3), (2, 9), (5, 8), (7, 4), (9, 6)]]
     return FunctionEnvironment([area], examples, lambda example, t: example.answer in t.outputs)
 
 
