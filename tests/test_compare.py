@@ -347,7 +347,8 @@ def test_ablations_add_a_toolobserver_row_per_improvement_its_learning_mode_uses
         learning = "offline"
 
     offline = [plan.label for plan in _plans(["--ablations", "--optimizers", "toolobserver"], Offline)]
-    assert offline[4:] == [f"+TO --no-{name.replace('_', '-')}" for name in Improvements.acting_in("offline")]
+    assert offline[4:] == [f"+TO --no-{name.replace('_', '-')}" for name in Improvements.acting_in("offline")
+                           if getattr(IMPROVED, name)]  # an opt-in improvement is off: no row switches it off
 
 
 def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_as_without_it():
@@ -364,8 +365,8 @@ def test_an_improvement_added_later_is_logged_where_it_acts_so_older_runs_read_a
               "setting": "names_only", "lm": "embedded", "editor_lm": "embedded", "seed": "0"}
     logged = {name: str(value).lower() if isinstance(value, bool) else str(value)
               for name, value in improved.definition.params("names_only", learning="offline").items()}
-    # such a run logged every other improvement declared always logged where it acted (true in the improved variant)
-    logged |= {name: "true" for name in Improvements.always_logged()
+    # such a run logged every other improvement declared always logged where it acted (as the improved variant has it)
+    logged |= {name: str(getattr(IMPROVED, name)).lower() for name in Improvements.always_logged()
                if name != "replay_calls" and name in Improvements.acting_in("offline")}
     assert run_logged._from_params(legacy, logged).key == no_replay.definition.key
     online = _plans(["--optimizers", "toolobserver"])[3]  # where it does not act: neither defined nor logged
