@@ -68,6 +68,12 @@ def render_call(call: ToolCall) -> str:
     return f"{call.name}({arguments})"
 
 
+def answered_line(request: str, result: CallResult) -> str:
+    """A request and the call made for it, with what it returned: ``"request" -> f(a=1) returned 2``."""
+    return (f"{json.dumps(request[:200], ensure_ascii=False)} -> {render_call(result.call)} "
+            f"returned {preview(result.output, 120)}")
+
+
 @dataclass
 class ToolEvidence:
     """Everything observed of one tool's interface and behaviour."""
@@ -104,7 +110,8 @@ class ToolEvidence:
     """[arguments, what came back (a preview)] of the working calls the learner made itself where no call had worked
     (:mod:`otbench.optimizers.experiments`), the first few."""
     corrections: list[list[str]] = field(default_factory=list)
-    """[request, the call tried on it and how it failed, the call that answered the request instead, what it returned]
+    """[request, the call tried on it and how it failed (as a doc states it), the call that answered the request instead,
+    what it returned]
     of the corrections the editor proposed and the task's metric confirmed (:mod:`otbench.optimizers.repairs`), the first few."""
     relation: str = ""
     """What calls on one number doubled and tripled showed the tool computes, stated by code (``Returns 1.609344
@@ -150,8 +157,7 @@ class ToolEvidence:
         """A working call made (or repeated) for ``request``, and whether the attempt then answered it."""
         self.requests_tried += 1
         self.requests_answered += answered
-        line = (f"{json.dumps(request[:200], ensure_ascii=False)} -> {render_call(result.call)} "
-                f"returned {preview(result.output, 120)}")
+        line = answered_line(request, result)
         if answered and len(self.answered) < _MAX_EXAMPLES and line not in self.answered:
             self.answered.append(line)  # the same request answered by the same call again is no new example
 

@@ -16,7 +16,6 @@ most :data:`REPAIRS_PER_TOOLSET` times (a checkpoint keeps both), so no editor c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,7 @@ from otbench.core.trajectory import Trajectory, preview
 from otbench.envs.base import Environment, task_key
 from otbench.modules.editor import DocEditor, EditorExchange
 from otbench.modules.tool_docs import Toolbox
-from otbench.optimizers.evidence import EvidenceBook, render_call
+from otbench.optimizers.evidence import EvidenceBook, answered_line, render_call
 from otbench.optimizers.rivals import FixedReply
 
 CORRECTED = "Corrected: "
@@ -47,8 +46,8 @@ class Repair:
     """The toolset of the attempt."""
     request: str
     """The request the attempt did not answer."""
-    tried: str
-    """The attempt's first call, and how it failed (``f(x=1) was refused (...)`` or ``f(x=1) did not answer it``)."""
+    tried: CallResult
+    """The attempt's first call, refused or returning what did not answer the request."""
     result: CallResult | None
     """The proposed call and what it returned (None: the reply gave no new call)."""
     answered: bool = False
@@ -72,28 +71,35 @@ class Repairs:
         attempt's reply, and record it in ``book``. Returns the repairs and the editor's exchanges."""
         repairs: list[Repair] = []
         exchanges: list[EditorExchange] = []
+        shown: dict[str, list[str]] = {}  # toolset -> what answered its other requests, read once
         for task, attempt in pairs:
-            tools = toolbox.toolset(attempt.toolset)
-            shown = _answered(pairs, book, attempt.toolset, [tool.name for tool in tools])
-            if (attempt.success or not attempt.steps or not shown or task_key(task) in self.asked
+            if (attempt.success or not attempt.steps or task_key(task) in self.asked
                     or self.spent.get(attempt.toolset, 0) >= REPAIRS_PER_TOOLSET or exhausted()):
+                continue
+            tools = toolbox.toolset(attempt.toolset)
+            if attempt.toolset not in shown:
+                shown[attempt.toolset] = _answered(pairs, book, attempt.toolset, [tool.name for tool in tools])
+            if not shown[attempt.toolset]:
                 continue
             self.asked.append(task_key(task))
             self.spent[attempt.toolset] = self.spent.get(attempt.toolset, 0) + 1
             tried = [_tried(step) for step in attempt.steps]
-            call = None
+            call: ToolCall | None = None
             for repeated in (False, True):  # a small editor often copies the call tried: told so, it writes another
-                exchange, proposed = editor.propose_call(tools, attempt.question, tried, shown, repeated=repeated)
+                exchange, proposed = editor.propose_call(tools, attempt.question, tried, shown[attempt.toolset],
+                                                         repeated=repeated)
                 exchanges.append(exchange)
                 call = _call_of(proposed, toolbox, attempt.toolset)
                 if call is None or not any(step.call == call for step in attempt.steps):
                     break
-            if call is None or any(step.call == call for step in attempt.steps):
-                repairs.append(Repair(attempt.toolset, attempt.question, tried[0], None))
+            else:
+                call = None  # both answers were calls already tried
+            if call is None:
+                repairs.append(Repair(attempt.toolset, attempt.question, attempt.steps[0], None))
                 continue
             result = env.execute(attempt.toolset, call)
             answered = result.ok and bool(env.rollout(FixedReply([call]), toolbox, task).success)
-            repair = Repair(attempt.toolset, attempt.question, tried[0], result, answered)
+            repair = Repair(attempt.toolset, attempt.question, attempt.steps[0], result, answered)
             _record(book, repair)
             repairs.append(repair)
         return repairs, exchanges
@@ -109,19 +115,28 @@ class Repairs:
 def _answered(pairs: Sequence[tuple[Any, Trajectory]], book: EvidenceBook, toolset: str, names: list[str]) -> list[str]:
     """What shows the editor a form that works: the requests the toolset's attempts answered with one working call,
     and the calls judged to answer others, else the calls that worked."""
-    answered = [f"{json.dumps(attempt.question[:200], ensure_ascii=False)} -> {render_call(step.call)} returned "
-                f"{preview(step.output, _OUTPUT_CHARS)}" for _, attempt in pairs
+    answered = [answered_line(attempt.question, step) for _, attempt in pairs
                 if attempt.toolset == toolset and attempt.success
                 and len(working := [step for step in attempt.steps if step.ok]) == 1 for step in working]
     answered += [line for name in names for line in book.of(toolset, name).answered if line not in answered]
     return answered[:_SHOWN] or [line for name in names for line in book.of(toolset, name).worked][:_SHOWN]
 
 
+def _refused(step: CallResult) -> str:
+    return f"{render_call(step.call)} was refused ({(step.error or '').strip()[:_ERROR_CHARS]})"
+
+
 def _tried(step: CallResult) -> str:
-    """A call tried on the request, and how it failed to answer it."""
+    """A call tried on the request, and how it failed to answer it, as the editor is shown it."""
     if not step.ok:
-        return f"{render_call(step.call)} was refused ({(step.error or '').strip()[:_ERROR_CHARS]})"
+        return _refused(step)
     return f"{render_call(step.call)} returned {preview(step.output, _OUTPUT_CHARS)}, which did not answer it"
+
+
+def _tried_in_doc(step: CallResult) -> str:
+    """A call tried on the request, as a correction states it: a refused call with its error; a call that returned
+    something else, without what it returned."""
+    return _refused(step) if not step.ok else f"{render_call(step.call)} did not answer it"
 
 
 def _call_of(proposed: dict[str, Any] | None, toolbox: Toolbox, toolset: str) -> ToolCall | None:
@@ -144,15 +159,13 @@ def _record(book: EvidenceBook, repair: Repair) -> None:
     if repair.result.ok:
         evidence.add_outcome(repair.request, repair.result, repair.answered)
     if repair.answered and len(evidence.corrections) < _KEPT:
-        evidence.corrections.append([repair.request, repair.tried, render_call(repair.result.call),
+        evidence.corrections.append([repair.request, _tried_in_doc(repair.tried), render_call(repair.result.call),
                                      preview(repair.result.output, _OUTPUT_CHARS)])
 
 
 def correction_sentence(request: str, tried: str, call: str, output: str) -> str:
-    """A correction as its doc states it: the request, what was tried on it (a refused call with its error; a call
-    that returned something else, without what it returned), the call that answered it."""
-    if " was refused (" not in tried:
-        tried = f"{tried.split(' returned ')[0]} did not answer it"
+    """A correction as its doc states it: the request, what was tried on it (:func:`_tried_in_doc`), the call that
+    answered it and what it returned."""
     return f'{CORRECTED}for "{request[:200]}", {tried}; {call} answered it, returning {output}.'
 
 
