@@ -9,6 +9,9 @@
 - ``load [KEY ...]``: make entries ordinary MLflow runs of the local store (or a tracking server), so the MLflow UI
   compares them and ``compare`` and ``reproduce`` reuse them (they also load what they need by themselves); every
   entry is checked before the store is opened, and each is loaded whole or not at all;
+- ``pair REFERENCE:ROW ...``: two entries scored on the same tasks compared task by task (the row minus the
+  reference, with its paired interval and test, wins and losses, tool calls a task), one line a pair, and the pairs
+  pooled into one sample where several are given (``--json``: the same as data);
 - ``verify``: every problem of every entry at once: the format, keys recomputed from the definitions, digests of
   the content, the commits named, statuses, result metrics against the per-task outcomes;
 - ``render [--check]``: the results tables of the README and the docs, from the ledger (``--check``: only say
@@ -60,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     load = verbs.add_parser("load", help="make entries MLflow runs of the store")
     load.add_argument("keys", nargs="*", metavar="KEY", help="the entries to load (default: all)")
     add_tracking_arguments(load)
+    pair = verbs.add_parser("pair", help="entries compared task by task, a pair at a time and pooled")
+    pair.add_argument("pairs", nargs="+", metavar="REFERENCE:ROW",
+                      help="two entries' keys (or their first characters) scored on the same tasks, e.g. the "
+                           "starting docs' evaluation and the learned docs' run")
+    pair.add_argument("--metric", default="score", help="the per-task score compared (default score)")
+    pair.add_argument("--json", action="store_true", help="the figures as one JSON object")
     verbs.add_parser("verify", help="check the ledger")
     render = verbs.add_parser("render", help="the results tables of the README and the docs, from the ledger")
     render.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page differs")
@@ -88,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.verb == "load":
         return _load(args.keys, vars(args), results)
+    if args.verb == "pair":
+        return _pair(args.pairs, args.metric, results, as_json=args.json)
     if args.verb == "verify":
         return _verify(results)
     return _render(results, check=args.check)
@@ -199,6 +210,32 @@ def _entry(key: str, results: Path | None) -> Any:
         raise DataError(f"{len(found)} entries' keys begin with {key!r}: give more of the key"
                         if found else f"no entry's key begins with {key!r} (otbench results list shows them)")
     return found[0]
+
+
+def _pair(pairs: list[str], metric: str, results: Path | None, *, as_json: bool) -> int:
+    """Each pair's figures, and the pooled pairs' where there are several."""
+    from otbench.study import paired
+
+    chosen = []
+    for text in pairs:
+        reference, _, row = text.partition(":")
+        if not reference or not row:
+            raise ConfigError(f"pair {text!r}: give two entries' keys as REFERENCE:ROW (e.g. cab4aed7:a41beb46)")
+        chosen.append(paired.pair_of(_entry(reference, results), _entry(row, results)))
+    shown = [paired.figures(pair, metric) for pair in chosen]
+    if len(chosen) > 1:
+        shown.append(paired.figures(paired.pooled(chosen), metric))
+    if as_json:
+        print(json.dumps({"metric": metric, "pairs": [figures.to_dict() for figures in shown]}, indent=1))
+        return 0
+    rows = [{"pair": f.label, "where": f.where, "tasks": f.tasks, "reference": f"{f.reference:.3f}",
+             "row": f"{f.row:.3f}", "difference": f.difference.text(3), "p": f"{f.difference.p_value:.3f}",
+             "wins": f.wins, "losses": f.losses,
+             "calls a task": f"{f.calls[0]:.2f} / {f.calls[1]:.2f}" if f.calls is not None else "-"} for f in shown]
+    print(format_table(rows, list(rows[0])))
+    print(f"{metric}: row minus reference on the tasks both were scored on; [low, high]: paired bootstrap 95% "
+          f"interval; p: {shown[-1].difference.test} (two-sided); pooled: every pair's tasks as one sample")
+    return 0
 
 
 def _load(keys: Iterable[str], values: dict[str, Any], results: Path | None) -> int:
