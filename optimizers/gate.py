@@ -6,9 +6,11 @@ the same tasks (train tasks the optimizer did not learn on where the environment
 the validation sample where one is given) and decides tool by tool:
 
 - **by its calls**, where the tool was called at least :data:`MIN_CALLS` times with each doc and its calls worked more
-  often with one: the learned doc stays if the calls it guided worked more often (an answer that is an error in words
-  counts as failed: :func:`otbench.core.calls.worded_error`). One call against two is no evidence: a tool decided on
-  it loses its learned doc while a rival it is chosen against keeps its own, and the agent turns to the rival;
+  often with one by more than one call can make (:func:`beyond_one_call`): the learned doc stays if the calls it
+  guided worked more often (an answer that is an error in words counts as failed:
+  :func:`otbench.core.calls.worded_error`). One call is no evidence, whether it is one call against two or one failure
+  more among six: a tool decided on it loses its learned doc while a rival it is chosen against keeps its own, and the
+  agent turns to the rival, or keeps a starting doc whose misleading sentence the learned one had dropped;
 - **by the toolset** otherwise: the learned docs stay if they score at least as well by the environment's primary
   metric, then its tie-break metric. Calls that work equally often do not decide: a call given a number on the wrong
   scale works and answers wrong, and only the tasks' scores tell.
@@ -77,14 +79,15 @@ def decide(start: Toolbox, learned: Toolbox, toolsets: Sequence[str], before: Se
            after: Sequence[Trajectory], score: Callable[[Sequence[Trajectory]], tuple[float, ...]]
            ) -> dict[str, GateDecision]:
     """A decision for each tool whose doc was learned, by tool key: by its calls where both docs led to at least
-    :data:`MIN_CALLS` calls of it and those worked more often with one, else by the toolset's ``score`` (a tuple
-    compared in order: the primary metric, then the tie-break)."""
+    :data:`MIN_CALLS` calls of it and those worked more often with one beyond what one call can make
+    (:func:`beyond_one_call`), else by the toolset's ``score`` (a tuple compared in order: the primary metric, then
+    the tie-break)."""
     rates_before, rates_after = call_rates(before), call_rates(after)
     decisions: dict[str, GateDecision] = {}
     by_toolset: dict[str, tuple[bool, str]] = {}
     for toolset, tool in changed_tools(start, learned, toolsets):
         old, new = rates_before.get((toolset, tool.name)), rates_after.get((toolset, tool.name))
-        if old and new and min(old[1], new[1]) >= MIN_CALLS and new[0] * old[1] != old[0] * new[1]:
+        if old and new and min(old[1], new[1]) >= MIN_CALLS and beyond_one_call(old, new):
             passed = new[0] * old[1] > old[0] * new[1]
             evidence = (f"its calls worked {new[0]} of {new[1]} times with the learned doc, {old[0]} of {old[1]} with "
                         f"the starting one, on {len(after)} tasks")
@@ -100,6 +103,13 @@ def decide(start: Toolbox, learned: Toolbox, toolsets: Sequence[str], before: Se
         passed, evidence = by_toolset[toolset]
         decisions[tool_key(toolset, tool.name)] = GateDecision("learned" if passed else "start", "toolset", evidence)
     return decisions
+
+
+def beyond_one_call(old: tuple[int, int], new: tuple[int, int]) -> bool:
+    """Whether two (calls that worked, calls made) rates differ by more than one call of the fewer calls moves a
+    rate: 5 of 6 against 6 of 7 is one failure, 1 of 3 against 3 of 3 two."""
+    fewer = min(old[1], new[1])
+    return abs(new[0] * old[1] - old[0] * new[1]) * fewer > old[1] * new[1]
 
 
 def gated(start: Toolbox, learned: Toolbox, decisions: dict[str, GateDecision]) -> Toolbox:

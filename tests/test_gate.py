@@ -17,7 +17,7 @@ from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
 from otbench.modules.tool_docs import DocumentedTool, Toolbox
 from otbench.optimizers import registry
-from otbench.optimizers.gate import META_KEY, MIN_CALLS, decide, gated
+from otbench.optimizers.gate import META_KEY, MIN_CALLS, beyond_one_call, decide, gated
 from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 from otbench.serve_docs import gate_report
 
@@ -41,11 +41,12 @@ def test_a_tool_called_with_both_docs_is_decided_by_its_calls_the_others_by_the_
     start, learned = _boxes()
     before = [_attempt("s", ("f", True, 1), ("g", True, 2)), _attempt("s", ("f", True, 1), ("g", True, 2)),
               _attempt("s", ("f", True, 1), ("g", True, 2))]
-    after = [_attempt("s", ("f", True, 1), ("g", False, None)), _attempt("s", ("f", True, "Error: no such thing")),
+    after = [_attempt("s", ("f", True, "Error: no such thing"), ("g", False, None)),
+             _attempt("s", ("f", True, "Error: no such thing")),
              _attempt("s", ("f", True, 1), ("g", False, None)), _attempt("s", ("g", False, None))]
     decisions = decide(start, learned, ["s"], before, after, lambda trajectories: (0.5,))
-    assert decisions["s::f"].kept == "start" and decisions["s::f"].by == "calls"  # 2 of 3 worked (an error in words)
-    assert "2 of 3 times with the learned doc, 3 of 3 with the starting one" in decisions["s::f"].evidence
+    assert decisions["s::f"].kept == "start" and decisions["s::f"].by == "calls"  # 1 of 3 worked (errors in words)
+    assert "1 of 3 times with the learned doc, 3 of 3 with the starting one" in decisions["s::f"].evidence
     assert decisions["s::g"].kept == "start"  # 0 of 3 against 3 of 3
     assert decisions["s::h"].kept == "learned" and decisions["s::h"].by == "toolset"  # not called: the tie keeps it
     docs = gated(start, learned, decisions)
@@ -60,6 +61,18 @@ def test_too_few_calls_do_not_decide_a_tool_its_toolset_does():
     decisions = decide(start, learned, ["s"], before, after, lambda trajectories: (0.5,))
     assert decisions["s::f"].by == "toolset" and decisions["s::f"].kept == "learned"
     assert MIN_CALLS == 3
+
+
+def test_one_call_more_that_failed_is_no_evidence_the_toolset_decides():
+    """5 of 6 against 6 of 7: one failure, which one call flips; the toolset's score decides (here the learned docs
+    score higher, as they did where the learned doc had dropped a misleading sentence of the starting one)."""
+    start, learned = _boxes()
+    before = [_attempt("s", ("f", True, 1))] * 6 + [_attempt("s", ("f", False, None))]
+    after = [_attempt("s", ("f", True, 1))] * 5 + [_attempt("s", ("f", False, None))]
+    scores = iter([(0.7,), (0.8,)])  # the starting docs' tasks, then the learned docs'
+    decisions = decide(start, learned, ["s"], before, after, lambda trajectories: next(scores))
+    assert decisions["s::f"].by == "toolset" and decisions["s::f"].kept == "learned"
+    assert not beyond_one_call((6, 7), (5, 6)) and beyond_one_call((3, 3), (1, 3)) and not beyond_one_call((3, 3), (2, 3))
 
 
 def test_by_the_toolset_learned_docs_that_score_lower_are_given_back():
