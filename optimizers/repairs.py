@@ -12,6 +12,10 @@ it did and what works, on the same request.
 
 Each request is asked about once in a run (twice where the first answer repeats a call tried), and each toolset at
 most :data:`REPAIRS_PER_TOOLSET` times (a checkpoint keeps both), so no editor call is paid twice.
+
+The agent often finds a correction itself: a request one attempt failed, another attempt (an iteration earlier or
+later, with other docs) answers with one call. :class:`Contrasts` states those the same way, by code and with no
+editor call (``contrast_attempts``): the form refused and the form that answered, on the same request.
 """
 
 from __future__ import annotations
@@ -110,6 +114,50 @@ class Repairs:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Repairs:
         return cls(list(data.get("asked", [])), dict(data.get("spent", {})))
+
+
+@dataclass
+class Contrasts:
+    """The requests whose attempts failed and answered with one call, across a run's iterations (a checkpoint keeps
+    them): each pair of calls becomes a correction of the answering tool, stated by code."""
+
+    failed: dict[str, str] = field(default_factory=dict)
+    """Task key -> the first call of the first attempt that did not answer it, as a doc states it."""
+    failed_calls: dict[str, str] = field(default_factory=dict)
+    """Task key -> that call, rendered (a later attempt making the same call is no contrast)."""
+    stated: list[str] = field(default_factory=list)
+    """Keys of the tasks whose contrast was recorded."""
+
+    def add(self, pairs: Sequence[tuple[Any, Trajectory]], book: EvidenceBook) -> int:
+        """Read one iteration's judged attempts; record in ``book`` each request now seen both failed and answered
+        with one working call, at most :data:`_KEPT` a tool. Returns how many were recorded."""
+        recorded = 0
+        for task, attempt in pairs:
+            key = task_key(task)
+            if key in self.stated:
+                continue
+            working = [step for step in attempt.steps if step.ok]
+            if not attempt.success:
+                if attempt.steps and key not in self.failed:
+                    self.failed[key] = _tried_in_doc(attempt.steps[0])
+                    self.failed_calls[key] = render_call(attempt.steps[0].call)
+                continue
+            if key not in self.failed or len(working) != 1 or render_call(working[0].call) == self.failed_calls[key]:
+                continue
+            evidence = book.of(attempt.toolset, working[0].call.name)
+            self.stated.append(key)
+            if len(evidence.corrections) < _KEPT and all(kept[0] != attempt.question for kept in evidence.corrections):
+                evidence.corrections.append([attempt.question, self.failed[key], render_call(working[0].call),
+                                             preview(working[0].output, _OUTPUT_CHARS)])
+                recorded += 1
+        return recorded
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"failed": dict(self.failed), "failed_calls": dict(self.failed_calls), "stated": list(self.stated)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Contrasts:
+        return cls(dict(data.get("failed", {})), dict(data.get("failed_calls", {})), list(data.get("stated", [])))
 
 
 def _answered(pairs: Sequence[tuple[Any, Trajectory]], book: EvidenceBook, toolset: str, names: list[str]) -> list[str]:

@@ -11,7 +11,7 @@ from scripted_lm import prompt_text, scripted_lm
 from otbench.envs.functions import FunctionEnvironment
 from otbench.modules.agent import FunctionCallingAgent
 from otbench.modules.program import ToolAgentProgram
-from otbench.optimizers.repairs import CORRECTED, correction_sentence
+from otbench.optimizers.repairs import CORRECTED, Contrasts, correction_sentence
 from otbench.optimizers.toolobserver.knobs import IMPROVED, Improvements
 from otbench.optimizers.toolobserver.teleprompter import ToolObserver
 
@@ -117,3 +117,46 @@ def test_a_correction_reads_as_the_request_what_was_tried_and_the_call_that_answ
                                  "[Ana]")
     assert worked == ('Corrected: for "Who lives in Porto?", d(t="customers") did not answer it; q(sql="SELECT ...") '
                       "answered it, returning [Ana].")
+
+
+# -- contrasts: the agent's own correction across iterations, stated with no editor call -------------------------------
+def _learning_agent():
+    """Writes ``sqrt(n)`` for a root the first time it is asked, ``n**0.5`` after: a request failed, then answered."""
+    asked: set[str] = set()
+
+    def reply(messages: list[dict[str, str]]) -> str:
+        request = prompt_text(messages).split("Request:")[-1]
+        numbers = [word.strip("?") for word in request.split() if word.strip("?").isdigit()]
+        if "square root" in request:
+            expression = f"{numbers[0]}**0.5" if request in asked else f"sqrt({numbers[0]})"
+            asked.add(request)
+        else:
+            expression = "*".join(numbers)
+        return json.dumps({"calls": [{"name": "calculate", "arguments": {"expression": expression}}]})
+    return reply
+
+
+def _contrasted(improvements: Improvements):
+    env = _env()
+    agent = FunctionCallingAgent()
+    agent.lm = scripted_lm(_learning_agent(), phase="agent")
+    editor = scripted_lm(_editor("unused"), phase="editor")
+    observer = ToolObserver(env=env, editor_lm=editor, mode="offline", max_iterations=2, gate=False,
+                            progress=False, improvements=improvements)
+    return observer.compile(ToolAgentProgram(env.toolbox(), agent), trainset=env.tasks("train")), editor
+
+
+def test_a_request_failed_then_answered_closes_the_answering_tools_doc_with_both_calls():
+    program, editor = _contrasted(Improvements(**{**vars(IMPROVED), "contrast_attempts": True}))
+    doc = program.toolbox.get("tools", "calculate").description
+    assert ('Corrected: for "What is the square root of 81?", calculate(expression="sqrt(81)") was refused (Error: '
+            "unsupported form in 'sqrt(81)'); calculate(expression=\"81**0.5\") answered it, returning 'result: 9'.") in doc
+    assert not any("without answering it:" in prompt_text(request) for request in editor.engine.requests)  # no editor
+    assert [record.metrics["attempts_contrasted"] for record in program.detailed_results.iterations] == [0.0, 1.0]
+    unchanged, _ = _contrasted(IMPROVED)  # opt-in: off in the improved variant
+    assert CORRECTED not in unchanged.toolbox.get("tools", "calculate").description
+
+
+def test_contrasts_keep_what_they_saw_for_a_resumed_run():
+    contrasts = Contrasts({"t1": 'f(x="a") was refused (no)'}, {"t1": 'f(x="a")'}, ["t0"])
+    assert Contrasts.from_dict(json.loads(json.dumps(contrasts.to_dict()))) == contrasts

@@ -135,6 +135,12 @@ class Improvements:
                                "(the call tried and how it failed, and the call that answered), stated by code: a "
                                "small agent copies a worked correction of its own mistake more surely than a rule",
                                modes=("offline",), always_logged=True, opt_in=True)
+    contrast_attempts: bool = _knob("offline: a request one attempt failed and another (an iteration earlier or later) "
+                                    "answered with one call closes the answering tool's doc with both calls, the one "
+                                    "tried and how it failed and the one that answered, stated by code as "
+                                    "repair_calls' corrections are, with no editor call: the agent's own correction "
+                                    "of its mistake, on the same request", modes=("offline",), always_logged=True,
+                                    opt_in=True)
     runtime_errors: bool = _knob("read runtime errors that name no parameter (operand types, conversions, attributes, "
                                  "missing keys) for what the code used the one argument they concern as (\"is used as a "
                                  "number: given a dict the runtime said ...\"), stated as observed, as errors that name "

@@ -48,7 +48,7 @@ from otbench.optimizers.base import (
 from otbench.optimizers.evidence import EvidenceBook, ToolEvidence, render_call
 from otbench.optimizers.experiments import Experiments, state_experiments
 from otbench.optimizers.knobs import MODES, check
-from otbench.optimizers.repairs import Repairs, state_repairs
+from otbench.optimizers.repairs import Contrasts, Repairs, state_repairs
 from otbench.optimizers.request_values import OffRequest, calls_off_request, refused_off_request
 from otbench.optimizers.rivals import Replays, rivals
 from otbench.optimizers.toolobserver.knobs import IMPROVED, ITERATIONS, Improvements, ToolObserverKnobs
@@ -402,6 +402,8 @@ class ToolObserver(DocOptimizer):
         replays = Replays.from_dict(resume.get("replays", {}))
         experiments = Experiments.from_dict(resume.get("experiments", {}))
         repairs = Repairs.from_dict(resume.get("repairs", {}))
+        contrasts = Contrasts.from_dict(resume.get("contrasts", {}))
+        corrected = knobs.repair_calls or knobs.contrast_attempts  # docs close with the corrections recorded
         described: dict[str, str] = dict(resume.get("described", {}))
         pending = {key: _Edit.from_dict(data) for key, data in resume.get("edits", {}).items()}
         rejected: dict[str, list[str]] = dict(resume.get("rejected", {}))  # tool key -> descriptions undone
@@ -438,6 +440,8 @@ class ToolObserver(DocOptimizer):
             by_toolset: dict[str, list[tuple[Any, Trajectory]]] = defaultdict(list)
             for task, trajectory in zip(tasks_run, trajectories, strict=True):
                 by_toolset[trajectory.toolset].append((task, trajectory))
+            contrasted = (contrasts.add(list(zip(tasks_run, trajectories, strict=True)), seen)
+                          if knobs.contrast_attempts and self._outcome_known else 0)
             for toolset, pairs in ([] if settled else by_toolset.items()):
                 members = [trajectory for _, trajectory in pairs]
                 tools = student.toolbox.toolset(toolset)
@@ -470,7 +474,7 @@ class ToolObserver(DocOptimizer):
                         applied += seen.state_rules(student.toolbox, toolset)
                     if knobs.experiment:
                         applied += state_experiments(student.toolbox, toolset, seen)
-                    if knobs.repair_calls:
+                    if corrected:
                         applied += state_repairs(student.toolbox, toolset, seen)
                     changed += applied
                     pending.update(_edits(student.toolbox, toolset, before, members))
@@ -489,10 +493,12 @@ class ToolObserver(DocOptimizer):
                 else:  # one batch: nothing to reconcile, no merge call to pay for
                     consensus = proposals[0] if proposals else {}
                 changed += apply_updates(student.toolbox, toolset, consensus)
-                if knobs.repair_calls:
+                if corrected:
                     changed += state_repairs(student.toolbox, toolset, seen)
             if settled and knobs.cite_requests:
                 changed += _cite_settled(student.toolbox, trajectories, seen)
+            if settled and contrasted:  # the last attempts answered what earlier ones failed: their docs say how
+                changed += sum(state_repairs(student.toolbox, toolset, seen) for toolset in by_toolset)
             metrics["docs_changed"] = float(changed)
             if knobs.replay_calls:
                 metrics["replayed_calls"] = float(replayed)
@@ -500,11 +506,14 @@ class ToolObserver(DocOptimizer):
                 metrics["experiment_calls"] = float(experimented)
             if knobs.repair_calls and self._judges:
                 metrics["calls_repaired"] = float(repaired)
+            if knobs.contrast_attempts:
+                metrics["attempts_contrasted"] = float(contrasted)
             checkpoint = {"mode": "offline", "next_step": step + 1, "docs": student.toolbox.to_json(),
                           "usage": {toolset: book.to_dict() for toolset, book in usage.items()},
                           "evidence": seen.to_dict(), "replays": replays.to_dict(), "described": described,
                           "edits": {key: edit.to_dict() for key, edit in pending.items()}, "rejected": rejected,
-                          "experiments": experiments.to_dict(), "repairs": repairs.to_dict(), "covered": self._covered}
+                          "experiments": experiments.to_dict(), "repairs": repairs.to_dict(), "contrasts": contrasts.to_dict(),
+                          "covered": self._covered}
             self.tracker.log_iteration(IterationRecord(step, metrics, docs_explored, trajectories, exchanges, checkpoint))
             self.final_trajectories = trajectories
             if settled:
