@@ -11,7 +11,8 @@
   entry is checked before the store is opened, and each is loaded whole or not at all;
 - ``pair REFERENCE:ROW ...``: two entries scored on the same tasks compared task by task (the row minus the
   reference, with its paired interval and test, wins and losses, tool calls a task), one line a pair, and the pairs
-  pooled into one sample where several are given (``--json``: the same as data);
+  pooled into one sample where several are given, also each environment's where it has several pairs beside others
+  (``--json``: the same as data);
 - ``verify``: every problem of every entry at once: the format, keys recomputed from the definitions, digests of
   the content, the commits named, statuses, result metrics against the per-task outcomes;
 - ``render [--check]``: the results tables of the README and the docs, from the ledger (``--check``: only say
@@ -222,9 +223,7 @@ def _pair(pairs: list[str], metric: str, results: Path | None, *, as_json: bool)
         if not reference or not row:
             raise ConfigError(f"pair {text!r}: give two entries' keys as REFERENCE:ROW (e.g. cab4aed7:a41beb46)")
         chosen.append(paired.pair_of(_entry(reference, results), _entry(row, results)))
-    shown = [paired.figures(pair, metric) for pair in chosen]
-    if len(chosen) > 1:
-        shown.append(paired.figures(paired.pooled(chosen), metric))
+    shown = [paired.figures(pair, metric) for pair in [*chosen, *paired.pooled_lines(chosen)]]
     if as_json:
         print(json.dumps({"metric": metric, "pairs": [figures.to_dict() for figures in shown]}, indent=1))
         return 0
@@ -234,7 +233,8 @@ def _pair(pairs: list[str], metric: str, results: Path | None, *, as_json: bool)
              "calls a task": f"{f.calls[0]:.2f} / {f.calls[1]:.2f}" if f.calls is not None else "-"} for f in shown]
     print(format_table(rows, list(rows[0])))
     print(f"{metric}: row minus reference on the tasks both were scored on; [low, high]: paired bootstrap 95% "
-          f"interval; p: {shown[-1].difference.test} (two-sided); pooled: every pair's tasks as one sample")
+          f"interval; p: {shown[-1].difference.test} (two-sided); pooled: the pairs' tasks as one sample, an environment's "
+          "or every pair's")
     return 0
 
 

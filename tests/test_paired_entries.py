@@ -32,6 +32,19 @@ def test_pooled_pairs_are_one_sample_of_every_pairs_tasks():
     assert both.difference.value == pytest.approx(weighted)
     assert one.difference.value == pytest.approx(difference(first.row, first.reference, Mean("E")).value)
     assert both.difference.low < both.difference.value < both.difference.high
+    assert paired.pooled_lines([first]) == []  # one pair: nothing to pool
+    assert [line.where for line in paired.pooled_lines([first, second])] == ["pooled"]  # one environment: one pool
+
+
+def test_pairs_of_several_environments_pool_each_environment_and_all():
+    mcp = [entry for entry in ledger.scan(COMMITTED).entries if entry.definition.env == "mcp"
+           and entry.definition.command == "evaluate" and entry.definition.setting == "base"]
+    time = [entry for entry in mcp if dict(entry.definition.environment).get("mcp_server") == "time"]
+    bfcl = _pair(NAMES_ONLY_BASE, GOLD)
+    same = paired.pair_of(time[0], time[0])  # an entry against itself: every difference 0
+    lines = paired.pooled_lines([bfcl, same, same])
+    assert [line.where for line in lines] == ["mcp/time", "pooled"]
+    assert paired.figures(lines[0], "score").tasks == 2 * paired.figures(same, "score").tasks
 
 
 def test_the_command_prints_each_pair_and_the_pooled_line_or_their_data(capsys):

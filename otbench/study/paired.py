@@ -88,14 +88,24 @@ def figures(pair: Pair, metric: str) -> PairedFigures:
                          sum(value < 0 for value in per_task), _calls(pair))
 
 
-def pooled(pairs: list[Pair]) -> Pair:
+def pooled(pairs: list[Pair], where: str = "pooled") -> Pair:
     """The pairs' tasks as one sample, each task named by its pair so that equal task ids of two pairs stay two
-    tasks."""
+    tasks; ``where`` names the sample (``pooled``: every pair's; else the one environment the pairs share)."""
     def tagged(index: int, outcomes: Outcomes) -> Outcomes:
         return Outcomes(tuple(replace(task, task=f"{index}/{task.task}") for task in outcomes.tasks))
 
-    return Pair("pooled", "pooled", Outcomes.pooled(tagged(i, pair.reference) for i, pair in enumerate(pairs)),
+    return Pair("pooled", where, Outcomes.pooled(tagged(i, pair.reference) for i, pair in enumerate(pairs)),
                 Outcomes.pooled(tagged(i, pair.row) for i, pair in enumerate(pairs)))
+
+
+def pooled_lines(pairs: list[Pair]) -> list[Pair]:
+    """What a comparison of several pairs pools: each environment's pairs where one has several (its task sets
+    side by side) and others are compared too, then every pair's."""
+    if len(pairs) < 2:
+        return []
+    places = {pair.where: [other for other in pairs if other.where == pair.where] for pair in pairs}
+    by_place = [pooled(mine, where) for where, mine in places.items() if len(mine) > 1] if len(places) > 1 else []
+    return [*by_place, pooled(pairs)]
 
 
 def _outcomes(entry: Any) -> Outcomes:
