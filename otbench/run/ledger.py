@@ -27,13 +27,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otbench import exits, mlflow_store
 from otbench.errors import ConfigError, DataError, OtbenchError
 from otbench.paths import results_dir
 from otbench.run import checkpoints, naming, provenance, tracking, views
 from otbench.run.definition import RunDefinition, split_sizes
+
+if TYPE_CHECKING:
+    from otbench.evals.outcomes import Outcomes
 
 SCHEMA = "otbench.results/1"
 """The entries' format: its name and version, the first field of every entry."""
@@ -90,6 +93,16 @@ class Entry:
     @property
     def key(self) -> str:
         return self.definition.key
+
+    def result_outcomes(self, sample: int = 0) -> Outcomes | None:
+        """Its per-task outcomes on the split its result is, every task as one of ``sample``
+        (:meth:`Outcomes.as_sample`); None for a run logged before they were kept."""
+        from otbench.evals.outcomes import Outcomes
+
+        kept = self.artifacts.get("outcomes.json")
+        if not kept:
+            return None
+        return Outcomes.from_json(kept["splits"][kept["result"]], sample).as_sample(sample)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"schema": SCHEMA, "key": self.key, "status": self.status,

@@ -109,11 +109,11 @@ def pooled_lines(pairs: list[Pair]) -> list[Pair]:
 
 
 def _outcomes(entry: Any) -> Outcomes:
-    kept = entry.artifacts.get("outcomes.json")
-    if not kept:
+    outcomes = entry.result_outcomes()
+    if outcomes is None:
         raise ConfigError(f"entry {entry.key[:8]} keeps no per-task outcomes (it was logged before they were kept); "
                           "run its command again")
-    return Outcomes.from_json(kept["splits"][kept["result"]]).as_sample(0)
+    return outcomes
 
 
 def _only(outcomes: Outcomes, tasks: set[str]) -> Outcomes:

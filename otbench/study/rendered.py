@@ -34,7 +34,6 @@ from types import SimpleNamespace
 from typing import Any
 
 from otbench.errors import ConfigError
-from otbench.evals.outcomes import Outcomes
 from otbench.run import ledger
 from otbench.study import comparison, paper
 
@@ -248,8 +247,7 @@ def _entry_row(entry: ledger.Entry, env: Any, *, label: str | None = None, seed:
 
     definition = entry.definition
     seed = seed if seed is not None else definition.sample.seed or 0
-    kept = entry.artifacts["outcomes.json"]
-    outcomes = Outcomes.from_json(kept["splits"][kept["result"]], seed).as_sample(seed)
+    outcomes = entry.result_outcomes(seed)
     values = row_values(definition.command, entry.metrics, entry.tokens_by_phase, env, f"entry {entry.key}")
     run = SimpleNamespace(info=SimpleNamespace(run_id=entry.key),
                           data=SimpleNamespace(tags={comparison.CODE_VERSION_TAGS[0]: entry.code.get("commit") or ""}))
