@@ -121,10 +121,9 @@ class Contrasts:
     """The requests whose attempts failed and answered with one call, across a run's iterations (a checkpoint keeps
     them): each pair of calls becomes a correction of the answering tool, stated by code."""
 
-    failed: dict[str, str] = field(default_factory=dict)
-    """Task key -> the first call of the first attempt that did not answer it, as a doc states it."""
-    failed_calls: dict[str, str] = field(default_factory=dict)
-    """Task key -> that call, rendered (a later attempt making the same call is no contrast)."""
+    failed: dict[str, list[str]] = field(default_factory=dict)
+    """Task key -> the first call of the first attempt that did not answer it: rendered (a later attempt making the
+    same call is no contrast), and as a doc states it."""
     stated: list[str] = field(default_factory=list)
     """Keys of the tasks whose contrast was recorded."""
 
@@ -139,25 +138,20 @@ class Contrasts:
             working = [step for step in attempt.steps if step.ok]
             if not attempt.success:
                 if attempt.steps and key not in self.failed:
-                    self.failed[key] = _tried_in_doc(attempt.steps[0])
-                    self.failed_calls[key] = render_call(attempt.steps[0].call)
+                    self.failed[key] = [render_call(attempt.steps[0].call), _tried_in_doc(attempt.steps[0])]
                 continue
-            if key not in self.failed or len(working) != 1 or render_call(working[0].call) == self.failed_calls[key]:
+            if key not in self.failed or len(working) != 1 or render_call(working[0].call) == self.failed[key][0]:
                 continue
-            evidence = book.of(attempt.toolset, working[0].call.name)
             self.stated.append(key)
-            if len(evidence.corrections) < _KEPT and all(kept[0] != attempt.question for kept in evidence.corrections):
-                evidence.corrections.append([attempt.question, self.failed[key], render_call(working[0].call),
-                                             preview(working[0].output, _OUTPUT_CHARS)])
-                recorded += 1
+            recorded += _correct(book, attempt.toolset, attempt.question, self.failed[key][1], working[0])
         return recorded
 
     def to_dict(self) -> dict[str, Any]:
-        return {"failed": dict(self.failed), "failed_calls": dict(self.failed_calls), "stated": list(self.stated)}
+        return {"failed": {key: list(failed) for key, failed in self.failed.items()}, "stated": list(self.stated)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Contrasts:
-        return cls(dict(data.get("failed", {})), dict(data.get("failed_calls", {})), list(data.get("stated", [])))
+        return cls({key: list(failed) for key, failed in data.get("failed", {}).items()}, list(data.get("stated", [])))
 
 
 def _answered(pairs: Sequence[tuple[Any, Trajectory]], book: EvidenceBook, toolset: str, names: list[str]) -> list[str]:
@@ -206,9 +200,18 @@ def _record(book: EvidenceBook, repair: Repair) -> None:
     evidence.add(repair.result)
     if repair.result.ok:
         evidence.add_outcome(repair.request, repair.result, repair.answered)
-    if repair.answered and len(evidence.corrections) < _KEPT:
-        evidence.corrections.append([repair.request, _tried_in_doc(repair.tried), render_call(repair.result.call),
-                                     preview(repair.result.output, _OUTPUT_CHARS)])
+    if repair.answered:
+        _correct(book, repair.toolset, repair.request, _tried_in_doc(repair.tried), repair.result)
+
+
+def _correct(book: EvidenceBook, toolset: str, request: str, tried: str, answered: CallResult) -> bool:
+    """Record that ``answered`` answered ``request`` where ``tried`` (as a doc states it) did not, as a correction of
+    the answering tool: at most :data:`_KEPT` a tool, one a request. Returns whether it was recorded."""
+    evidence = book.of(toolset, answered.call.name)
+    if len(evidence.corrections) >= _KEPT or any(kept[0] == request for kept in evidence.corrections):
+        return False
+    evidence.corrections.append([request, tried, render_call(answered.call), preview(answered.output, _OUTPUT_CHARS)])
+    return True
 
 
 def correction_sentence(request: str, tried: str, call: str, output: str) -> str:

@@ -158,5 +158,5 @@ def test_a_request_failed_then_answered_closes_the_answering_tools_doc_with_both
 
 
 def test_contrasts_keep_what_they_saw_for_a_resumed_run():
-    contrasts = Contrasts({"t1": 'f(x="a") was refused (no)'}, {"t1": 'f(x="a")'}, ["t0"])
+    contrasts = Contrasts({"t1": ['f(x="a")', 'f(x="a") was refused (no)']}, ["t0"])
     assert Contrasts.from_dict(json.loads(json.dumps(contrasts.to_dict()))) == contrasts

@@ -437,11 +437,11 @@ class ToolObserver(DocOptimizer):
             pending = {}
             # the docs at hand are judged by the agent's own attempts: not while its calls are spread
             settled = knobs.settle and explorer is student.agent and all(t.success for t in trajectories)
+            attempts = list(zip(tasks_run, trajectories, strict=True))
             by_toolset: dict[str, list[tuple[Any, Trajectory]]] = defaultdict(list)
-            for task, trajectory in zip(tasks_run, trajectories, strict=True):
+            for task, trajectory in attempts:
                 by_toolset[trajectory.toolset].append((task, trajectory))
-            contrasted = (contrasts.add(list(zip(tasks_run, trajectories, strict=True)), seen)
-                          if knobs.contrast_attempts and self._outcome_known else 0)
+            contrasted = contrasts.add(attempts, seen) if knobs.contrast_attempts and self._outcome_known else 0
             for toolset, pairs in ([] if settled else by_toolset.items()):
                 members = [trajectory for _, trajectory in pairs]
                 tools = student.toolbox.toolset(toolset)
