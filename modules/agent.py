@@ -35,11 +35,11 @@ _REPLY_FORMAT = (
 
 
 # Argument names must look like parameter names: without this a small model writes prose as keys.
-ARGUMENT_NAME = {"pattern": "^[A-Za-z_][A-Za-z0-9_]{0,39}$"}
+_ARGUMENT_NAME = {"pattern": "^[A-Za-z_][A-Za-z0-9_]{0,39}$"}
 
 
-def call_schema(tool_names: list[str]) -> dict[str, Any]:
-    """JSON schema for a reply: a non-empty list of calls to the named tools.
+def one_call_schema(tool_names: list[str]) -> dict[str, Any]:
+    """JSON schema for one call of a named tool: ``{"name": ..., "arguments": {...}}``.
 
     Argument names are constrained to identifiers but not to the documented parameters: which
     names an agent uses is part of what the metrics measure (hallucinated parameters).
@@ -47,20 +47,19 @@ def call_schema(tool_names: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "calls": {
-                "type": "array",
-                "minItems": 1,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "enum": tool_names},
-                        "arguments": {"type": "object", "propertyNames": ARGUMENT_NAME},
-                    },
-                    "required": ["name", "arguments"],
-                    "additionalProperties": False,
-                },
-            }
+            "name": {"type": "string", "enum": tool_names},
+            "arguments": {"type": "object", "propertyNames": _ARGUMENT_NAME},
         },
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    }
+
+
+def call_schema(tool_names: list[str]) -> dict[str, Any]:
+    """JSON schema for a reply: a non-empty list of calls to the named tools (:func:`one_call_schema`)."""
+    return {
+        "type": "object",
+        "properties": {"calls": {"type": "array", "minItems": 1, "items": one_call_schema(tool_names)}},
         "required": ["calls"],
         "additionalProperties": False,
     }

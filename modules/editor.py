@@ -14,7 +14,7 @@ from typing import Any
 import dspy
 
 from otbench.core.trajectory import Trajectory, preview
-from otbench.modules.agent import ARGUMENT_NAME
+from otbench.modules.agent import one_call_schema
 from otbench.modules.lm_output import ask_json, parse_json_object, reply_text
 from otbench.modules.tool_docs import DocumentedTool
 
@@ -270,11 +270,9 @@ class DocEditor(dspy.Module):
                   + "\n".join(f"- {line}" for line in tried)
                   + "\n\nCalls that answered other requests:\n" + "\n".join(f"- {line}" for line in answered)
                   + (f"\n\n{_REPEATED}" if repeated else ""))
-        schema = {"type": "object", "required": ["name", "arguments"], "additionalProperties": False, "properties": {
-            "name": {"type": "string", "enum": [tool.name for tool in tools]},
-            "arguments": {"type": "object", "propertyNames": ARGUMENT_NAME}}}
         reply, data = ask_json(self.lm, system=f"{EDITOR_ROLE}\n\n{REPAIR_TASK}\n\n{_REPAIR_REPLY}", user=prompt,
-                               schema=schema, schema_name="tool_call", max_tokens=min(self.max_tokens, 200))
+                               schema=one_call_schema([tool.name for tool in tools]), schema_name="tool_call",
+                               max_tokens=min(self.max_tokens, 200))
         exchange = EditorExchange("repair", prompt, reply, {})
         data = data or {}
         names = {tool.name for tool in tools}
